@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "reachd",
+    products: [
+        .library(name: "Reachability", targets: ["Reachability"]),
+        .library(name: "ReachabilityClient", targets: ["ReachabilityClient"]),
+        .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
+        .executable(name: "reachd", targets: ["reachd"]),
+        .executable(name: "reachctl", targets: ["reachctl"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CNetlink",
+            pkgConfig: "libnl-route-3.0",
+            providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(name: "ReachabilityCore"),
+        .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "CNetlink", "CSystemd"]),
+        .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore"]),
+        .target(name: "ReachabilityClient", dependencies: ["ReachabilityCore"]),
+        .target(name: "Reachability", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux"]),
+        .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityLinux", "ReachabilityServer"]),
+        .executableTarget(name: "reachctl", dependencies: ["ReachabilityCore", "ReachabilityClient"]),
+        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
+        .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux"]),
+        .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient"]),
+    ]
+)

@@ -1,0 +1,123 @@
+/// An IP address family.
+public enum AddressFamily: String, Codable, Sendable, CaseIterable, Hashable {
+    case ipv4, ipv6
+}
+
+/// A link as the netlink source sees it, its kind already resolved (rtnl kind, sysfs, overrides).
+public struct LinkState: Equatable, Hashable, Sendable {
+    public var index: Int
+    public var name: String
+    public var kind: InterfaceKind
+    /// IFF_UP.
+    public var up: Bool
+    /// IFF_LOWER_UP.
+    public var carrier: Bool
+    public var operstate: String
+    public var metered: Bool
+
+    public init(index: Int, name: String, kind: InterfaceKind, up: Bool, carrier: Bool,
+                operstate: String, metered: Bool = false) {
+        self.index = index; self.name = name; self.kind = kind; self.up = up
+        self.carrier = carrier; self.operstate = operstate; self.metered = metered
+    }
+}
+
+/// The scope of an address (RT_SCOPE_*), reduced to what classification needs.
+public enum AddressScope: String, Sendable, Hashable {
+    case global, site, link, host
+}
+
+/// One address on a link.
+public struct AddressState: Equatable, Hashable, Sendable {
+    public var ifindex: Int
+    public var family: AddressFamily
+    /// The address without prefix length (`192.168.1.20`, `2001:db8::1`).
+    public var address: String
+    public var prefixLength: Int
+    public var scope: AddressScope
+    /// IFA_F_TENTATIVE (IPv6 duplicate address detection not finished) or IFA_F_DADFAILED.
+    public var tentative: Bool
+
+    public init(ifindex: Int, family: AddressFamily, address: String, prefixLength: Int,
+                scope: AddressScope = .global, tentative: Bool = false) {
+        self.ifindex = ifindex; self.family = family; self.address = address
+        self.prefixLength = prefixLength; self.scope = scope; self.tentative = tentative
+    }
+
+    /// `address/prefixLength`.
+    public var cidr: String { "\(address)/\(prefixLength)" }
+
+    /// Can traffic to the internet use this address as its source?
+    public var isUsable: Bool {
+        !tentative && (scope == .global || scope == .site)
+    }
+}
+
+/// The route types that matter (RTN_*).
+public enum RouteType: String, Sendable, Hashable, CaseIterable {
+    case unicast, local, broadcast, anycast, multicast, blackhole, unreachable, prohibit, throwRoute = "throw", other
+}
+
+/// One route of the main table (the source ignores the local table, 255).
+public struct RouteState: Equatable, Hashable, Sendable {
+    public static let mainTable: UInt32 = 254
+
+    public var family: AddressFamily
+    public var table: UInt32
+    /// The destination without prefix length; nil for a default route.
+    public var destination: String?
+    public var prefixLength: Int
+    public var gateway: String?
+    /// Output interface index (0 when none).
+    public var oif: Int
+    public var metric: UInt32
+    public var type: RouteType
+
+    public init(family: AddressFamily, table: UInt32 = RouteState.mainTable, destination: String? = nil,
+                prefixLength: Int = 0, gateway: String? = nil, oif: Int, metric: UInt32 = 0,
+                type: RouteType = .unicast) {
+        self.family = family; self.table = table; self.destination = destination
+        self.prefixLength = prefixLength; self.gateway = gateway; self.oif = oif
+        self.metric = metric; self.type = type
+    }
+
+    /// A default route: prefix length 0 (`nl_addr2str` prints its destination as "none").
+    public var isDefault: Bool { prefixLength == 0 }
+
+    /// The half-default routes that OpenVPN's `redirect-gateway def1` installs (0/1, 128/1, ::/1, 8000::/1).
+    public var isHalfDefault: Bool { prefixLength == 1 }
+}
+
+/// A modem as ModemManager describes it.
+public struct ModemState: Equatable, Hashable, Sendable {
+    /// D-Bus object path, `/org/freedesktop/ModemManager1/Modem/N`.
+    public var path: String
+    /// Network interfaces that belong to the modem (net ports and bearer interfaces).
+    public var interfaces: [String]
+    /// `MMModemAccessTechnology` bit mask.
+    public var accessTechnologies: UInt32
+    public var signalQuality: Int?
+    public var roaming: Bool?
+
+    public init(path: String, interfaces: [String], accessTechnologies: UInt32,
+                signalQuality: Int? = nil, roaming: Bool? = nil) {
+        self.path = path; self.interfaces = interfaces; self.accessTechnologies = accessTechnologies
+        self.signalQuality = signalQuality; self.roaming = roaming
+    }
+}
+
+/// Everything the classifier looks at: the monitor's state table at one instant.
+public struct NetworkSnapshot: Equatable, Sendable {
+    public var links: [Int: LinkState]
+    public var addresses: Set<AddressState>
+    public var routes: Set<RouteState>
+    public var modems: [ModemState]
+    /// The last connectivity check, nil when none ran or checks are disabled.
+    public var probe: Probe?
+
+    public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
+                modems: [ModemState] = [], probe: Probe? = nil) {
+        self.links = links; self.addresses = addresses; self.routes = routes
+        self.modems = modems; self.probe = probe
+    }
+}

@@ -1,0 +1,66 @@
+/// How the machine reaches the network: the seeds' `NetworkStatus`, extended for Linux.
+///
+/// The raw values are the names on the wire (varlink) and in `reachctl`.
+public enum NetworkStatus: String, Codable, Sendable, CaseIterable {
+    /// No usable default route: no interface that is up, has carrier, a usable address and a default route.
+    case notReachable
+    /// Reachable, but the kind of the primary interface cannot be told.
+    case unknown
+    case ethernet
+    case wifi
+    /// Cellular, generation unknown.
+    case wwan
+    case wwan2G
+    case wwan3G
+    case wwan4G
+    case wwan5G
+
+    /// True for every cellular value.
+    public var isWWAN: Bool {
+        switch self {
+        case .wwan, .wwan2G, .wwan3G, .wwan4G, .wwan5G: return true
+        case .notReachable, .unknown, .ethernet, .wifi: return false
+        }
+    }
+
+    /// True for every value but `notReachable`.
+    public var isReachable: Bool {
+        switch self {
+        case .notReachable: return false
+        case .unknown, .ethernet, .wifi, .wwan, .wwan2G, .wwan3G, .wwan4G, .wwan5G: return true
+        }
+    }
+}
+
+/// What kind of network an interface is. Raw values are the wire names.
+public enum InterfaceKind: String, Codable, Sendable, CaseIterable {
+    case loopback, ethernet, wifi, wwan, vpn, bridge, virtual, other
+}
+
+/// Does the internet answer? NetworkManager's vocabulary.
+public enum Connectivity: String, Codable, Sendable, CaseIterable {
+    /// Not checked yet, or checks disabled.
+    case unknown
+    /// Not reachable at all.
+    case none
+    /// An HTTP answer that is not the expected one (redirect, other body): a captive portal.
+    case portal
+    /// A local network, but the check fails (timeout, refused, DNS failure).
+    case limited
+    /// The expected answer came back.
+    case full
+}
+
+/// SCNetworkReachability's flag names, where they apply on Linux.
+public enum ReachabilityFlag: String, Codable, Sendable, CaseIterable {
+    case reachable
+    /// A link with carrier but no address or route yet.
+    case connectionRequired
+    /// The path goes through a VPN or PPP.
+    case transientConnection
+    case isWWAN
+    /// The destination is on-link (host checks).
+    case isDirect
+    /// The destination is an address of this machine (host checks).
+    case isLocalAddress
+}

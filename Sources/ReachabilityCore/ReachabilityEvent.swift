@@ -1,0 +1,83 @@
+import Foundation
+
+/// Why the status changed (varlink type `Reason`).
+public struct Reason: Codable, Equatable, Hashable, Sendable {
+    public enum Code: String, Codable, Sendable, CaseIterable {
+        case initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
+             addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
+             resync, configReloaded
+    }
+
+    public var code: Code
+    public var interface: String?
+    public var detail: String?
+
+    public init(code: Code, interface: String? = nil, detail: String? = nil) {
+        self.code = code; self.interface = interface; self.detail = detail
+    }
+
+    enum CodingKeys: String, CodingKey { case code, interface, detail }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(code, forKey: .code); try c.encode(interface, forKey: .interface)
+        try c.encode(detail, forKey: .detail)
+    }
+}
+
+/// One change of the machine's reachability (varlink type `Event`).
+public struct ReachabilityEvent: Codable, Equatable, Sendable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        /// The first reply of a subscription: the current state, `previous` is nil.
+        case initial
+        case reachabilityChanged
+    }
+
+    public var sequence: Int
+    public var timestamp: Date
+    public var event: Kind
+    public var reason: Reason
+    public var previous: Status?
+    public var current: Status
+
+    public init(sequence: Int, timestamp: Date, event: Kind, reason: Reason, previous: Status?, current: Status) {
+        self.sequence = sequence; self.timestamp = timestamp; self.event = event
+        self.reason = reason; self.previous = previous; self.current = current
+    }
+
+    enum CodingKeys: String, CodingKey { case sequence, timestamp, event, reason, previous, current }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        sequence = try c.decode(Int.self, forKey: .sequence)
+        timestamp = try c.decodeTimestamp(forKey: .timestamp)
+        event = try c.decode(Kind.self, forKey: .event)
+        reason = try c.decode(Reason.self, forKey: .reason)
+        previous = try c.decodeIfPresent(Status.self, forKey: .previous)
+        current = try c.decode(Status.self, forKey: .current)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(sequence, forKey: .sequence)
+        try c.encode(Timestamp.string(from: timestamp), forKey: .timestamp)
+        try c.encode(event, forKey: .event); try c.encode(reason, forKey: .reason)
+        try c.encode(previous, forKey: .previous); try c.encode(current, forKey: .current)
+    }
+}
+
+/// The JSON coders every module uses, so the wire looks the same everywhere.
+public enum WireJSON {
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    public static func decoder() -> JSONDecoder { JSONDecoder() }
+
+    /// Encodes `value` as a compact UTF-8 JSON string.
+    public static func string<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encoder().encode(value), as: UTF8.self)
+    }
+}

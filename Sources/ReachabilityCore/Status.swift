@@ -1,0 +1,201 @@
+import Foundation
+
+// Every wire object encodes all of its fields, `null` for an absent optional (DESIGN.md §2),
+// so strict varlink clients can validate it; that is why each type spells out `encode(to:)`.
+
+/// One network interface as the kernel reports it (varlink type `Interface`).
+public struct Interface: Codable, Equatable, Hashable, Sendable {
+    public var name: String
+    public var index: Int
+    public var kind: InterfaceKind
+    /// IFF_UP: administratively up.
+    public var up: Bool
+    /// IFF_LOWER_UP: the link has carrier.
+    public var carrier: Bool
+    /// The kernel's operational state name (`up`, `down`, `dormant`, `unknown`, …).
+    public var operstate: String
+    /// Addresses in CIDR form (`192.168.1.20/24`, `2001:db8::1/64`); tentative IPv6 addresses are left out.
+    public var addresses: [String]
+    public var metered: Bool
+
+    public init(name: String, index: Int, kind: InterfaceKind, up: Bool, carrier: Bool,
+                operstate: String, addresses: [String], metered: Bool) {
+        self.name = name; self.index = index; self.kind = kind; self.up = up
+        self.carrier = carrier; self.operstate = operstate; self.addresses = addresses; self.metered = metered
+    }
+
+    enum CodingKeys: String, CodingKey { case name, index, kind, up, carrier, operstate, addresses, metered }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name); try c.encode(index, forKey: .index)
+        try c.encode(kind, forKey: .kind); try c.encode(up, forKey: .up)
+        try c.encode(carrier, forKey: .carrier); try c.encode(operstate, forKey: .operstate)
+        try c.encode(addresses, forKey: .addresses); try c.encode(metered, forKey: .metered)
+    }
+}
+
+/// The cellular radio behind a wwan interface, from ModemManager (varlink type `Cellular`).
+public struct Cellular: Codable, Equatable, Hashable, Sendable {
+    /// `2G`, `3G`, `4G`, `5G`, or nil when the technology is unknown.
+    public var generation: String?
+    /// ModemManager's name of the newest technology in use (`edge`, `lte`, `5gnr`, …).
+    public var accessTechnology: String?
+    /// The modem's D-Bus object path.
+    public var modem: String
+    public var interface: String?
+    /// 0…100.
+    public var signalQuality: Int?
+    public var roaming: Bool?
+
+    public init(generation: String?, accessTechnology: String?, modem: String, interface: String?,
+                signalQuality: Int?, roaming: Bool?) {
+        self.generation = generation; self.accessTechnology = accessTechnology; self.modem = modem
+        self.interface = interface; self.signalQuality = signalQuality; self.roaming = roaming
+    }
+
+    enum CodingKeys: String, CodingKey { case generation, accessTechnology, modem, interface, signalQuality, roaming }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(generation, forKey: .generation); try c.encode(accessTechnology, forKey: .accessTechnology)
+        try c.encode(modem, forKey: .modem); try c.encode(interface, forKey: .interface)
+        try c.encode(signalQuality, forKey: .signalQuality); try c.encode(roaming, forKey: .roaming)
+    }
+}
+
+/// The last connectivity check (varlink type `Probe`).
+public struct Probe: Codable, Equatable, Hashable, Sendable {
+    public var url: String
+    public var result: Connectivity
+    public var httpStatus: Int?
+    public var rttMs: Double?
+    /// Where a captive portal redirected to.
+    public var portalUrl: String?
+    public var error: String?
+    public var checkedAt: Date
+
+    public init(url: String, result: Connectivity, httpStatus: Int? = nil, rttMs: Double? = nil,
+                portalUrl: String? = nil, error: String? = nil, checkedAt: Date) {
+        self.url = url; self.result = result; self.httpStatus = httpStatus; self.rttMs = rttMs
+        self.portalUrl = portalUrl; self.error = error; self.checkedAt = checkedAt
+    }
+
+    enum CodingKeys: String, CodingKey { case url, result, httpStatus, rttMs, portalUrl, error, checkedAt }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        url = try c.decode(String.self, forKey: .url)
+        result = try c.decode(Connectivity.self, forKey: .result)
+        httpStatus = try c.decodeIfPresent(Int.self, forKey: .httpStatus)
+        rttMs = try c.decodeIfPresent(Double.self, forKey: .rttMs)
+        portalUrl = try c.decodeIfPresent(String.self, forKey: .portalUrl)
+        error = try c.decodeIfPresent(String.self, forKey: .error)
+        checkedAt = try c.decodeTimestamp(forKey: .checkedAt)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(url, forKey: .url); try c.encode(result, forKey: .result)
+        try c.encode(httpStatus, forKey: .httpStatus); try c.encode(rttMs, forKey: .rttMs)
+        try c.encode(portalUrl, forKey: .portalUrl); try c.encode(error, forKey: .error)
+        try c.encode(Timestamp.string(from: checkedAt), forKey: .checkedAt)
+    }
+
+    /// The probe with what changes on every check (time, RTT) blanked, for change detection:
+    /// a re-check with the same verdict is not an event.
+    public var comparable: Probe {
+        Probe(url: url, result: result, httpStatus: httpStatus, rttMs: nil, portalUrl: portalUrl,
+              error: error, checkedAt: Date(timeIntervalSince1970: 0))
+    }
+}
+
+/// The machine's reachability (varlink type `Status`); `reachctl status --json` prints exactly this.
+public struct Status: Codable, Equatable, Sendable {
+    public var status: NetworkStatus
+    public var reachable: Bool
+    public var connectivity: Connectivity
+    /// The interface carrying the lowest-metric usable default route (beneath any VPN).
+    public var primary: Interface?
+    /// A VPN carrying traffic on top of `primary`.
+    public var vpn: Interface?
+    public var cellular: Cellular?
+    /// Cellular, or an interface configured as metered.
+    public var expensive: Bool
+    public var ipv4: Bool
+    public var ipv6: Bool
+    public var gateways: [String]
+    public var flags: [ReachabilityFlag]
+    public var interfaces: [Interface]
+    public var probe: Probe?
+    /// When this status began.
+    public var since: Date
+
+    public init(status: NetworkStatus, reachable: Bool, connectivity: Connectivity, primary: Interface?,
+                vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
+                gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
+                since: Date) {
+        self.status = status; self.reachable = reachable; self.connectivity = connectivity
+        self.primary = primary; self.vpn = vpn; self.cellular = cellular; self.expensive = expensive
+        self.ipv4 = ipv4; self.ipv6 = ipv6; self.gateways = gateways; self.flags = flags
+        self.interfaces = interfaces; self.probe = probe; self.since = since
+    }
+
+    /// Nothing known yet: not reachable, no interfaces.
+    public static func initial(since: Date = Date()) -> Status {
+        Status(status: .notReachable, reachable: false, connectivity: .none, primary: nil, vpn: nil,
+               cellular: nil, expensive: false, ipv4: false, ipv6: false, gateways: [], flags: [],
+               interfaces: [], probe: nil, since: since)
+    }
+
+    /// True when the two differ in anything but `since` and the probe's timestamp/RTT:
+    /// the rule for whether a change is an event (DESIGN.md §2).
+    public func differs(from other: Status) -> Bool {
+        var a = self, b = other
+        a.since = b.since
+        a.probe = a.probe?.comparable
+        b.probe = b.probe?.comparable
+        return a != b
+    }
+
+    /// True when `status`, `connectivity` or `primary` differ: the filter of `Subscribe(statusOnly:)`.
+    public func differsInEssentials(from other: Status) -> Bool {
+        status != other.status || connectivity != other.connectivity || primary != other.primary
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
+             flags, interfaces, probe, since
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        status = try c.decode(NetworkStatus.self, forKey: .status)
+        reachable = try c.decode(Bool.self, forKey: .reachable)
+        connectivity = try c.decode(Connectivity.self, forKey: .connectivity)
+        primary = try c.decodeIfPresent(Interface.self, forKey: .primary)
+        vpn = try c.decodeIfPresent(Interface.self, forKey: .vpn)
+        cellular = try c.decodeIfPresent(Cellular.self, forKey: .cellular)
+        expensive = try c.decode(Bool.self, forKey: .expensive)
+        ipv4 = try c.decode(Bool.self, forKey: .ipv4)
+        ipv6 = try c.decode(Bool.self, forKey: .ipv6)
+        gateways = try c.decode([String].self, forKey: .gateways)
+        // Unknown flag names from a newer daemon are skipped rather than failing the whole status.
+        let flagNames = try c.decode([String].self, forKey: .flags)
+        flags = flagNames.compactMap(ReachabilityFlag.init(rawValue:))
+        interfaces = try c.decode([Interface].self, forKey: .interfaces)
+        probe = try c.decodeIfPresent(Probe.self, forKey: .probe)
+        since = try c.decodeTimestamp(forKey: .since)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(status, forKey: .status); try c.encode(reachable, forKey: .reachable)
+        try c.encode(connectivity, forKey: .connectivity); try c.encode(primary, forKey: .primary)
+        try c.encode(vpn, forKey: .vpn); try c.encode(cellular, forKey: .cellular)
+        try c.encode(expensive, forKey: .expensive); try c.encode(ipv4, forKey: .ipv4)
+        try c.encode(ipv6, forKey: .ipv6); try c.encode(gateways, forKey: .gateways)
+        try c.encode(flags, forKey: .flags); try c.encode(interfaces, forKey: .interfaces)
+        try c.encode(probe, forKey: .probe); try c.encode(Timestamp.string(from: since), forKey: .since)
+    }
+}

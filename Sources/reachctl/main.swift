@@ -1,0 +1,1 @@
+print("reachctl: not built yet")

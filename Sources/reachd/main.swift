@@ -1,0 +1,1 @@
+print("reachd: not built yet")

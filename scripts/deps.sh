@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what building and testing reachd needs, idempotently: Debian packages only when one
+# is missing (with one `apt-get update` first), and the python test client in .venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(pkg-config libnl-3-dev libnl-route-3-dev libsystemd-dev iproute2 python3-venv
+              dbus-daemon python3-dbus systemd-container)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "deps: missing Debian packages: ${missing[*]} (run as root or install them)" >&2
+    exit 1
+  fi
+  echo "deps: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PIP_PACKAGES=(varlink python-dbusmock)
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv --system-site-packages .venv
+fi
+for p in "${PIP_PACKAGES[@]}"; do
+  .venv/bin/python -m pip show -q "$p" >/dev/null 2>&1 || .venv/bin/python -m pip install -q "$p"
+done
