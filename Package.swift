@@ -28,8 +28,10 @@ let package = Package(
         .target(name: "Reachability", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux"]),
         .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityLinux", "ReachabilityServer"]),
         .executableTarget(name: "reachctl", dependencies: ["ReachabilityCore", "ReachabilityClient"]),
+        // Fixtures shared by the test targets: namespaces, veth uplinks, shell helpers.
+        .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
-        .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux"]),
-        .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient"]),
+        .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux", "TestSupport"]),
+        .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient", "TestSupport"]),
     ]
 )

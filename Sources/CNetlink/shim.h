@@ -1,5 +1,6 @@
 #ifndef REACHD_CNETLINK_SHIM_H
 #define REACHD_CNETLINK_SHIM_H
+#include <linux/sched.h>
 /* linux/if.h, not net/if.h: net/if.h after libnl redefines IFF_* (DESIGN.md §7). */
 #include <linux/if.h>
 #include <linux/if_arp.h>
@@ -13,4 +14,10 @@
 #include <netlink/route/route.h>
 #include <netlink/route/nexthop.h>
 #include <netlink/route/rtnl.h>
+
+/* setns(2) is _GNU_SOURCE-only in glibc's <sched.h>; defining _GNU_SOURCE here clashes with
+ * Dispatch's module, so declare it (glibc exports it either way). */
+extern int setns(int fd, int nstype);
+static inline int reachd_enter_netns(int fd) { return setns(fd, CLONE_NEWNET); }
+
 #endif

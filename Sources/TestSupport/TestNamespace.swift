@@ -1,0 +1,113 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a command and returns its exit status and output (stdout+stderr).
+@discardableResult
+public func sh(_ command: String, check: Bool = true) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let output = String(decoding: data, as: UTF8.self)
+    if check && process.terminationStatus != 0 {
+        throw ShellError(command: command, status: process.terminationStatus, output: output)
+    }
+    return (process.terminationStatus, output)
+}
+
+public struct ShellError: Error, CustomStringConvertible {
+    public let command: String
+    public let status: Int32
+    public let output: String
+    public var description: String { "`\(command)` exited \(status): \(output)" }
+}
+
+/// True when the tests may create network namespaces (root).
+public var isRoot: Bool { geteuid() == 0 }
+
+/// The message tests print when they skip for lack of root.
+public let rootSkipMessage = "skipped: needs root to create network namespaces (CI runs as root)"
+
+/// A network namespace made for one test, with a unique name, deleted (with every link in it) by
+/// `destroy()`. Names carry the pid and a counter so parallel tests and runs never collide.
+public final class TestNamespace: @unchecked Sendable {
+    nonisolated(unsafe) private static var counter = 0
+    private static let lock = NSLock()
+
+    public let name: String
+
+    /// Creates `rch<pid>-<n><tag>`; loopback is brought up.
+    public init(tag: String = "") throws {
+        let n: Int = Self.lock.withLock { Self.counter += 1; return Self.counter }
+        name = "rch\(getpid())-\(n)\(tag)"
+        try sh("ip netns add \(name)")
+        try sh("ip -n \(name) link set lo up")
+    }
+
+    /// Runs `ip -n NAME ARGS`.
+    @discardableResult
+    public func ip(_ args: String, check: Bool = true) throws -> String {
+        try sh("ip -n \(name) \(args)", check: check).output
+    }
+
+    /// Runs a shell command inside the namespace (`ip netns exec`).
+    @discardableResult
+    public func exec(_ command: String, check: Bool = true) throws -> String {
+        try sh("ip netns exec \(name) sh -c '\(command.replacingOccurrences(of: "'", with: "'\\''"))'", check: check).output
+    }
+
+    /// Deletes the namespace; the links inside it go with it.
+    public func destroy() {
+        _ = try? sh("ip netns pids \(name) | xargs -r kill -9", check: false)
+        _ = try? sh("ip netns del \(name)", check: false)
+    }
+
+    deinit { destroy() }
+}
+
+/// Two namespaces joined by a veth pair: `host` (the machine under test, link `inner`) and
+/// `uplink` (its network, link `outer`), with 10.X.0.2/24 and 10.X.0.1/24 where X is `subnet`.
+/// Traffic between them never leaves the machine.
+public final class VethUplink: @unchecked Sendable {
+    public let host: TestNamespace
+    public let uplink: TestNamespace
+    public let inner: String
+    public let outer: String
+    public let subnet: Int
+
+    public var hostAddress: String { "10.\(subnet).0.2" }
+    public var gatewayAddress: String { "10.\(subnet).0.1" }
+
+    /// Creates the pair; `host` gets the address and, with `defaultRoute`, a default route via the uplink.
+    public init(host: TestNamespace, uplink: TestNamespace, inner: String = "eth0", outer: String = "up0",
+                subnet: Int = 77, metric: Int = 100, defaultRoute: Bool = true) throws {
+        self.host = host; self.uplink = uplink; self.inner = inner; self.outer = outer; self.subnet = subnet
+        try host.ip("link add \(inner) type veth peer name \(outer) netns \(uplink.name)")
+        try uplink.ip("addr add 10.\(subnet).0.1/24 dev \(outer)")
+        try uplink.ip("link set \(outer) up")
+        try host.ip("addr add 10.\(subnet).0.2/24 dev \(inner)")
+        try host.ip("link set \(inner) up")
+        if defaultRoute { try host.ip("route add default via 10.\(subnet).0.1 dev \(inner) metric \(metric)") }
+    }
+
+    /// Peer down: the host side loses carrier (no route event; DESIGN.md §7).
+    public func dropCarrier() throws { try uplink.ip("link set \(outer) down") }
+    public func restoreCarrier() throws { try uplink.ip("link set \(outer) up") }
+}
+
+/// Polls `condition` every 10 ms until it holds or `timeout` passes.
+public func waitUntil(timeout: TimeInterval = 5, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(10_000)
+    }
+    return try condition()
+}
