@@ -33,5 +33,10 @@ let package = Package(
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux", "TestSupport"]),
         .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient", "TestSupport"]),
+        // The app API against a real reachd in test namespaces.
+        .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityClient", "ReachabilityLinux", "TestSupport"]),
+        // Ports of the seeds' demos, built by `swift build`.
+        .executableTarget(name: "HLNetWorkReachabilityDemo", dependencies: ["Reachability"], path: "Examples/HLNetWorkReachabilityDemo"),
+        .executableTarget(name: "NetworkDetectorDemo", dependencies: ["Reachability"], path: "Examples/NetworkDetectorDemo"),
     ]
 )

@@ -1,1 +1,387 @@
+import Dispatch
+import Foundation
+import ReachabilityClient
 import ReachabilityCore
+import ReachabilityLinux
+
+extension Notification.Name {
+    /// Posted on `Reachability.notificationCenter` (default `NotificationCenter.default`) with the
+    /// `Reachability` as the object, on its `callbackQueue`, once per change.
+    public static let reachabilityChanged = Notification.Name("reachabilityChanged")
+}
+
+/// The seeds' and Reachability.swift's `Reachability`, backed by reachd.
+///
+/// ```swift
+/// let reachability = try Reachability()
+/// reachability.whenReachable = { r in print(r.connection) }      // "WiFi", "Cellular", "Ethernet"
+/// reachability.whenUnreachable = { _ in print("not reachable") }
+/// try reachability.startNotifier()                              // first callback: the current state
+/// ```
+///
+/// A change is a change of `currentReachabilityStatus` or of the flags (`reachable`,
+/// `connectionRequired`, `transientConnection`, `isWWAN`, …), as SCNetworkReachability reports
+/// a change of its flags. Each change is delivered once, on `callbackQueue`: first `whenReachable`
+/// or `whenUnreachable`, then the `.reachabilityChanged` notification. Nothing is delivered once
+/// `stopNotifier()` has returned, and the instance is released when the app drops it (the
+/// notifier then stops by itself).
+///
+/// A host target (`init(hostname:)`, `init(address:)`) is checked with reachd's
+/// `Check(host:)` on every status change and every `hostRecheckInterval` seconds (a route to
+/// one destination changes without the machine's status changing: a blackhole route, a VPN's
+/// split routes).
+public final class Reachability: @unchecked Sendable, CustomStringConvertible {
+    public typealias NetworkReachable = (Reachability) -> Void
+    public typealias NetworkUnreachable = (Reachability) -> Void
+    public typealias Source = ReachabilitySource
+
+    /// How the target is reached, in Reachability.swift's terms (plus `.ethernet`).
+    public enum Connection: Sendable, Equatable, CustomStringConvertible {
+        case unavailable
+        case wifi
+        case cellular
+        case ethernet
+
+        public var description: String {
+            switch self {
+            case .unavailable: return "No Connection"
+            case .wifi: return "WiFi"
+            case .cellular: return "Cellular"
+            case .ethernet: return "Ethernet"
+            }
+        }
+    }
+
+    /// The facts a change is judged by.
+    struct State: Equatable, Sendable {
+        var status: NetworkStatus
+        var flags: [ReachabilityFlag]
+
+        init(status: NetworkStatus, flags: [ReachabilityFlag]) {
+            self.status = status
+            // Order does not make a change.
+            self.flags = flags.sorted { $0.rawValue < $1.rawValue }
+        }
+
+        static let unreachable = State(status: .notReachable, flags: [])
+    }
+
+    /// What the reachability is about.
+    enum Target: Sendable, Equatable {
+        case defaultRoute
+        case host(String)
+    }
+
+    // MARK: - Configuration
+
+    /// Where the facts come from (`.auto`, `.daemon`, `.inProcess`).
+    public let source: Source
+    /// The daemon's socket (`socketPath:` argument, `REACHD_SOCKET`, or the default paths).
+    public let socketPath: String
+    /// The host name or address given at init; nil for the default route.
+    public let hostname: String?
+    /// Configuration of the in-process monitor (used when no daemon answers, or `.inProcess`).
+    /// Set before `startNotifier()`.
+    public var inProcessConfiguration: ReachabilityMonitor.Configuration {
+        get { locked { _inProcessConfiguration } }
+        set { locked { _inProcessConfiguration = newValue } }
+    }
+    /// Host targets are checked again this often (seconds), besides on every status change.
+    public var hostRecheckInterval: TimeInterval {
+        get { locked { _hostRecheckInterval } }
+        set { locked { _hostRecheckInterval = newValue } }
+    }
+    /// With false, a cellular path counts as `.unavailable` (Reachability.swift's option).
+    public var allowsCellularConnection: Bool {
+        get { locked { _allowsCellularConnection } }
+        set { locked { _allowsCellularConnection = newValue } }
+    }
+    /// Where `.reachabilityChanged` is posted.
+    public var notificationCenter: NotificationCenter {
+        get { locked { _notificationCenter } }
+        set { locked { _notificationCenter = newValue } }
+    }
+    /// The queue callbacks and notifications run on: a private serial queue unless set (`.main`
+    /// for apps with a main loop). Set it before `startNotifier()`.
+    public var callbackQueue: DispatchQueue {
+        get { locked { _callbackQueue } }
+        set { locked { _callbackQueue = newValue } }
+    }
+    /// Called on `callbackQueue` when the target becomes reachable (and first, when it is).
+    public var whenReachable: NetworkReachable? {
+        get { locked { _whenReachable } }
+        set { locked { _whenReachable = newValue } }
+    }
+    /// Called on `callbackQueue` when the target becomes unreachable (and first, when it is).
+    public var whenUnreachable: NetworkUnreachable? {
+        get { locked { _whenUnreachable } }
+        set { locked { _whenUnreachable = newValue } }
+    }
+
+    // MARK: - State
+
+    let target: Target
+    /// Guards every `_` property, the generation and the delivery bookkeeping.
+    private let condition = NSCondition()
+    private var _inProcessConfiguration = ReachabilityMonitor.Configuration()
+    private var _hostRecheckInterval: TimeInterval = 2
+    private var _allowsCellularConnection = true
+    private var _notificationCenter = NotificationCenter.default
+    private var _callbackQueue = DispatchQueue(label: "reachd.reachability.callbacks")
+    private var _whenReachable: NetworkReachable?
+    private var _whenUnreachable: NetworkUnreachable?
+    /// Bumped by every start and stop: work carrying an older number is dropped.
+    private var generation = 0
+    private var feed: StatusFeed?
+    private var recheckTimer: DispatchSourceTimer?
+    /// The newest evaluated state and full status (what `currentReachabilityStatus` answers).
+    private var latest: (state: State, status: Status, check: HostCheck?)?
+    /// The deliveries running now, by thread: a callback reading `currentReachabilityStatus`
+    /// sees the state it was called for, and `stopNotifier()` waits for the others.
+    private var deliveries: [(thread: pthread_t, state: State)] = []
+
+    /// Host checks and change detection, in order, off the feed's queue.
+    private let evaluationQueue = DispatchQueue(label: "reachd.reachability.evaluate")
+    // Only touched on `evaluationQueue`.
+    private var lastDelivered: (generation: Int, state: State)?
+    private var lastInput: (generation: Int, status: Status, origin: FeedOrigin)?
+
+    // MARK: - Init
+
+    /// Reachability of the default route (the machine's reachability).
+    /// - Parameters:
+    ///   - source: `.auto` (default), `.daemon` or `.inProcess`.
+    ///   - socketPath: reachd's socket; nil: `REACHD_SOCKET`, then the default paths.
+    public init(source: Source = .auto, socketPath: String? = nil) throws {
+        self.source = source
+        self.socketPath = resolvedSocketPath(socketPath)
+        self.hostname = nil
+        self.target = .defaultRoute
+    }
+
+    /// Reachability of one host (a name or an address literal), judged by reachd's `Check`.
+    public init(hostname: String, source: Source = .auto, socketPath: String? = nil) throws {
+        let trimmed = hostname.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty else { throw ReachabilityError.invalidHost(hostname) }
+        self.source = source
+        self.socketPath = resolvedSocketPath(socketPath)
+        self.hostname = trimmed
+        self.target = .host(trimmed)
+    }
+
+    /// Reachability of one address (`"192.0.2.1"`, `"2001:db8::1"`).
+    public convenience init(address: String, source: Source = .auto, socketPath: String? = nil) throws {
+        try self.init(hostname: address, source: source, socketPath: socketPath)
+    }
+
+    deinit {
+        stopNotifier()
+    }
+
+    // MARK: - Notifier
+
+    /// True between `startNotifier()` and `stopNotifier()`.
+    public var isNotifierRunning: Bool { locked { feed != nil } }
+
+    /// Starts watching; the first callback carries the current state.
+    ///
+    /// With `source: .daemon` this is where `ReachabilityError.daemonNotRunning(socketPath:)` is
+    /// thrown when no daemon answers (init never connects). With `.inProcess`, and `.auto`
+    /// without a daemon, it throws `unableToStartMonitor` when netlink cannot be opened.
+    /// Calling it while running does nothing.
+    public func startNotifier() throws {
+        condition.lock()
+        guard feed == nil else { condition.unlock(); return }
+        generation += 1
+        let started = generation
+        let settings = FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration)
+        let recheck = _hostRecheckInterval
+        let feed = StatusFeed(settings: settings)
+        self.feed = feed
+        condition.unlock()
+
+        do {
+            try feed.start(requireDaemon: true) { [weak self] status, origin in
+                guard let self else { return }
+                self.evaluationQueue.async { [weak self] in self?.evaluate(status, origin: origin, generation: started) }
+            }
+        } catch {
+            condition.lock()
+            if self.feed === feed { self.feed = nil }
+            condition.unlock()
+            throw error
+        }
+
+        if case .host = target, recheck > 0 {
+            let timer = DispatchSource.makeTimerSource(queue: evaluationQueue)
+            timer.schedule(deadline: .now() + recheck, repeating: recheck, leeway: .milliseconds(200))
+            timer.setEventHandler { [weak self] in self?.recheck(generation: started) }
+            condition.lock()
+            if generation == started { recheckTimer = timer; timer.resume() }
+            condition.unlock()
+        }
+    }
+
+    /// Stops watching. When it returns, no callback or notification is running (except one on the
+    /// calling thread itself, when called from a callback) and none will start.
+    ///
+    /// Do not call it from a thread that a running callback waits for synchronously (e.g. from
+    /// the main thread while a callback does `DispatchQueue.main.sync`).
+    public func stopNotifier() {
+        condition.lock()
+        generation += 1
+        let feed = self.feed
+        self.feed = nil
+        let timer = recheckTimer
+        recheckTimer = nil
+        let me = pthread_self()
+        while deliveries.contains(where: { pthread_equal($0.thread, me) == 0 }) {
+            condition.wait()
+        }
+        condition.unlock()
+        timer?.cancel()
+        feed?.stop()
+    }
+
+    // MARK: - Reading the state
+
+    /// The reachability status of the target: `.wifi`, `.ethernet`, `.wwan4G`, …, `.notReachable`.
+    ///
+    /// While the notifier runs this is the latest state (inside a callback: the state the callback
+    /// is for). Otherwise it is fetched now, synchronously (from the daemon, or by a short-lived
+    /// in-process monitor); `.notReachable` when that fails.
+    public var currentReachabilityStatus: NetworkStatus { currentState.status }
+
+    /// The reachability flags of the target (SCNetworkReachability's names).
+    public var flags: [ReachabilityFlag] { currentState.flags }
+
+    /// How the target is reached: `.unavailable`, `.wifi`, `.cellular`, `.ethernet`.
+    ///
+    /// `NetworkStatus.unknown` (reachable through an interface of unknown kind: a tunnel, a
+    /// virtual device) counts as `.ethernet`: not cellular, not known to be Wi-Fi.
+    public var connection: Connection {
+        let allowsCellular = allowsCellularConnection
+        switch currentReachabilityStatus {
+        case .notReachable: return .unavailable
+        case .wifi: return .wifi
+        case .ethernet, .unknown: return .ethernet
+        case .wwan, .wwan2G, .wwan3G, .wwan4G, .wwan5G: return allowsCellular ? .cellular : .unavailable
+        }
+    }
+
+    /// True when the target is reachable (on cellular only if `allowsCellularConnection`).
+    public var isReachable: Bool { connection != .unavailable }
+    public var isReachableViaWWAN: Bool { connection == .cellular }
+    public var isReachableViaWiFi: Bool { connection == .wifi }
+    public var isReachableViaEthernet: Bool { connection == .ethernet }
+
+    /// The machine's full status behind the latest state (nil before the first one).
+    public var status: Status? { locked { latest?.status } }
+    /// For a host target: the latest `Check` answer (nil from the in-process fallback without
+    /// a host checker, or before the first check).
+    public var hostCheck: HostCheck? { locked { latest?.check } }
+
+    public var description: String {
+        let state = currentState
+        return ([state.status.rawValue] + state.flags.map(\.rawValue)).joined(separator: " ")
+    }
+
+    private var currentState: State {
+        condition.lock()
+        let me = pthread_self()
+        if let delivery = deliveries.last(where: { pthread_equal($0.thread, me) != 0 }) {
+            condition.unlock()
+            return delivery.state
+        }
+        if feed != nil, let latest {
+            condition.unlock()
+            return latest.state
+        }
+        let settings = FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration)
+        condition.unlock()
+        guard let (status, origin) = try? StatusFeed.currentStatus(settings: settings) else { return .unreachable }
+        return evaluateTarget(status, origin: origin, monitorConfiguration: settings.monitorConfiguration).state
+    }
+
+    // MARK: - Evaluation (on evaluationQueue)
+
+    private func evaluate(_ status: Status, origin: FeedOrigin, generation started: Int) {
+        let (current, configuration) = locked { (generation, _inProcessConfiguration) }
+        guard current == started else { return }
+        lastInput = (started, status, origin)
+        let (state, check) = evaluateTarget(status, origin: origin, monitorConfiguration: configuration)
+        let isNew: Bool = locked {
+            guard generation == started else { return false }
+            latest = (state, status, check)
+            return true
+        }
+        guard isNew else { return }
+        if let lastDelivered, lastDelivered.generation == started, lastDelivered.state == state { return }
+        lastDelivered = (started, state)
+        let queue = callbackQueue
+        queue.async { [weak self] in self?.deliver(state, generation: started) }
+    }
+
+    private func recheck(generation started: Int) {
+        guard let lastInput, lastInput.generation == started else { return }
+        evaluate(lastInput.status, origin: lastInput.origin, generation: started)
+    }
+
+    /// The state of the target given the machine's status.
+    private func evaluateTarget(_ status: Status, origin: FeedOrigin,
+                                monitorConfiguration: ReachabilityMonitor.Configuration) -> (state: State, check: HostCheck?) {
+        switch target {
+        case .defaultRoute:
+            return (State(status: status.status, flags: status.flags), nil)
+        case .host(let host):
+            if origin == .daemon {
+                do {
+                    let check = try DaemonCalls.check(host: host, socketPath: socketPath)
+                    return (Self.state(of: check), check)
+                } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.hostNotFound(host).name {
+                    return (.unreachable, nil)
+                } catch {
+                    // The daemon went away mid-check: answer in-process until the feed switches.
+                }
+            }
+            return InProcessHostCheck.evaluate(host: host, status: status, configuration: monitorConfiguration)
+        }
+    }
+
+    /// A `HostCheck` as a state: its status when reachable, `notReachable` otherwise.
+    static func state(of check: HostCheck) -> State {
+        guard check.reachable else {
+            return State(status: .notReachable, flags: check.reachabilityFlags.filter { $0 != .reachable })
+        }
+        return State(status: NetworkStatus(rawValue: check.status) ?? .unknown, flags: check.reachabilityFlags)
+    }
+
+    // MARK: - Delivery (on callbackQueue)
+
+    private func deliver(_ state: State, generation started: Int) {
+        condition.lock()
+        guard generation == started else { condition.unlock(); return }
+        let me = pthread_self()
+        deliveries.append((me, state))
+        let reachable = _whenReachable, unreachable = _whenUnreachable, center = _notificationCenter
+        let viaCellular = state.status.isWWAN
+        let counts = state.status.isReachable && (!viaCellular || _allowsCellularConnection)
+        condition.unlock()
+
+        if counts { reachable?(self) } else { unreachable?(self) }
+        center.post(name: .reachabilityChanged, object: self)
+
+        condition.lock()
+        if let index = deliveries.lastIndex(where: { pthread_equal($0.thread, me) != 0 }) {
+            deliveries.remove(at: index)
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,142 @@
+import ReachabilityCore
+
+/// NWInterface.InterfaceType's cases, from reachd's interface kinds.
+public enum InterfaceType: String, Sendable, Hashable, CaseIterable {
+    case wifi
+    case cellular
+    case wiredEthernet
+    case loopback
+    /// Tunnels (VPN), virtual devices, and kinds reachd cannot tell.
+    case other
+
+    /// `ethernet`, `bridge` → `.wiredEthernet`; `wwan` → `.cellular`; `vpn`, `virtual`, `other` → `.other`.
+    public init(_ kind: InterfaceKind) {
+        switch kind {
+        case .ethernet, .bridge: self = .wiredEthernet
+        case .wifi: self = .wifi
+        case .wwan: self = .cellular
+        case .loopback: self = .loopback
+        case .vpn, .virtual, .other: self = .other
+        }
+    }
+}
+
+/// One interface of a path (NWInterface's shape).
+public struct NetworkInterface: Sendable, Hashable, CustomStringConvertible {
+    public let name: String
+    public let index: Int
+    public let type: InterfaceType
+    /// reachd's finer kind (`vpn`, `bridge`, …).
+    public let kind: InterfaceKind
+
+    public init(_ interface: Interface) {
+        name = interface.name; index = interface.index; kind = interface.kind; type = InterfaceType(interface.kind)
+    }
+
+    public var description: String { name }
+}
+
+/// NWPath's shape: the machine's path to the network, made from reachd's `Status`.
+public struct Path: Sendable, Equatable, CustomStringConvertible {
+    /// NWPath.Status.
+    public enum Status: String, Sendable, Hashable {
+        /// A usable path exists (reachd: `reachable`).
+        case satisfied
+        /// No usable path.
+        case unsatisfied
+        /// A link is up with carrier but has no address or route yet (`connectionRequired`).
+        case requiresConnection
+    }
+
+    public let status: Status
+    /// Interfaces the path can use, the one traffic takes first: a VPN on top, the primary
+    /// interface, then every other non-loopback interface that is up with carrier and addresses.
+    public let availableInterfaces: [NetworkInterface]
+    /// Cellular, or an interface configured as metered.
+    public let isExpensive: Bool
+    /// Low Data Mode does not exist on Linux: always false.
+    public let isConstrained: Bool
+    public let supportsIPv4: Bool
+    public let supportsIPv6: Bool
+    /// reachd resolves no names itself; true when the path is satisfied.
+    public let supportsDNS: Bool
+    /// The primary interface's default gateways.
+    public let gateways: [String]
+
+    // reachd's extras.
+    /// The seeds' status value (`.wifi`, `.wwan4G`, …).
+    public let networkStatus: NetworkStatus
+    /// Does the internet answer (`.full`, `.portal`, `.limited`, …; `.unknown` in-process).
+    public let connectivity: Connectivity
+    /// The modem behind a cellular path.
+    public let cellular: Cellular?
+    /// The primary interface and the VPN on top, as reachd reports them.
+    public let primary: Interface?
+    public let vpn: Interface?
+
+    /// The path of `status`; with `requiredInterfaceType`, only interfaces of that type count.
+    public init(_ status: ReachabilityCore.Status, requiredInterfaceType: InterfaceType? = nil) {
+        var available: [NetworkInterface] = []
+        var names = Set<String>()
+        func add(_ interface: Interface?) {
+            guard let interface, !names.contains(interface.name) else { return }
+            names.insert(interface.name)
+            available.append(NetworkInterface(interface))
+        }
+        add(status.vpn)
+        add(status.primary)
+        for interface in status.interfaces
+        where interface.kind != .loopback && interface.up && interface.carrier && !interface.addresses.isEmpty {
+            add(interface)
+        }
+
+        var pathStatus: Status
+        if status.reachable {
+            pathStatus = .satisfied
+        } else if status.flags.contains(.connectionRequired) {
+            pathStatus = .requiresConnection
+        } else {
+            pathStatus = .unsatisfied
+        }
+        if let required = requiredInterfaceType {
+            available = available.filter { $0.type == required }
+            if pathStatus == .satisfied && available.isEmpty { pathStatus = .unsatisfied }
+        }
+
+        self.status = pathStatus
+        availableInterfaces = available
+        isExpensive = status.expensive
+        isConstrained = false
+        supportsIPv4 = status.ipv4 && pathStatus == .satisfied
+        supportsIPv6 = status.ipv6 && pathStatus == .satisfied
+        supportsDNS = pathStatus == .satisfied
+        gateways = pathStatus == .satisfied ? status.gateways : []
+        networkStatus = pathStatus == .satisfied ? status.status : .notReachable
+        connectivity = status.connectivity
+        cellular = status.cellular
+        primary = status.primary
+        vpn = status.vpn
+    }
+
+    /// Nothing known yet (a monitor that has not heard from its source).
+    static let initial = Path(.initial())
+
+    /// True when traffic on this path goes over an interface of `type`: the primary interface,
+    /// or the VPN on top of it (`.other`).
+    public func usesInterfaceType(_ type: InterfaceType) -> Bool {
+        guard status == .satisfied else { return false }
+        if let primary, InterfaceType(primary.kind) == type { return true }
+        if let vpn, InterfaceType(vpn.kind) == type { return true }
+        return false
+    }
+
+    public var description: String {
+        var parts = [status.rawValue, networkStatus.rawValue]
+        if !availableInterfaces.isEmpty { parts.append("interfaces: " + availableInterfaces.map(\.name).joined(separator: ",")) }
+        if isExpensive { parts.append("expensive") }
+        if supportsIPv4 { parts.append("IPv4") }
+        if supportsIPv6 { parts.append("IPv6") }
+        parts.append("internet: \(connectivity.rawValue)")
+        return parts.joined(separator: " ")
+    }
+}

@@ -1,0 +1,245 @@
+import Dispatch
+import Foundation
+import ReachabilityClient
+import ReachabilityCore
+import ReachabilityLinux
+
+/// Where the feed's statuses come from at the moment.
+enum FeedOrigin: Sendable, Equatable {
+    case daemon
+    case inProcess
+}
+
+/// What every API object (Reachability, PathMonitor, NetworkDetector) needs to know to get statuses.
+struct FeedSettings: Sendable {
+    var source: ReachabilitySource
+    var socketPath: String
+    /// Used when the feed runs the monitor in-process.
+    var monitorConfiguration: ReachabilityMonitor.Configuration
+    /// How often `.auto` looks for the daemon while running in-process.
+    var daemonPollInterval: TimeInterval = 1
+    /// Timeout of the one-shot `GetStatus` that tells whether the daemon answers.
+    var callTimeout: TimeInterval = 3
+}
+
+/// One stream of `Status` values from reachd or from an in-process `ReachabilityMonitor`,
+/// switching between them as `FeedSettings.source` says (see `ReachabilitySource`).
+///
+/// All state lives on one serial queue; the handler is called on it, in order, once per status
+/// that `differs(from:)` the previous one. `stop()` is synchronous: once it returns the handler is
+/// not running and will not be called again. Every background piece (the subscription task, the
+/// monitor observer, the poll timer) holds the feed weakly and carries the `epoch` it was started
+/// in, so a piece left over from a previous source can never deliver.
+final class StatusFeed: @unchecked Sendable {
+    typealias Handler = @Sendable (Status, FeedOrigin) -> Void
+
+    let settings: FeedSettings
+    private let queue = DispatchQueue(label: "reachd.reachability.feed")
+    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    // Only touched on `queue`.
+    private var handler: Handler?
+    private var running = false
+    private var epoch = 0
+    private var origin: FeedOrigin?
+    private var lastStatus: Status?
+    private var subscription: Task<Void, Never>?
+    private var monitor: ReachabilityMonitor?
+    private var pollTimer: DispatchSourceTimer?
+
+    init(settings: FeedSettings) {
+        self.settings = settings
+        queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+    }
+
+    deinit { stopOnQueueOrNow() }
+
+    /// Starts the feed; the handler gets the current status before `start` returns or soon after.
+    /// - Parameter requireDaemon: with `source: .daemon`, throw `daemonNotRunning` when no daemon
+    ///   answers now (Reachability); when false, wait for one (PathMonitor, streams).
+    func start(requireDaemon: Bool = true, handler: @escaping Handler) throws {
+        try onQueue {
+            guard !running else { return }
+            self.handler = handler
+            running = true
+            epoch += 1
+            do {
+                switch settings.source {
+                case .daemon:
+                    do {
+                        let status = try DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout)
+                        receive(status, origin: .daemon, epoch: epoch)
+                    } catch let error as ReachabilityError {
+                        if requireDaemon { throw error }
+                    }
+                    startSubscription(reconnect: true)
+                case .inProcess:
+                    try startMonitor()
+                case .auto:
+                    if let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout) {
+                        receive(status, origin: .daemon, epoch: epoch)
+                        startSubscription(reconnect: false)
+                    } else {
+                        try startMonitor()
+                        startPolling()
+                    }
+                }
+            } catch {
+                stopOnQueue()
+                throw error
+            }
+        }
+    }
+
+    /// Stops everything; synchronous (see the type's comment). Safe from the handler itself.
+    func stop() {
+        onQueue { stopOnQueue() }
+    }
+
+    private func stopOnQueueOrNow() {
+        // In deinit nothing else can hold the feed, so the queue has no block of ours to wait for.
+        subscription?.cancel()
+        monitor?.stop()
+        pollTimer?.cancel()
+    }
+
+    private func stopOnQueue() {
+        running = false
+        epoch += 1
+        handler = nil
+        origin = nil
+        lastStatus = nil
+        subscription?.cancel(); subscription = nil
+        stopMonitor()
+        pollTimer?.cancel(); pollTimer = nil
+    }
+
+    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
+        if DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) { return try body() }
+        return try queue.sync(execute: body)
+    }
+
+    // MARK: - Delivery
+
+    private func receive(_ status: Status, origin: FeedOrigin, epoch: Int) {
+        guard running, epoch == self.epoch else { return }
+        self.origin = origin
+        if let lastStatus, !status.differs(from: lastStatus) {
+            self.lastStatus = status
+            return
+        }
+        lastStatus = status
+        handler?(status, origin)
+    }
+
+    // MARK: - The daemon
+
+    private func startSubscription(reconnect: Bool) {
+        let client = ReachabilityClient(socketPath: settings.socketPath)
+        // `.daemon` waits for the daemon and rides out restarts; `.auto` wants to hear at once that
+        // the daemon is gone, to fall back to the in-process monitor.
+        let stream = client.events(after: nil, statusOnly: false, waitForDaemon: reconnect, reconnect: reconnect)
+        let started = epoch
+        subscription = Task.detached { [weak self] in
+            do {
+                for try await event in stream {
+                    guard let self else { return }
+                    self.queue.async { self.receive(event.current, origin: .daemon, epoch: started) }
+                }
+            } catch {
+                // The end of the stream is handled the same way, error or not.
+            }
+            guard let self else { return }
+            self.queue.async { self.subscriptionEnded(epoch: started) }
+        }
+    }
+
+    private func subscriptionEnded(epoch ended: Int) {
+        guard running, ended == epoch else { return }
+        subscription = nil
+        switch settings.source {
+        case .auto:
+            epoch += 1
+            do { try startMonitor() } catch { /* keep polling: the daemon may come back */ }
+            startPolling()
+        case .daemon:
+            // Only a protocol-level failure ends a reconnecting stream: try again shortly.
+            let again = epoch
+            queue.asyncAfter(deadline: .now() + settings.daemonPollInterval) { [weak self] in
+                guard let self, self.running, self.epoch == again else { return }
+                self.startSubscription(reconnect: true)
+            }
+        case .inProcess:
+            break
+        }
+    }
+
+    /// `.auto` in-process: look for the daemon; when it answers, hand over to it.
+    private func startPolling() {
+        pollTimer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let interval = settings.daemonPollInterval
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in self?.pollDaemon() }
+        pollTimer = timer
+        timer.resume()
+    }
+
+    private func pollDaemon() {
+        guard running, origin != .daemon || monitor != nil else { return }
+        // A cheap look first: no socket file, no daemon.
+        guard FileManager.default.fileExists(atPath: settings.socketPath),
+              let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout)
+        else { return }
+        pollTimer?.cancel(); pollTimer = nil
+        stopMonitor()
+        epoch += 1
+        receive(status, origin: .daemon, epoch: epoch)
+        startSubscription(reconnect: false)
+    }
+
+    // MARK: - In-process
+
+    private func startMonitor() throws {
+        stopMonitor()
+        let monitor = ReachabilityMonitor(configuration: settings.monitorConfiguration)
+        let started = epoch
+        monitor.addObserver { [weak self] event in
+            guard let self else { return }
+            self.queue.async { self.receive(event.current, origin: .inProcess, epoch: started) }
+        }
+        do {
+            try monitor.start()
+        } catch {
+            throw ReachabilityError.unableToStartMonitor("\(error)")
+        }
+        self.monitor = monitor
+        receive(monitor.status, origin: .inProcess, epoch: started)
+    }
+
+    private func stopMonitor() {
+        monitor?.stop()
+        monitor = nil
+    }
+
+    // MARK: - One-shot
+
+    /// The current status without starting a feed: the daemon's, or (`.auto` without a daemon,
+    /// `.inProcess`) a monitor started and stopped for the occasion.
+    static func currentStatus(settings: FeedSettings) throws -> (Status, FeedOrigin) {
+        switch settings.source {
+        case .daemon:
+            return (try DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout), .daemon)
+        case .auto:
+            if let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout) {
+                return (status, .daemon)
+            }
+            fallthrough
+        case .inProcess:
+            let monitor = ReachabilityMonitor(configuration: settings.monitorConfiguration)
+            do { try monitor.start() } catch { throw ReachabilityError.unableToStartMonitor("\(error)") }
+            defer { monitor.stop() }
+            return (monitor.status, .inProcess)
+        }
+    }
+}
