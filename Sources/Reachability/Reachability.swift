@@ -135,7 +135,7 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     private var feed: StatusFeed?
     private var recheckTimer: DispatchSourceTimer?
     /// The newest evaluated state and full status (what `currentReachabilityStatus` answers).
-    private var latest: (state: State, status: Status, check: HostCheck?)?
+    private var latest: (state: State, status: Status, check: HostCheck?, origin: FeedOrigin)?
     /// The deliveries running now, by thread: a callback reading `currentReachabilityStatus`
     /// sees the state it was called for, and `stopNotifier()` waits for the others.
     private var deliveries: [(thread: pthread_t, state: State)] = []
@@ -281,6 +281,9 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     /// a host checker, or before the first check).
     public var hostCheck: HostCheck? { locked { latest?.check } }
 
+    /// Where the latest state came from (tests watch `.auto` switch sources).
+    var activeOrigin: FeedOrigin? { locked { latest?.origin } }
+
     public var description: String {
         let state = currentState
         return ([state.status.rawValue] + state.flags.map(\.rawValue)).joined(separator: " ")
@@ -312,7 +315,7 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
         let (state, check) = evaluateTarget(status, origin: origin, monitorConfiguration: configuration)
         let isNew: Bool = locked {
             guard generation == started else { return false }
-            latest = (state, status, check)
+            latest = (state, status, check, origin)
             return true
         }
         guard isNew else { return }

@@ -26,7 +26,7 @@ struct FeedSettings: Sendable {
 /// switching between them as `FeedSettings.source` says (see `ReachabilitySource`).
 ///
 /// All state lives on one serial queue; the handler is called on it, in order, once per status
-/// that `differs(from:)` the previous one. `stop()` is synchronous: once it returns the handler is
+/// that `differs(from:)` the previous one (and once when the source changes). `stop()` is synchronous: once it returns the handler is
 /// not running and will not be called again. Every background piece (the subscription task, the
 /// monitor observer, the poll timer) holds the feed weakly and carries the `epoch` it was started
 /// in, so a piece left over from a previous source can never deliver.
@@ -43,7 +43,7 @@ final class StatusFeed: @unchecked Sendable {
     private var epoch = 0
     private var origin: FeedOrigin?
     private var lastStatus: Status?
-    private var subscription: Task<Void, Never>?
+    private var subscription: DaemonSubscription?
     private var monitor: ReachabilityMonitor?
     private var pollTimer: DispatchSourceTimer?
 
@@ -123,8 +123,11 @@ final class StatusFeed: @unchecked Sendable {
 
     private func receive(_ status: Status, origin: FeedOrigin, epoch: Int) {
         guard running, epoch == self.epoch else { return }
+        // A new source is always told (consumers track where facts come from); the same
+        // status again from the same source is not.
+        let sameSource = self.origin == origin
         self.origin = origin
-        if let lastStatus, !status.differs(from: lastStatus) {
+        if sameSource, let lastStatus, !status.differs(from: lastStatus) {
             self.lastStatus = status
             return
         }
@@ -135,23 +138,21 @@ final class StatusFeed: @unchecked Sendable {
     // MARK: - The daemon
 
     private func startSubscription(reconnect: Bool) {
-        let client = ReachabilityClient(socketPath: settings.socketPath)
-        // `.daemon` waits for the daemon and rides out restarts; `.auto` wants to hear at once that
-        // the daemon is gone, to fall back to the in-process monitor.
-        let stream = client.events(after: nil, statusOnly: false, waitForDaemon: reconnect, reconnect: reconnect)
         let started = epoch
-        subscription = Task.detached { [weak self] in
-            do {
-                for try await event in stream {
-                    guard let self else { return }
-                    self.queue.async { self.receive(event.current, origin: .daemon, epoch: started) }
-                }
-            } catch {
-                // The end of the stream is handled the same way, error or not.
-            }
-            guard let self else { return }
-            self.queue.async { self.subscriptionEnded(epoch: started) }
-        }
+        // `.daemon` rides out daemon restarts; `.auto` wants to hear at once that the daemon is
+        // gone, to fall back to the in-process monitor.
+        let subscription = DaemonSubscription(
+            socketPath: settings.socketPath, reconnect: reconnect,
+            onEvent: { [weak self] event in
+                guard let self else { return }
+                self.queue.async { self.receive(event.current, origin: .daemon, epoch: started) }
+            },
+            onEnd: { [weak self] in
+                guard let self else { return }
+                self.queue.async { self.subscriptionEnded(epoch: started) }
+            })
+        self.subscription = subscription
+        subscription.start()
     }
 
     private func subscriptionEnded(epoch ended: Int) {
@@ -162,15 +163,8 @@ final class StatusFeed: @unchecked Sendable {
             epoch += 1
             do { try startMonitor() } catch { /* keep polling: the daemon may come back */ }
             startPolling()
-        case .daemon:
-            // Only a protocol-level failure ends a reconnecting stream: try again shortly.
-            let again = epoch
-            queue.asyncAfter(deadline: .now() + settings.daemonPollInterval) { [weak self] in
-                guard let self, self.running, self.epoch == again else { return }
-                self.startSubscription(reconnect: true)
-            }
-        case .inProcess:
-            break
+        case .daemon, .inProcess:
+            break   // a reconnecting subscription never ends by itself
         }
     }
 
@@ -186,7 +180,7 @@ final class StatusFeed: @unchecked Sendable {
     }
 
     private func pollDaemon() {
-        guard running, origin != .daemon || monitor != nil else { return }
+        guard running, pollTimer != nil else { return }
         // A cheap look first: no socket file, no daemon.
         guard FileManager.default.fileExists(atPath: settings.socketPath),
               let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout)

@@ -1,0 +1,117 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import Reachability
+import TestSupport
+
+/// A python3 HTTP server in the uplink namespace: `/generate_204` answers 204 (the internet),
+/// `/portal` redirects to a login page (a captive portal).
+final class TestHTTPServer: @unchecked Sendable {
+    static let script = #"""
+import http.server, sys
+port, ready = int(sys.argv[1]), sys.argv[2]
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def do_GET(self):
+        if self.path.startswith("/generate_204"):
+            self.send_response(204); self.send_header("Content-Length", "0"); self.end_headers()
+        else:
+            self.send_response(302); self.send_header("Location", "http://portal.test/login")
+            self.send_header("Content-Length", "0"); self.end_headers()
+server = http.server.ThreadingHTTPServer(("0.0.0.0", port), Handler)
+open(ready, "w").close()
+server.serve_forever()
+"""#
+
+    private let process = Process()
+
+    init(in namespace: TestNamespace, port: Int, directory: TemporaryDirectory) throws {
+        let ready = directory.path + "/http.ready"
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        process.arguments = ["netns", "exec", namespace.name, "python3", "-c", Self.script, "\(port)", ready]
+        try process.run()
+        guard waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: ready) }) else {
+            throw FixtureError("the test HTTP server did not start")
+        }
+    }
+
+    /// SIGKILL: a child of the test process may inherit SIGTERM blocked, and python then never ends.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+@Suite("NetworkDetector")
+struct NetworkDetectorTests {
+    @Test("check() through reachd's Probe: the internet answers 204 → reachable")
+    func full() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 101)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let server = try TestHTTPServer(in: network.uplinkNamespace, port: 8080, directory: directory)
+        defer { server.stop() }
+        let url = "http://\(network.uplink.gatewayAddress):8080/generate_204"
+        let daemon = try ReachdDaemon(in: network.host, directory: directory,
+                                      config: "[Connectivity]\nEnabled=yes\nURL=\(url)\nInterval=3600\n")
+        defer { daemon.stop() }
+
+        let detector = NetworkDetector(socketPath: daemon.socketPath)
+        let result = await detector.check()
+        #expect(result.isReachable)
+        #expect(result.statusCode == 204)
+        #expect(result.error == nil)
+        #expect(result.connectivity == .full)
+        #expect(result.probe?.url == url)
+
+        let callback = Recorder<String>()
+        detector.checkNetworkReachability { isReachable, statusCode, error in
+            callback.append("\(isReachable) \(statusCode.map(String.init) ?? "nil") \(error == nil)")
+        }
+        #expect(await eventually { callback.count == 1 })
+        #expect(callback.all == ["true 204 true"])
+
+        // connectivityChanges: the current connectivity first, then changes.
+        var changes = detector.connectivityChanges.makeAsyncIterator()
+        #expect(await changes.next() == .full)
+        try network.uplink.dropCarrier()
+        #expect(await changes.next() == Connectivity.none)
+    }
+
+    @Test("check() behind a captive portal: not reachable, HTTP 302, captivePortal error")
+    func portal() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 102)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let server = try TestHTTPServer(in: network.uplinkNamespace, port: 8080, directory: directory)
+        defer { server.stop() }
+        let url = "http://\(network.uplink.gatewayAddress):8080/portal"
+        let daemon = try ReachdDaemon(in: network.host, directory: directory,
+                                      config: "[Connectivity]\nEnabled=yes\nURL=\(url)\nInterval=3600\n")
+        defer { daemon.stop() }
+
+        let result = await NetworkDetector(socketPath: daemon.socketPath).check()
+        #expect(!result.isReachable)
+        #expect(result.statusCode == 302)
+        #expect(result.connectivity == .portal)
+        #expect(result.error == .captivePortal(portalURL: "http://portal.test/login"))
+    }
+
+    @Test("check() without a daemon: daemonNotRunning, not a hang")
+    func noDaemon() async {
+        let path = "/tmp/reachd-api-no-daemon-\(getpid())/io.reachd.Reachability"
+        let result = await NetworkDetector(socketPath: path).check()
+        #expect(!result.isReachable)
+        #expect(result.statusCode == nil)
+        #expect(result.error == .daemonNotRunning(socketPath: path))
+    }
+}

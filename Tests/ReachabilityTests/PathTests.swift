@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+/// Pure mapping tests: reachd's Status → Path, Probe → NetworkDetector.Result, HostCheck → state.
+@Suite("Path and result mapping")
+struct PathTests {
+    static func interface(_ name: String, _ index: Int, _ kind: InterfaceKind, up: Bool = true, carrier: Bool = true,
+                          addresses: [String] = ["10.0.0.2/24"]) -> Interface {
+        Interface(name: name, index: index, kind: kind, up: up, carrier: carrier, operstate: up ? "up" : "down",
+                  addresses: addresses, metered: false)
+    }
+
+    static func status(_ value: NetworkStatus, primary: Interface?, vpn: Interface? = nil, interfaces: [Interface],
+                       flags: [ReachabilityFlag]? = nil, expensive: Bool = false) -> Status {
+        Status(status: value, reachable: value.isReachable, connectivity: value.isReachable ? .full : .none,
+               primary: primary, vpn: vpn, cellular: nil, expensive: expensive, ipv4: value.isReachable, ipv6: false,
+               gateways: value.isReachable ? ["10.0.0.1"] : [], flags: flags ?? (value.isReachable ? [.reachable] : []),
+               interfaces: interfaces, probe: nil, since: Date(timeIntervalSince1970: 0))
+    }
+
+    @Test("Wi-Fi primary with a VPN on top: satisfied, uses .wifi and .other, VPN listed first")
+    func wifiWithVPN() {
+        let wlan = Self.interface("wlan0", 3, .wifi)
+        let tun = Self.interface("tun0", 9, .vpn, addresses: ["10.8.0.2/24"])
+        let eth = Self.interface("eth0", 2, .ethernet, carrier: false, addresses: [])
+        let path = Path(Self.status(.wifi, primary: wlan, vpn: tun, interfaces: [eth, wlan, tun]))
+        #expect(path.status == .satisfied)
+        #expect(path.usesInterfaceType(.wifi))
+        #expect(path.usesInterfaceType(.other))
+        #expect(!path.usesInterfaceType(.wiredEthernet))
+        #expect(path.availableInterfaces.map(\.name) == ["tun0", "wlan0"])
+        #expect(path.networkStatus == .wifi && path.connectivity == .full)
+        #expect(path.supportsIPv4 && !path.supportsIPv6 && path.supportsDNS)
+    }
+
+    @Test("connectionRequired → .requiresConnection; nothing → .unsatisfied")
+    func unsatisfied() {
+        let eth = Self.interface("eth0", 2, .ethernet, addresses: [])
+        #expect(Path(Self.status(.notReachable, primary: nil, interfaces: [eth], flags: [.connectionRequired])).status == .requiresConnection)
+        let down = Path(Self.status(.notReachable, primary: nil, interfaces: [eth]))
+        #expect(down.status == .unsatisfied)
+        #expect(!down.usesInterfaceType(.wiredEthernet))
+        #expect(down.gateways.isEmpty && !down.supportsIPv4)
+    }
+
+    @Test("requiredInterfaceType keeps only that type; none of it → unsatisfied")
+    func requiredType() {
+        let eth = Self.interface("eth0", 2, .ethernet)
+        let wwan = Self.interface("wwan0", 4, .wwan)
+        let status = Self.status(.ethernet, primary: eth, interfaces: [eth, wwan])
+        let cellular = Path(status, requiredInterfaceType: .cellular)
+        #expect(cellular.status == .satisfied)
+        #expect(cellular.availableInterfaces.map(\.name) == ["wwan0"])
+        let wifi = Path(status, requiredInterfaceType: .wifi)
+        #expect(wifi.status == .unsatisfied)
+        #expect(wifi.availableInterfaces.isEmpty)
+    }
+
+    @Test("interface kinds map to NWInterface types", arguments: [
+        (InterfaceKind.ethernet, InterfaceType.wiredEthernet), (.bridge, .wiredEthernet), (.wifi, .wifi),
+        (.wwan, .cellular), (.loopback, .loopback), (.vpn, .other), (.virtual, .other), (.other, .other),
+    ])
+    func interfaceTypes(kind: InterfaceKind, type: InterfaceType) {
+        #expect(InterfaceType(kind) == type)
+    }
+
+    @Test("probe results become the seed's (isReachable, statusCode, error)")
+    func results() {
+        let at = Date(timeIntervalSince1970: 0)
+        let full = NetworkDetector.Result(Probe(url: "http://t/", result: .full, httpStatus: 204, checkedAt: at))
+        #expect(full.isReachable && full.statusCode == 204 && full.error == nil)
+        let portal = NetworkDetector.Result(Probe(url: "http://t/", result: .portal, httpStatus: 302, portalUrl: "http://p/", checkedAt: at))
+        #expect(!portal.isReachable && portal.statusCode == 302 && portal.error == .captivePortal(portalURL: "http://p/"))
+        let limited = NetworkDetector.Result(Probe(url: "http://t/", result: .limited, error: "timed out", checkedAt: at))
+        #expect(!limited.isReachable && limited.error == .probeFailed("timed out"))
+        let none = NetworkDetector.Result(Probe(url: "http://t/", result: .none, checkedAt: at))
+        #expect(none.error == .notReachable && none.connectivity == Connectivity.none)
+    }
+
+    @Test("a host check becomes the target's state")
+    func hostStates() {
+        let reachable = HostCheck(host: "h", addresses: ["10.0.0.9"], reachable: true, status: "wifi",
+                                  flags: ["reachable", "isDirect"], routes: [], tcp: nil)
+        #expect(Reachability.state(of: reachable) == Reachability.State(status: .wifi, flags: [.isDirect, .reachable]))
+        let blackholed = HostCheck(host: "h", addresses: ["10.0.0.9"], reachable: false, status: "notReachable",
+                                   flags: [], routes: [], tcp: nil)
+        #expect(Reachability.state(of: blackholed) == .unreachable)
+        let newer = HostCheck(host: "h", addresses: [], reachable: true, status: "satellite", flags: ["reachable", "someNewFlag"],
+                              routes: [], tcp: nil)
+        #expect(Reachability.state(of: newer) == Reachability.State(status: .unknown, flags: [.reachable]))
+    }
+
+    @Test("Connection descriptions are Reachability.swift's")
+    func descriptions() {
+        #expect(Reachability.Connection.unavailable.description == "No Connection")
+        #expect(Reachability.Connection.wifi.description == "WiFi")
+        #expect(Reachability.Connection.cellular.description == "Cellular")
+        #expect(Reachability.Connection.ethernet.description == "Ethernet")
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import Testing
+@testable import Reachability
+import ReachabilityClient
+import TestSupport
+
+/// The app API against a real reachd in a test namespace.
+@Suite("Reachability with reachd")
+struct ReachabilityDaemonTests {
+    @Test("notifier: first callback is the current state, uplink down and up are delivered exactly once each")
+    func uplinkDownUp() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 81)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        defer { daemon.stop() }
+
+        let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
+        let observed = Observed(reachability)
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
+
+        #expect(await eventually { observed.callbacks.count == 1 })
+        #expect(observed.callbacks.all.first == Delivery(reachable: true, status: .ethernet, connection: .ethernet))
+        #expect(reachability.currentReachabilityStatus == .ethernet)
+        #expect(reachability.connection == .ethernet)
+        #expect(reachability.connection.description == "Ethernet")
+        #expect(reachability.flags.contains(.reachable))
+
+        try network.uplink.dropCarrier()
+        #expect(await eventually { observed.callbacks.count == 2 })
+        #expect(reachability.connection == .unavailable)
+        #expect(reachability.connection.description == "No Connection")
+
+        try network.uplink.restoreCarrier()
+        #expect(await eventually { observed.callbacks.count == 3 })
+        settle()
+        #expect(observed.callbacks.all == [
+            Delivery(reachable: true, status: .ethernet, connection: .ethernet),
+            Delivery(reachable: false, status: .notReachable, connection: .unavailable),
+            Delivery(reachable: true, status: .ethernet, connection: .ethernet),
+        ])
+        #expect(observed.notifications.all == [.ethernet, .notReachable, .ethernet])
+
+        // Nothing after stopNotifier() returns.
+        reachability.stopNotifier()
+        try network.uplink.dropCarrier()
+        #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .notReachable })
+        settle()
+        #expect(observed.callbacks.count == 3)
+        #expect(observed.notifications.count == 3)
+
+        // A restarted notifier starts with the current state again.
+        try reachability.startNotifier()
+        #expect(await eventually { observed.callbacks.count == 4 })
+        #expect(observed.callbacks.all.last == Delivery(reachable: false, status: .notReachable, connection: .unavailable))
+    }
+
+    @Test("Wi-Fi and cellular through reachd's kind overrides ([Interfaces] Kind.eth*=…)",
+          arguments: [("wifi", NetworkStatus.wifi, Reachability.Connection.wifi),
+                      ("wwan", NetworkStatus.wwan, Reachability.Connection.cellular)])
+    func kindOverrides(kind: String, status: NetworkStatus, connection: Reachability.Connection) async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 82)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let daemon = try ReachdDaemon(in: network.host, directory: directory,
+                                      config: ReachdDaemon.noProbe + "[Interfaces]\nKind.eth*=\(kind)\n")
+        defer { daemon.stop() }
+
+        let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
+        let observed = Observed(reachability)
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
+        #expect(await eventually { observed.callbacks.count == 1 })
+        #expect(observed.callbacks.all.first == Delivery(reachable: true, status: status, connection: connection))
+        #expect(reachability.isReachableViaWiFi == (connection == .wifi))
+        #expect(reachability.isReachableViaWWAN == (connection == .cellular))
+        #expect(reachability.status?.expensive == (connection == .cellular))
+
+        // Reachability.swift's option: cellular does not count.
+        reachability.allowsCellularConnection = false
+        #expect(reachability.isReachable == (connection != .cellular))
+    }
+
+    @Test("a host target reacts to a blackhole route to it (no status change of the machine)")
+    func hostTargetBlackhole() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 83)
+        defer { network.destroy() }
+        // The target lives in the uplink namespace, behind the default route.
+        try network.uplinkNamespace.ip("addr add 10.183.0.1/32 dev lo")
+        let directory = try TemporaryDirectory()
+        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        defer { daemon.stop() }
+
+        let reachability = try Reachability(address: "10.183.0.1", source: .daemon, socketPath: daemon.socketPath)
+        reachability.hostRecheckInterval = 0.3
+        let observed = Observed(reachability)
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
+        #expect(await eventually { observed.callbacks.count == 1 })
+        #expect(observed.callbacks.all.first?.status == .ethernet)
+        #expect(reachability.hostCheck?.routes.first?.gateway == network.uplink.gatewayAddress)
+
+        try network.host.ip("route add blackhole 10.183.0.1/32")
+        #expect(await eventually { observed.callbacks.count == 2 })
+        #expect(observed.callbacks.all.last == Delivery(reachable: false, status: .notReachable, connection: .unavailable))
+
+        try network.host.ip("route del blackhole 10.183.0.1/32")
+        #expect(await eventually { observed.callbacks.count == 3 })
+        settle()
+        #expect(observed.callbacks.all.map(\.reachable) == [true, false, true])
+        #expect(observed.notifications.count == 3)
+    }
+
+    @Test("PathMonitor.paths yields the current path, then each change")
+    func pathMonitorPaths() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 84)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        defer { daemon.stop() }
+
+        var iterator = PathMonitor(source: .daemon, socketPath: daemon.socketPath).paths.makeAsyncIterator()
+        let first = try #require(await iterator.next())
+        #expect(first.status == .satisfied)
+        #expect(first.usesInterfaceType(.wiredEthernet))
+        #expect(!first.usesInterfaceType(.wifi))
+        #expect(first.availableInterfaces.map(\.name) == ["eth0"])
+        #expect(first.gateways == [network.uplink.gatewayAddress])
+        #expect(first.supportsIPv4 && !first.isExpensive)
+        #expect(first.networkStatus == .ethernet)
+
+        try network.uplink.dropCarrier()
+        let second = try #require(await iterator.next())
+        #expect(second.status == .unsatisfied)
+        #expect(!second.usesInterfaceType(.wiredEthernet))
+        #expect(second.availableInterfaces.isEmpty)
+
+        try network.uplink.restoreCarrier()
+        let third = try #require(await iterator.next())
+        #expect(third.status == .satisfied)
+    }
+
+    @Test("PathMonitor.start(queue:) calls pathUpdateHandler on the queue; cancel() stops it")
+    func pathMonitorHandler() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 85)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        defer { daemon.stop() }
+
+        let monitor = PathMonitor(source: .daemon, socketPath: daemon.socketPath)
+        let paths = Recorder<Path.Status>()
+        let queue = DispatchQueue(label: "test.paths")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 1)
+        let onQueue = Recorder<Bool>()
+        monitor.pathUpdateHandler = { path in
+            onQueue.append(DispatchQueue.getSpecific(key: key) == 1)
+            paths.append(path.status)
+        }
+        monitor.start(queue: queue)
+        #expect(await eventually { paths.count == 1 })
+        #expect(monitor.currentPath.status == .satisfied)
+        try network.uplink.dropCarrier()
+        #expect(await eventually { paths.count == 2 })
+        #expect(monitor.currentPath.status == .unsatisfied)
+        monitor.cancel()
+        try network.uplink.restoreCarrier()
+        settle()
+        #expect(paths.all == [.satisfied, .unsatisfied])
+        #expect(onQueue.all.allSatisfy { $0 })
+    }
+
+    @Test("daemon stopped and restarted under a running notifier: no crash, callbacks resume")
+    func daemonRestart() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 86)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        defer { daemon.stop() }
+
+        let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
+        let observed = Observed(reachability)
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
+        #expect(await eventually { observed.callbacks.count == 1 })
+
+        daemon.stop()
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
+        try daemon.start()
+        try network.uplink.dropCarrier()
+        #expect(await eventually { observed.callbacks.count == 2 })
+        #expect(observed.callbacks.all.last?.status == .notReachable)
+
+        // A change while the daemon is away arrives once it is back.
+        daemon.stop()
+        try network.uplink.restoreCarrier()
+        try daemon.start()
+        #expect(await eventually { observed.callbacks.count == 3 })
+        settle()
+        #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet])
+    }
+
+    @Test(".auto starts in-process without a daemon and switches to the daemon when it appears")
+    func autoSwitchesToDaemon() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 87)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let socketPath = directory.path + "/io.reachd.Reachability"
+
+        let reachability = try Reachability(source: .auto, socketPath: socketPath)
+        var configuration = reachability.inProcessConfiguration
+        configuration.networkNamespace = network.host.name
+        reachability.inProcessConfiguration = configuration
+        let observed = Observed(reachability)
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
+        #expect(await eventually { observed.callbacks.count == 1 })
+        #expect(reachability.activeOrigin == .inProcess)
+        #expect(reachability.currentReachabilityStatus == .ethernet)
+
+        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        defer { daemon.stop() }
+        #expect(await eventually { reachability.activeOrigin == .daemon })
+        // Same state from the other source: no callback.
+        settle()
+        #expect(observed.callbacks.count == 1)
+
+        try network.uplink.dropCarrier()
+        #expect(await eventually { observed.callbacks.count == 2 })
+        #expect(observed.callbacks.all.last?.status == .notReachable)
+
+        // The daemon goes away: back to in-process, still watching.
+        daemon.stop()
+        #expect(await eventually { reachability.activeOrigin == .inProcess })
+        try network.uplink.restoreCarrier()
+        #expect(await eventually { observed.callbacks.count == 3 })
+        settle()
+        #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet])
+    }
+}
