@@ -21,7 +21,7 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        .target(name: "ReachabilityCore"),
+        .target(name: "ReachabilityCore", exclude: ["io.reachd.Reachability.varlink"]),
         .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "CNetlink", "CSystemd"]),
         .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore"]),
         .target(name: "ReachabilityClient", dependencies: ["ReachabilityCore"]),
