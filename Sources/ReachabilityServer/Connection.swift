@@ -38,7 +38,8 @@ final class Connection: @unchecked Sendable {
     func start() {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.queue)
         source.setEventHandler { [weak self] in self?.readAvailable() }
-        source.setCancelHandler { [weak self] in self?.sourceCancelled() }
+        // Strong: the connection must live until its descriptor is closed here.
+            source.setCancelHandler { self.sourceCancelled() }
         openSources += 1
         readSource = source
         source.resume()
@@ -164,7 +165,7 @@ final class Connection: @unchecked Sendable {
         if writeSource == nil {
             let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: server.queue)
             source.setEventHandler { [weak self] in self?.flush() }
-            source.setCancelHandler { [weak self] in self?.sourceCancelled() }
+            source.setCancelHandler { self.sourceCancelled() }
             openSources += 1
             writeSource = source
             writeSourceActive = true
