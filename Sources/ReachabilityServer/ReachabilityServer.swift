@@ -28,8 +28,8 @@ public final class ReachabilityServer: @unchecked Sendable {
         /// `GetInfo`.
         public var vendor = "reachd"
         public var product = "reachd"
-        public var version = "0.1.0"
-        public var url = "https://github.com/reachd/reachd"
+        public var version = ReachdVersion.string
+        public var url = ReachdVersion.url
 
         public init() {}
     }

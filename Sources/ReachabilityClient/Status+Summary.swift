@@ -1,0 +1,22 @@
+import ReachabilityCore
+
+extension Status {
+    /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
+    /// or `offline`.
+    public var summary: String {
+        guard reachable else {
+            return flags.contains(.connectionRequired) ? "offline · connection required" : "offline"
+        }
+        var parts = ["online"]
+        var transport = status.rawValue
+        if let primary { transport += " (\(primary.name))" }
+        parts.append(transport)
+        if let vpn { parts.append("vpn (\(vpn.name))") }
+        if let cellular, let technology = cellular.accessTechnology { parts.append("cellular: \(technology)\(cellular.roaming == true ? ", roaming" : "")") }
+        parts.append("internet: \(connectivity.rawValue)")
+        let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
+        if !families.isEmpty { parts.append(families.joined(separator: " + ")) }
+        if expensive { parts.append("expensive") }
+        return parts.joined(separator: " · ")
+    }
+}
