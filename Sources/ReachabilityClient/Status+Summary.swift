@@ -20,3 +20,18 @@ extension Status {
         return parts.joined(separator: " · ")
     }
 }
+
+extension Status {
+    /// `reachctl wait`'s condition: reachable; with `internet`, connectivity full; with
+    /// `interface`, that interface is up with carrier and an address (as
+    /// systemd-networkd-wait-online's `--interface`).
+    public func satisfies(internet: Bool, interface: String?) -> Bool {
+        guard reachable else { return false }
+        if internet && connectivity != .full { return false }
+        if let interface {
+            guard let link = interfaces.first(where: { $0.name == interface }),
+                  link.up, link.carrier, !link.addresses.isEmpty else { return false }
+        }
+        return true
+    }
+}

@@ -60,19 +60,6 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
     }
 }
 
-/// Does `status` satisfy `reachctl wait`'s condition? Reachable; with `internet`, connectivity
-/// full; with `interface`, that interface is up with carrier and an address (like
-/// systemd-networkd-wait-online's `--interface`).
-func waitConditionMet(_ status: Status, internet: Bool, interface: String?) -> Bool {
-    guard status.reachable else { return false }
-    if internet && status.connectivity != .full { return false }
-    if let interface {
-        guard let link = status.interfaces.first(where: { $0.name == interface }),
-              link.up, link.carrier, !link.addresses.isEmpty else { return false }
-    }
-    return true
-}
-
 /// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [-q]`: 0 met, 1 timed out.
 func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interface: String?, quiet: Bool) async -> Never {
     exitCleanlyOnInterruptWithFailure()
@@ -84,7 +71,7 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
     }
     do {
         for try await event in client.events() {
-            if waitConditionMet(event.current, internet: internet, interface: interface) {
+            if event.current.satisfies(internet: internet, interface: interface) {
                 if !quiet { printLine(Style().summary(event.current)) }
                 exit(ExitCode.success)
             }
