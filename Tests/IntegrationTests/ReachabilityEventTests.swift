@@ -140,7 +140,7 @@ final class Collected: @unchecked Sendable {
     var events: [ReachabilityEvent] { lock.withLock { _events } }
 }
 
-func waitAsync(timeout: TimeInterval = 10, _ condition: () -> Bool) async -> Bool {
+func waitAsync(timeout: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
