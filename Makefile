@@ -19,8 +19,9 @@ test: build
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build $(BUILD_FLAGS)
 
+# Runs the daemon in the foreground; unprivileged it listens in $XDG_RUNTIME_DIR/reachd/.
 run: build
-	$$($(SWIFT) build --show-bin-path)/reachd $(RUN_ARGS)
+	exec $$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/reachd $(RUN_ARGS)
 
 clean:
 	rm -rf .build .build-log.txt
