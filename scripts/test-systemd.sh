@@ -71,6 +71,18 @@ printf '[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n' > "$upper/etc
 # A short watchdog, so that a daemon that does not ping is caught within the run.
 mkdir -p "$upper/etc/systemd/system/reachd.service.d"
 printf '[Service]\nWatchdogSec=2s\n' > "$upper/etc/systemd/system/reachd.service.d/50-test-watchdog.conf"
+# The Swift runtime (Foundation, Dispatch, sockets, files) under exactly the sandbox of
+# reachd.service (MemoryDenyWriteExecute=, SystemCallFilter=, …): the package's test binary, as
+# a oneshot unit made of reachd.service's [Service] section.
+tests_bin="$bin_dir/reachdPackageTests.xctest"
+if [ -x "$tests_bin" ]; then
+  awk -v exec="ExecStart=$tests_bin --testing-library swift-testing --filter INIParserTests --filter ConfigurationFilesTests --filter SystemdSocketActivationTests" '
+    /^\[Install\]/ { exit }
+    /^(Requires|After|ExecReload|Restart|RestartSec|WatchdogSec|NotifyAccess)=/ { next }
+    /^Type=/ { print "Type=oneshot"; next }
+    /^ExecStart=/ { print exec; next }
+    { print }' systemd/reachd.service > "$upper/etc/systemd/system/reachd-sandbox-check.service"
+fi
 # Its own machine id, so its journal is its own.
 mkdir -p "$upper/etc" && systemd-id128 new > "$upper/etc/machine-id"
 
@@ -97,8 +109,20 @@ for _ in $(seq 300); do nsenter -t "$leader" -a test -S /run/systemd/private 2>/
 state=$(timeout 60 nsenter -t "$leader" -a systemctl is-system-running --wait 2>&1 || true)
 log "container booted (systemd PID $leader on the host): $state"
 
-# --- 1. The service starts and reports ready.
 inside systemctl daemon-reload
+
+# --- 0. Swift under the sandbox.
+if [ -x "$tests_bin" ]; then
+  if timeout 120 nsenter -t "$leader" -a systemctl start reachd-sandbox-check.service &&
+     inside journalctl -u reachd-sandbox-check.service --no-pager -o cat | grep -Eq "Test run with [1-9][0-9]* tests.* passed"; then
+    log "Swift tests pass under reachd.service's sandbox (MemoryDenyWriteExecute, SystemCallFilter, DynamicUser)"
+  else
+    fail "the Swift tests fail under reachd.service's sandbox:"
+    inside journalctl -u reachd-sandbox-check.service --no-pager -o cat | tail -20 >&2
+  fi
+fi
+
+# --- 1. The service starts and reports ready.
 inside systemctl start reachd.socket
 [ "$(inside systemctl is-active reachd.socket)" = active ] || fail "reachd.socket is not active"
 [ "$(inside systemctl is-active reachd.service || true)" = inactive ] || fail "reachd.service runs before anyone asked"
