@@ -1,5 +1,6 @@
 import CSystemd
 import Dispatch
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,13 +14,15 @@ import Glibc
 public final class SystemdNotifier: @unchecked Sendable {
     /// The queue the watchdog timer fires on.
     public let queue: DispatchQueue
+    /// Guards `watchdogTimer`; a lock rather than `queue.sync` so the methods may be called on `queue`.
+    private let lock = NSLock()
     private var watchdogTimer: DispatchSourceTimer?
 
     public init(queue: DispatchQueue = DispatchQueue(label: "reachd.sd-notify")) {
         self.queue = queue
     }
 
-    deinit { watchdogTimer?.cancel() }
+    deinit { lock.withLock { watchdogTimer?.cancel() } }
 
     /// True when systemd is listening (`$NOTIFY_SOCKET` is set).
     public static var isEnabled: Bool { getenv("NOTIFY_SOCKET") != nil }
@@ -76,20 +79,20 @@ public final class SystemdNotifier: @unchecked Sendable {
         guard let interval = Self.watchdogInterval else { return nil }
         let (seconds, attoseconds) = (interval / 2).components
         let half = DispatchTimeInterval.microseconds(Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000))
-        queue.sync {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: half, leeway: .milliseconds(10))
+        timer.setEventHandler { [weak self] in self?.notify("WATCHDOG=1") }
+        lock.withLock {
             watchdogTimer?.cancel()
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: .now(), repeating: half, leeway: .milliseconds(10))
-            timer.setEventHandler { [weak self] in self?.notify("WATCHDOG=1") }
-            timer.resume()
             watchdogTimer = timer
         }
+        timer.resume()
         return interval
     }
 
     /// Stops the watchdog pings.
     public func stopWatchdog() {
-        queue.sync {
+        lock.withLock {
             watchdogTimer?.cancel()
             watchdogTimer = nil
         }
