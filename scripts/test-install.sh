@@ -23,6 +23,7 @@ expect_file /usr/bin/reachd 755
 expect_file /usr/bin/reachctl 755
 expect_file /usr/lib/systemd/system/reachd.service 644
 expect_file /usr/lib/systemd/system/reachd.socket 644
+expect_file /usr/lib/sysusers.d/reachd.conf 644
 expect_file /etc/reachd/reachd.conf 644
 expect_file /usr/share/man/man8/reachd.8 644
 expect_file /usr/share/man/man1/reachctl.1 644
@@ -32,6 +33,10 @@ expect_file /usr/share/bash-completion/completions/reachctl 644
 grep -qx 'ExecStart=/usr/bin/reachd' "$root/usr/lib/systemd/system/reachd.service" \
   || fail "reachd.service does not start /usr/bin/reachd"
 cmp -s "$root/usr/bin/reachd" "$bin_dir/reachd" || fail "installed reachd differs from the built one"
+# The sysusers.d entry creates the user the unit names (dry run into the DESTDIR).
+out=$(systemd-sysusers --root="$root" --dry-run 2>&1 || true)
+[[ $out == *"Creating user 'reachd'"* ]] || fail "sysusers.d/reachd.conf does not create user reachd: $out"
+grep -qx 'User=reachd' "$root/usr/lib/systemd/system/reachd.service" || fail "reachd.service does not name User=reachd"
 
 # The installed units verify cleanly (a copy whose ExecStart= reaches into DESTDIR).
 mkdir -p "$root/verify"
@@ -72,6 +77,7 @@ rm -rf "${root:?}"/*
 make -s install DESTDIR="$root" BIN_DIR="$bin_dir" >/dev/null
 expect_file /usr/local/bin/reachd 755
 expect_file /usr/local/lib/systemd/system/reachd.service 644
+expect_file /usr/local/lib/sysusers.d/reachd.conf 644
 grep -qx 'ExecStart=/usr/local/bin/reachd' "$root/usr/local/lib/systemd/system/reachd.service" \
   || fail "PREFIX=/usr/local unit does not start /usr/local/bin/reachd"
 make -s uninstall DESTDIR="$root" >/dev/null

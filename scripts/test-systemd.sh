@@ -2,7 +2,8 @@
 # reachd under systemd as PID 1 (issue 7): boots systemd in a container (systemd-nspawn over an
 # overlay of `/`, inside a private mount namespace, with a private network namespace), installs
 # reachd into it with `make install`, and checks that
-#   1. reachd.service reaches "active" (Type=notify: READY=1 arrived) and runs as a dynamic user,
+#   0. under the service's exact sandbox, the Swift test binary passes and the system bus answers,
+#   1. reachd.service reaches "active" (Type=notify: READY=1 arrived) and runs as user reachd,
 #   2. `systemctl show -p StatusText reachd` carries the status, and follows a change
 #      (a veth with an address and a default route, made inside the container's own netns),
 #   3. `reachctl status` answers through /run/reachd/io.reachd.Reachability as an unprivileged user,
@@ -71,18 +72,23 @@ printf '[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n' > "$upper/etc
 # A short watchdog, so that a daemon that does not ping is caught within the run.
 mkdir -p "$upper/etc/systemd/system/reachd.service.d"
 printf '[Service]\nWatchdogSec=2s\n' > "$upper/etc/systemd/system/reachd.service.d/50-test-watchdog.conf"
-# The Swift runtime (Foundation, Dispatch, sockets, files) under exactly the sandbox of
-# reachd.service (MemoryDenyWriteExecute=, SystemCallFilter=, …): the package's test binary, as
-# a oneshot unit made of reachd.service's [Service] section.
-tests_bin="$bin_dir/reachdPackageTests.xctest"
-if [ -x "$tests_bin" ]; then
-  awk -v exec="ExecStart=$tests_bin --testing-library swift-testing --filter INIParserTests --filter ConfigurationFilesTests --filter SystemdSocketActivationTests" '
+# Oneshot units made of reachd.service's [Service] section, to run other programs under exactly
+# its sandbox (user, MemoryDenyWriteExecute=, SystemCallFilter=, RestrictAddressFamilies=, …).
+sandboxed_unit() { # name, command line
+  awk -v exec="ExecStart=$2" '
     /^\[Install\]/ { exit }
     /^(Requires|After|ExecReload|Restart|RestartSec|WatchdogSec|NotifyAccess)=/ { next }
     /^Type=/ { print "Type=oneshot"; next }
     /^ExecStart=/ { print exec; next }
-    { print }' systemd/reachd.service > "$upper/etc/systemd/system/reachd-sandbox-check.service"
+    { print }' systemd/reachd.service > "$upper/etc/systemd/system/$1.service"
+}
+# The Swift runtime (Foundation, Dispatch, sockets, files): the package's test binary.
+tests_bin="$bin_dir/reachdPackageTests.xctest"
+if [ -x "$tests_bin" ]; then
+  sandboxed_unit reachd-sandbox-swift "$tests_bin --testing-library swift-testing --filter INIParserTests --filter ConfigurationFilesTests --filter SystemdSocketActivationTests"
 fi
+# The system bus (ModemManager is asked there): dbus-daemon must accept the service's user.
+sandboxed_unit reachd-sandbox-dbus "/usr/bin/busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetConnectionUnixUser s org.freedesktop.DBus"
 # Its own machine id, so its journal is its own.
 mkdir -p "$upper/etc" && systemd-id128 new > "$upper/etc/machine-id"
 
@@ -111,15 +117,25 @@ log "container booted (systemd PID $leader on the host): $state"
 
 inside systemctl daemon-reload
 
-# --- 0. Swift under the sandbox.
+# What a package's postinst does: create the system user of sysusers.d/reachd.conf.
+inside systemd-sysusers >/dev/null
+reachd_uid=$(inside id -u reachd) || fail "systemd-sysusers did not create user reachd"
+
+# --- 0. The sandbox lets Swift and D-Bus work.
 if [ -x "$tests_bin" ]; then
-  if timeout 120 nsenter -t "$leader" -a systemctl start reachd-sandbox-check.service &&
-     inside journalctl -u reachd-sandbox-check.service --no-pager -o cat | grep -Eq "Test run with [1-9][0-9]* tests.* passed"; then
-    log "Swift tests pass under reachd.service's sandbox (MemoryDenyWriteExecute, SystemCallFilter, DynamicUser)"
+  if timeout 120 nsenter -t "$leader" -a systemctl start reachd-sandbox-swift.service &&
+     inside journalctl -u reachd-sandbox-swift.service --no-pager -o cat | grep -Eq "Test run with [1-9][0-9]* tests.* passed"; then
+    log "Swift tests pass under reachd.service's sandbox (MemoryDenyWriteExecute, SystemCallFilter, PrivateUsers)"
   else
     fail "the Swift tests fail under reachd.service's sandbox:"
-    inside journalctl -u reachd-sandbox-check.service --no-pager -o cat | tail -20 >&2
+    inside journalctl -u reachd-sandbox-swift.service --no-pager -o cat | tail -20 >&2
   fi
+fi
+if timeout 30 nsenter -t "$leader" -a systemctl start reachd-sandbox-dbus.service; then
+  log "the system bus answers reachd.service's user"
+else
+  fail "the system bus refuses reachd.service's user:"
+  inside journalctl -u reachd-sandbox-dbus.service --no-pager -o cat | tail -5 >&2
 fi
 
 # --- 1. The service starts and reports ready.
@@ -133,7 +149,7 @@ else
 fi
 pid=$(inside systemctl show -p MainPID --value reachd.service)
 uid=$(inside awk '/^Uid:/ { print $2 }' /proc/"$pid"/status 2>/dev/null || echo "?")
-[ "$uid" != 0 ] && [ "$uid" != "?" ] || fail "reachd runs as uid $uid (expected a dynamic user)"
+[ "$uid" = "$reachd_uid" ] || fail "reachd runs as uid $uid (expected user reachd, $reachd_uid)"
 
 # --- 2. STATUS= reaches systemd, and follows the network.
 status_text() { inside systemctl show -p StatusText --value reachd.service; }
