@@ -294,3 +294,51 @@ let evaluationCases: [EvaluationCase] = [
         #expect(decoded.reachabilityFlags == [.reachable, .isDirect])
     }
 }
+
+// MARK: - Human form
+
+struct SummaryCase: CustomTestStringConvertible, Sendable {
+    let check: HostCheck
+    let line: String
+    var testDescription: String { line }
+}
+
+private func route(_ address: String, _ interface: String?, gateway: String? = nil, source: String? = nil, type: String = "unicast") -> Route {
+    Route(address: address, interface: interface, kind: interface == nil ? nil : "ethernet", gateway: gateway, source: source, type: type)
+}
+
+let summaryCases: [SummaryCase] = [
+    SummaryCase(check: HostCheck(host: "example.com", addresses: ["93.184.216.34"], reachable: true, status: "ethernet", flags: ["reachable"],
+                                 routes: [route("93.184.216.34", "eth0", gateway: "10.0.0.1", source: "10.0.0.2")],
+                                 tcp: TCPCheck(port: 443, connected: true, rttMs: 12.34)),
+                line: "example.com (93.184.216.34): reachable via eth0 gateway 10.0.0.1 src 10.0.0.2 [reachable] · tcp/443 connected in 12.3 ms"),
+    SummaryCase(check: HostCheck(host: "gw.test", addresses: ["10.0.0.1", "2001:db8::1"], reachable: true, status: "ethernet", flags: ["reachable", "isDirect"],
+                                 routes: [route("10.0.0.1", "eth0", source: "10.0.0.2"), route("2001:db8::1", "eth0", source: "2001:db8::2")], tcp: nil),
+                line: "gw.test (10.0.0.1, +1 more): reachable via eth0 src 10.0.0.2 [reachable, isDirect]"),
+    SummaryCase(check: HostCheck(host: "10.0.0.2", addresses: ["10.0.0.2"], reachable: true, status: "ethernet", flags: ["reachable", "isDirect", "isLocalAddress"],
+                                 routes: [route("10.0.0.2", "lo", source: "10.0.0.2", type: "local")], tcp: nil),
+                line: "10.0.0.2: reachable (local address) via lo src 10.0.0.2 [reachable, isDirect, isLocalAddress]"),
+    SummaryCase(check: HostCheck(host: "hole.test", addresses: ["198.51.100.7"], reachable: false, status: "notReachable", flags: [],
+                                 routes: [route("198.51.100.7", nil, type: "blackhole")], tcp: nil),
+                line: "hole.test (198.51.100.7): not reachable: blackhole route"),
+    SummaryCase(check: HostCheck(host: "192.0.2.1", addresses: ["192.0.2.1"], reachable: false, status: "notReachable", flags: [],
+                                 routes: [route("192.0.2.1", nil, type: "unreachable")], tcp: TCPCheck(port: 22, connected: false, error: "not attempted: no usable route")),
+                line: "192.0.2.1: not reachable: no route · tcp/22 failed: not attempted: no usable route"),
+    SummaryCase(check: HostCheck(host: "[2001:db8::1]", addresses: ["2001:db8::1"], reachable: false, status: "ethernet", flags: ["isDirect"],
+                                 routes: [route("2001:db8::1", "eth0", source: "2001:db8::2")], tcp: TCPCheck(port: 80, connected: false, error: "Connection refused")),
+                line: "[2001:db8::1]: not reachable via eth0 src 2001:db8::2 [isDirect] · tcp/80 failed: Connection refused"),
+]
+
+@Suite struct HostCheckSummaryTests {
+    @Test(arguments: summaryCases)
+    func summary(_ c: SummaryCase) { #expect(c.check.summary == c.line) }
+
+    @Test func comparableIgnoresOnlyTheRoundTrip() {
+        let a = summaryCases[0].check
+        var b = a
+        b.tcp?.rttMs = 99
+        #expect(a.comparable == b.comparable)
+        b.routes[0].gateway = "10.0.0.254"
+        #expect(a.comparable != b.comparable)
+    }
+}
