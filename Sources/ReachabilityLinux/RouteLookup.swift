@@ -58,16 +58,18 @@ public final class RouteLookup {
     /// Looks up the route to `address` (an IPv4 or IPv6 literal). A refused look-up (no route,
     /// unreachable/prohibit/blackhole route) is a result with that route type and the kernel's
     /// error text, not a thrown error; only a failing socket throws.
-    public func lookup(_ address: String) throws -> RouteLookupResult {
+    /// The result names the address in its canonical form (`inet_ntop`: `2001:db8::1`, not `2001:DB8:0::1`).
+    public func lookup(_ text: String) throws -> RouteLookupResult {
         let family: AddressFamily
-        let bytes: [UInt8]
-        if let v4 = HostName.ipv4Bytes(address) {
+        var bytes: [UInt8]
+        if let v4 = HostName.ipv4Bytes(text) {
             family = .ipv4; bytes = v4
-        } else if let v6 = HostName.ipv6Bytes(address) {
+        } else if let v6 = HostName.ipv6Bytes(text) {
             family = .ipv6; bytes = v6
         } else {
-            throw RouteLookupError("lookup", message: "\(address) is not an IP address")
+            throw RouteLookupError("lookup", message: "\(text) is not an IP address")
         }
+        let address = Self.string(family: family == .ipv4 ? AF_INET : AF_INET6, bytes: &bytes, length: bytes.count) ?? text
 
         var request = rtmsg()
         request.rtm_family = UInt8(family == .ipv4 ? AF_INET : AF_INET6)
@@ -221,7 +223,7 @@ public final class RouteLookup {
     }
 
     /// `inet_ntop` of an address attribute.
-    static func string(family: Int32, bytes: UnsafeMutableRawPointer, length: Int) -> String? {
+    static func string(family: Int32, bytes: UnsafeRawPointer, length: Int) -> String? {
         let expected = family == AF_INET ? 4 : family == AF_INET6 ? 16 : -1
         guard length == expected else { return nil }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))

@@ -104,3 +104,14 @@ final class RouteFixture: @unchecked Sendable {
         #expect(waitUntil { (try? lookup.lookup("192.0.2.1"))?.link?.carrier == true })
     }
 }
+
+@Suite struct RouteLookupCanonicalTests {
+    @Test func addressesComeBackInCanonicalForm() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let ns = try TestNamespace(tag: "c")
+        defer { ns.destroy() }
+        let result = try RouteLookup(networkNamespace: ns.name).lookup("0:0:0:0:0:0:0:1")
+        #expect(result.address == "::1")
+        #expect(result.type == .local)
+    }
+}
