@@ -105,8 +105,8 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     }
 
     /// Subscribes to the rtnetlink groups, then dumps links, addresses and routes; the initial
-    /// status is ready when it returns. Must not be called from `queue`'s own work items... it
-    /// may be: it then runs inline.
+    /// status is ready when it returns. Observers are not told about the initial state (use
+    /// `initialEvent()` or `events()`). Calling it again while running does nothing.
     public func start() throws {
         try onQueue {
             guard socket == nil else { return }
@@ -226,14 +226,10 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     private func handle(_ message: OpaquePointer) {
         for change in NetlinkMessageDecoder.changes(in: message) {
             table.apply(change)
-            if case .link = change { linkVerdicts[linkIndex(change)] = nil }
+            // A new link may reuse the index and name of a deleted one: decide its kind afresh.
+            if case .linkRemoved(let index) = change { linkVerdicts[index] = nil }
             dirty = true
         }
-    }
-
-    private func linkIndex(_ change: KernelChange) -> Int {
-        if case .link(let facts) = change, linkVerdicts[facts.index]?.name != facts.name { return facts.index }
-        return -1
     }
 
     /// Reads everything the socket holds, then classifies once.
