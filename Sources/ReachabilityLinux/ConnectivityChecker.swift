@@ -34,6 +34,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
         public var initialBackoff: TimeInterval = 2
         /// Make the checks' sockets in this network namespace (tests); nil: the daemon's own.
         public var networkNamespace: String? = nil
+        /// Resolve the URL's host from this hosts(5) file only (tests); nil: the system resolver.
+        public var hostsFile: String? = nil
 
         public init() {}
     }
@@ -45,6 +47,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private let target: any ProbeTarget
     private var configuration: Configuration
     private var scheduler: ProbeScheduler
+    /// Shared by all checks: bounds the threads that hanging look-ups can hold.
+    private var resolver: HostResolver
     private var running: [Int: HTTPProbe.Handle] = [:]
     private var timer: DispatchSourceTimer?
     /// The scheduler's id of the armed timer: a handler of a replaced timer does nothing.
@@ -63,6 +67,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         self.queue = queue
         self.log = log
         self.scheduler = ProbeScheduler(configuration: Self.schedulerConfiguration(configuration))
+        self.resolver = Self.resolver(for: configuration)
     }
 
     /// Begins with the target's current status.
@@ -100,6 +105,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     public func reconfigure(_ configuration: Configuration) {
         queue.async { [self] in
             self.configuration = configuration
+            resolver = Self.resolver(for: configuration)
             warnAboutURL()
             perform(scheduler.reconfigure(Self.schedulerConfiguration(configuration), now: Date()))
         }
@@ -112,6 +118,14 @@ public final class ConnectivityChecker: @unchecked Sendable {
 
     private static func schedulerConfiguration(_ c: Configuration) -> ProbeScheduler.Configuration {
         ProbeScheduler.Configuration(enabled: c.enabled, url: c.url, interval: c.interval, initialBackoff: c.initialBackoff)
+    }
+
+    private static func resolver(for c: Configuration) -> HostResolver {
+        var configuration = HostResolver.Configuration()
+        configuration.timeout = c.timeout
+        configuration.networkNamespace = c.networkNamespace
+        configuration.hostsFile = c.hostsFile
+        return HostResolver(configuration: configuration)
     }
 
     private func warnAboutURL() {
@@ -160,7 +174,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
             return
         }
         let request = HTTPProbe.Request(url: url, interface: path.interface, sourceAddresses: path.sourceAddresses,
-                                        timeout: configuration.timeout, networkNamespace: configuration.networkNamespace)
+                                        timeout: configuration.timeout, networkNamespace: configuration.networkNamespace,
+                                        resolver: resolver)
         running[id] = HTTPProbe.start(request) { [weak self] result in
             let probe = ProbeVerdict.probe(url: configuration.url, expectedResponse: configuration.expectedResponse,
                                            outcome: result.outcome, rttMs: result.rttMs, checkedAt: Date())

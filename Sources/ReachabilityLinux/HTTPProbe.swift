@@ -27,11 +27,15 @@ public enum HTTPProbe {
         /// Create the socket (and resolve) inside this network namespace (tests); nil: the current one.
         public var networkNamespace: String?
         public var maxBodyBytes: Int
+        /// Resolves a host name; nil: a `HostResolver` with `timeout` in `networkNamespace`.
+        /// (The checker shares one, which bounds the threads a hanging DNS can hold.)
+        public var resolver: HostResolver?
 
         public init(url: ProbeURL, interface: String? = nil, sourceAddresses: [String] = [], timeout: TimeInterval = 5,
-                    networkNamespace: String? = nil, maxBodyBytes: Int = 64 * 1024) {
+                    networkNamespace: String? = nil, maxBodyBytes: Int = 64 * 1024, resolver: HostResolver? = nil) {
             self.url = url; self.interface = interface; self.sourceAddresses = sourceAddresses
             self.timeout = timeout; self.networkNamespace = networkNamespace; self.maxBodyBytes = maxBodyBytes
+            self.resolver = resolver
         }
     }
 
@@ -97,12 +101,12 @@ public enum HTTPProbe {
                 "https is not supported (reachd has no TLS): use an http:// URL")), rttMs: nil)
         }
         let deadline = Date().addingTimeInterval(request.timeout)
-        let addresses: [ResolvedAddress]
-        switch HostResolver.resolve(host: url.host, port: url.port, networkNamespace: request.networkNamespace,
-                                    deadline: deadline, cancelFD: handle.cancelFD) {
+        let addresses: [ProbePeer]
+        switch resolve(request) {
         case .success(let resolved): addresses = resolved
         case .failure(let failure): return Result(outcome: .failure(failure), rttMs: nil)
         }
+        if handle.isCancelled { return Result(outcome: .failure(ProbeFailure(.other, "cancelled")), rttMs: nil) }
         let started = Date()
         var lastFailure = ProbeFailure(.other, "no address to connect to")
         for address in addresses {
@@ -123,20 +127,55 @@ public enum HTTPProbe {
     }
 }
 
+extension HTTPProbe {
+    /// The URL's host as socket addresses: a literal at once, a name through the resolver
+    /// (which gives up after its timeout while a stuck getaddrinfo finishes on its own thread).
+    static func resolve(_ request: Request) -> Swift.Result<[ProbePeer], ProbeFailure> {
+        let url = request.url
+        if let literal = ProbePeer(url.host, port: url.port) { return .success([literal]) }
+        let resolver = request.resolver ?? {
+            var configuration = HostResolver.Configuration()
+            configuration.timeout = request.timeout
+            configuration.networkNamespace = request.networkNamespace
+            return HostResolver(configuration: configuration)
+        }()
+        switch resolver.resolve(.name(url.host), host: url.host) {
+        case .success(let texts):
+            let addresses = texts.compactMap { ProbePeer($0, port: url.port) }
+            guard !addresses.isEmpty else { return .failure(ProbeFailure(.dnsFailure, "\(url.host): no usable address")) }
+            return .success(addresses)
+        case .failure(let error):
+            return .failure(ProbeFailure(.dnsFailure, error.description))
+        }
+    }
+}
+
+/// An address the check connects to, with its text for messages.
+struct ProbePeer {
+    var address: SocketAddress
+    var text: String
+
+    init?(_ text: String, port: Int) {
+        guard let address = SocketAddress(text, port: port) else { return nil }
+        self.address = address
+        self.text = text
+    }
+}
+
 /// One TCP connection of a check: connect, send, read; every step bounded by the deadline.
 private struct Connection {
     let request: HTTPProbe.Request
-    let address: ResolvedAddress
+    let address: ProbePeer
     let deadline: Date
     let cancelFD: Int32?
     var fd: Int32 = -1
 
-    init(request: HTTPProbe.Request, address: ResolvedAddress, deadline: Date, cancelFD: Int32?) {
+    init(request: HTTPProbe.Request, address: ProbePeer, deadline: Date, cancelFD: Int32?) {
         self.request = request; self.address = address; self.deadline = deadline; self.cancelFD = cancelFD
     }
 
     var peer: String {
-        address.family == AF_INET6 ? "[\(address.text)]:\(request.url.port)" : "\(address.text):\(request.url.port)"
+        address.address.family == AF_INET6 ? "[\(address.text)]:\(request.url.port)" : "\(address.text):\(request.url.port)"
     }
 
     mutating func close() {
@@ -156,7 +195,7 @@ private struct Connection {
 
     /// socket(2) inside the namespace, then SO_BINDTODEVICE, or bind(2) to a source address.
     private mutating func open() throws(ProbeFailure) {
-        let family = address.family
+        let family = address.address.family
         let created: Int32
         do {
             created = try NetworkNamespace.run(in: request.networkNamespace) {
@@ -176,19 +215,15 @@ private struct Connection {
         // Without CAP_NET_RAW SO_BINDTODEVICE fails (EPERM): bind to the interface's address instead.
         guard bindErrno == EPERM || bindErrno == EACCES else { throw failure("SO_BINDTODEVICE \(interface)", bindErrno) }
         for source in request.sourceAddresses {
-            guard let local = HostResolver.numeric(host: source, port: 0), local.family == family else { continue }
-            let status = local.sockaddr.withUnsafeBytes { raw in
-                bind(fd, raw.baseAddress?.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
-            }
+            guard let local = SocketAddress(source, port: 0), local.family == family else { continue }
+            let status = local.withSockaddr { pointer, length in bind(fd, pointer, length) }
             if status == 0 { return }
         }
     }
 
     /// Non-blocking connect(2), waiting for writability, then SO_ERROR.
     private func connect() throws(ProbeFailure) {
-        let status = address.sockaddr.withUnsafeBytes { raw in
-            Glibc.connect(fd, raw.baseAddress?.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
-        }
+        let status = address.address.withSockaddr { pointer, length in Glibc.connect(fd, pointer, length) }
         if status == 0 { return }
         guard errno == EINPROGRESS else { throw failure("connect to \(peer)") }
         try wait(for: Int16(POLLOUT), doing: "connecting to \(peer)")

@@ -1,128 +1,181 @@
+import CNetlink
 import Foundation
 import ReachabilityCore
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One address a host name resolved to, ready for `connect(2)`.
-struct ResolvedAddress: Sendable {
-    var family: Int32
-    /// The `sockaddr_in`/`sockaddr_in6` bytes.
-    var sockaddr: [UInt8]
-    /// The numeric address (`10.77.0.1`, `fd00::1`).
-    var text: String
-}
-
-/// getaddrinfo(3) with a deadline, on a thread of its own.
+/// Resolves host names to every address they have, with a timeout.
 ///
-/// glibc's resolver blocks for as long as resolv.conf's timeouts say (tens of seconds with
-/// unreachable name servers), and cannot be interrupted. So the look-up runs on a detached
-/// thread; the caller waits for it only until the deadline or a cancellation, then gives up
-/// and leaves the thread to finish (and its result to be dropped) on its own. Address
-/// literals are converted at once, without a thread.
-enum HostResolver {
-    /// Resolves `host` for TCP `port` inside `networkNamespace` (nil: the current one).
-    /// `cancelFD`, when readable, stops the wait early.
-    static func resolve(host: String, port: Int, networkNamespace: String?, deadline: Date,
-                        cancelFD: Int32?) -> Result<[ResolvedAddress], ProbeFailure> {
-        if let literal = numeric(host: host, port: port) { return .success([literal]) }
-        let lookup = Lookup()
-        let thread = Thread {
-            let result: Result<[ResolvedAddress], ProbeFailure>
-            do {
-                result = try NetworkNamespace.run(in: networkNamespace) { getaddrinfo(host: host, port: port, flags: 0) }
-            } catch {
-                result = .failure(ProbeFailure(.other, "\(error)"))
+/// `getaddrinfo(3)` cannot be cancelled and may hang for as long as the system's resolver
+/// configuration allows, so each resolution runs on a thread of its own: the caller waits at most
+/// `timeout`, then answers HostNotFound while the stuck thread finishes on its own. Address
+/// literals never reach the resolver. At most `maxInFlight` resolutions run at once (stuck ones
+/// included), so hanging DNS cannot pile up threads without bound.
+public final class HostResolver: @unchecked Sendable {
+    /// The resolving function: a name in, its addresses (in the resolver's preference order) or
+    /// an error text out. Tests substitute one that hangs or fails.
+    public typealias Lookup = @Sendable (_ name: String) -> Result<[String], ResolveFailure>
+
+    /// Why a name did not resolve: the resolver's text (`Name or service not known`).
+    public struct ResolveFailure: Error, Equatable, Sendable, CustomStringConvertible {
+        public let message: String
+        public init(_ message: String) { self.message = message }
+        public var description: String { message }
+    }
+
+    public struct Configuration: Sendable {
+        /// How long a caller waits for one name.
+        public var timeout: TimeInterval = 5
+        /// Resolve from this hosts(5) file only, never from DNS (tests: a hosts file made for the test).
+        public var hostsFile: String? = nil
+        /// The network namespace in which `getaddrinfo` creates its sockets (tests).
+        public var networkNamespace: String? = nil
+        /// The most resolutions running at once.
+        public var maxInFlight: Int = 16
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    private let lookup: Lookup
+    private let lock = NSLock()
+    private var inFlight = 0
+
+    /// - Parameter lookup: the resolving function; by default `hostsFile` when set, else `getaddrinfo`.
+    public init(configuration: Configuration = Configuration(), lookup: Lookup? = nil) {
+        self.configuration = configuration
+        if let lookup {
+            self.lookup = lookup
+        } else if let hostsFile = configuration.hostsFile {
+            self.lookup = { name in HostsFile.addresses(of: name, path: hostsFile) }
+        } else {
+            let namespace = configuration.networkNamespace
+            self.lookup = { name in
+                do { return try NetworkNamespace.run(in: namespace) { HostResolver.getaddrinfo(name) } }
+                catch { return .failure(ResolveFailure("\(error)")) }
             }
-            lookup.finish(result)
-        }
-        thread.name = "reachd-resolve"
-        thread.start()
-        while true {
-            let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 {
-                return .failure(ProbeFailure(.dnsFailure, "resolving \(host): no answer within the timeout"))
-            }
-            var fds = [pollfd(fd: lookup.readFD, events: Int16(POLLIN), revents: 0)]
-            if let cancelFD { fds.append(pollfd(fd: cancelFD, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&fds, nfds_t(fds.count), Int32(min(remaining * 1000, 60_000).rounded(.up)))
-            if ready < 0 && errno != EINTR {
-                return .failure(ProbeFailure(.other, "poll: \(String(cString: strerror(errno)))"))
-            }
-            if fds.count > 1 && fds[1].revents != 0 {
-                return .failure(ProbeFailure(.other, "cancelled"))
-            }
-            if let result = lookup.result { return result }
         }
     }
 
-    /// `host` as an address literal, or nil when it is a name.
-    static func numeric(host: String, port: Int) -> ResolvedAddress? {
-        guard case .success(let addresses) = getaddrinfo(host: host, port: port, flags: AI_NUMERICHOST),
-              let first = addresses.first else { return nil }
-        return first
+    /// The addresses of `spec`: the literal itself, or every address of the name, duplicates
+    /// removed, in the resolver's order. Blocks the calling thread for at most `timeout`.
+    public func resolve(_ spec: HostSpec, host: String) -> Result<[String], HostCheckError> {
+        switch spec {
+        case let .address(address, _):
+            return .success([address])
+        case let .name(name):
+            let admitted: Bool = lock.withLock {
+                guard inFlight < configuration.maxInFlight else { return false }
+                inFlight += 1
+                return true
+            }
+            guard admitted else {
+                return .failure(.hostNotFound(host: host, reason: "too many resolutions in progress"))
+            }
+            let box = ResultBox()
+            let done = DispatchSemaphore(value: 0)
+            let lookup = self.lookup
+            let thread = Thread { [self] in
+                let result = lookup(name)
+                box.set(result)
+                lock.withLock { inFlight -= 1 }
+                done.signal()
+            }
+            thread.name = "reachd.resolve"
+            thread.start()
+            let timeout = configuration.timeout
+            guard done.wait(timeout: .now() + timeout) == .success, let result = box.get() else {
+                return .failure(.hostNotFound(host: host, reason: "resolution timed out after \(Self.seconds(timeout))"))
+            }
+            switch result {
+            case let .success(addresses):
+                var unique: [String] = []
+                for address in addresses where !unique.contains(address) { unique.append(address) }
+                if unique.isEmpty { return .failure(.hostNotFound(host: host, reason: "no addresses")) }
+                return .success(unique)
+            case let .failure(failure):
+                return .failure(.hostNotFound(host: host, reason: failure.message))
+            }
+        }
     }
 
-    /// Wraps getaddrinfo(3) (TCP, any family) with its error text (gai_strerror).
-    static func getaddrinfo(host: String, port: Int, flags: Int32) -> Result<[ResolvedAddress], ProbeFailure> {
+    /// `5 s`, `0.25 s`: a duration for messages, to the millisecond.
+    static func seconds(_ t: TimeInterval) -> String {
+        let ms = (t * 1000).rounded()
+        return ms.truncatingRemainder(dividingBy: 1000) == 0 ? "\(Int(ms / 1000)) s" : "\(ms / 1000) s"
+    }
+
+    /// `getaddrinfo(name, NULL, {AF_UNSPEC, SOCK_STREAM})`: every address, in RFC 6724 order.
+    static func getaddrinfo(_ name: String) -> Result<[String], ResolveFailure> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = flags
         var list: UnsafeMutablePointer<addrinfo>?
-        let status = Glibc.getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0 else {
-            let text = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
-            return .failure(ProbeFailure(.dnsFailure, "resolving \(host): \(text)"))
+        let rc = Glibc.getaddrinfo(name, nil, &hints, &list)
+        guard rc == 0 else {
+            let text = rc == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(rc))
+            return .failure(ResolveFailure(text))
         }
         defer { freeaddrinfo(list) }
-        var addresses: [ResolvedAddress] = []
+        var addresses: [String] = []
         var entry = list
-        while let info = entry?.pointee {
-            entry = info.ai_next
-            guard let address = info.ai_addr, info.ai_family == AF_INET || info.ai_family == AF_INET6 else { continue }
-            let bytes = Array(UnsafeRawBufferPointer(start: address, count: Int(info.ai_addrlen)))
-            addresses.append(ResolvedAddress(family: info.ai_family, sockaddr: bytes, text: numericText(address, info.ai_addrlen)))
+        while let current = entry {
+            if let address = current.pointee.ai_addr, let text = socketAddressString(address) { addresses.append(text) }
+            entry = current.pointee.ai_next
         }
-        guard !addresses.isEmpty else { return .failure(ProbeFailure(.dnsFailure, "resolving \(host): no IPv4 or IPv6 address")) }
         return .success(addresses)
     }
 
-    /// getnameinfo(3) with NI_NUMERICHOST.
-    static func numericText(_ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> String {
-        var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        guard getnameinfo(address, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else { return "?" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    /// The numeric form of an AF_INET/AF_INET6 socket address.
+    static func socketAddressString(_ address: UnsafeMutablePointer<sockaddr>) -> String? {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            var v4 = UnsafeMutableRawPointer(address).load(as: sockaddr_in.self).sin_addr
+            guard inet_ntop(AF_INET, &v4, &text, socklen_t(text.count)) != nil else { return nil }
+        case AF_INET6:
+            var v6 = UnsafeMutableRawPointer(address).load(as: sockaddr_in6.self).sin6_addr
+            guard inet_ntop(AF_INET6, &v6, &text, socklen_t(text.count)) != nil else { return nil }
+        default:
+            return nil
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// One resolution's result, handed from its thread to the waiting caller.
+private final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Result<[String], HostResolver.ResolveFailure>?
+    func set(_ v: Result<[String], HostResolver.ResolveFailure>) { lock.withLock { value = v } }
+    func get() -> Result<[String], HostResolver.ResolveFailure>? { lock.withLock { value } }
+}
+
+/// hosts(5): `ADDRESS NAME [ALIASES…]`, `#` comments; names compare case-insensitively.
+public enum HostsFile {
+    /// The addresses listed for `name` in the text of a hosts file, in file order.
+    public static func addresses(of name: String, inText text: String) -> [String] {
+        let wanted = name.lowercased()
+        var result: [String] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            let content = line.prefix { $0 != "#" }
+            let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            guard fields.count >= 2 else { continue }
+            let address = fields[0]
+            guard HostName.ipv4Bytes(address) != nil || HostName.ipv6Bytes(address) != nil else { continue }
+            if fields.dropFirst().contains(where: { $0.lowercased() == wanted }) && !result.contains(address) {
+                result.append(address)
+            }
+        }
+        return result
     }
 
-    /// The hand-over between the resolver thread and the waiter: the result, and a pipe that
-    /// becomes readable when it is there. The pipe closes when the last of the two lets go.
-    private final class Lookup: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: Result<[ResolvedAddress], ProbeFailure>?
-        let readFD: Int32
-        private let writeFD: Int32
-
-        init() {
-            var fds: [Int32] = [-1, -1]
-            if pipe(&fds) == 0 {
-                _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-                _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-            }
-            readFD = fds[0]; writeFD = fds[1]
+    /// Reads `path` and looks `name` up in it.
+    public static func addresses(of name: String, path: String) -> Result<[String], HostResolver.ResolveFailure> {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .failure(.init("cannot read hosts file \(path)"))
         }
-
-        var result: Result<[ResolvedAddress], ProbeFailure>? { lock.withLock { stored } }
-
-        func finish(_ result: Result<[ResolvedAddress], ProbeFailure>) {
-            lock.withLock { stored = result }
-            var byte: UInt8 = 1
-            _ = write(writeFD, &byte, 1)
-        }
-
-        deinit {
-            if readFD >= 0 { close(readFD) }
-            if writeFD >= 0 { close(writeFD) }
-        }
+        let addresses = addresses(of: name, inText: String(decoding: data, as: UTF8.self))
+        return addresses.isEmpty ? .failure(.init("Name or service not known (not in \(path))")) : .success(addresses)
     }
 }

@@ -132,6 +132,32 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(lab.server.requests.isEmpty)
     }
 
+    /// Names through a hosts file made for the test: one maps to the server, one is missing.
+    @Test func namesFromAHostsFile() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let lab = try ProbeLab()
+        defer { lab.destroy() }
+        let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-probe-hosts-\(lab.host.name)").path
+        try "10.77.0.1 probe.test\n".write(toFile: hosts, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: hosts) }
+        var configuration = HostResolver.Configuration()
+        configuration.hostsFile = hosts
+        configuration.timeout = 2
+        let resolver = HostResolver(configuration: configuration)
+
+        var request = try lab.request("http://probe.test:8080/generate_204")
+        request.resolver = resolver
+        guard case .response(let response) = HTTPProbe.run(request).outcome else { Issue.record("no response"); return }
+        #expect(response.status == 204)
+        #expect(lab.server.requests == ["/generate_204 probe.test:8080 reachd/0.1"])
+
+        request = try lab.request("http://nonexistent.invalid:8080/generate_204")
+        request.resolver = resolver
+        let result = HTTPProbe.run(request)
+        #expect(failureKind(result) == .dnsFailure)
+        #expect(lab.server.requests.count == 1)
+    }
+
     /// The socket is bound to the interface: bound to another link, the server is out of reach
     /// even though the routing table knows the way.
     @Test func bindsToTheInterface() throws {

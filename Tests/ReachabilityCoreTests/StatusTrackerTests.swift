@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+@testable import ReachabilityCore
+
+private let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+private func ethernetSnapshot(carrier: Bool = true, metric: UInt32 = 100) -> NetworkSnapshot {
+    NetworkSnapshot(
+        links: [2: LinkState(index: 2, name: "eth0", kind: .ethernet, up: true, carrier: carrier, operstate: carrier ? "up" : "lowerlayerdown")],
+        addresses: [AddressState(ifindex: 2, family: .ipv4, address: "10.0.0.2", prefixLength: 24)],
+        routes: [RouteState(family: .ipv4, gateway: "10.0.0.1", oif: 2, metric: metric)])
+}
+
+@Suite struct StatusTrackerTests {
+    @Test func emitsOnlyOnChangeWithIncreasingSequence() {
+        var tracker = StatusTracker(firstSequence: 1000, now: t0)
+        #expect(tracker.status.status == .notReachable)
+        #expect(tracker.initialEvent(now: t0).sequence == 1000)
+        #expect(tracker.initialEvent(now: t0).previous == nil)
+
+        guard case let .emit(up) = tracker.update(ethernetSnapshot(), now: t0.addingTimeInterval(1)) else {
+            Issue.record("no event for the uplink"); return
+        }
+        #expect(up.sequence == 1001)
+        #expect(up.event == .reachabilityChanged)
+        #expect(up.previous?.status == .notReachable)
+        #expect(up.current.status == .ethernet)
+        #expect(up.current.since == t0.addingTimeInterval(1))
+
+        // The same picture again is no event.
+        #expect(tracker.update(ethernetSnapshot(), now: t0.addingTimeInterval(2)) == .none)
+
+        guard case let .emit(down) = tracker.update(ethernetSnapshot(carrier: false), now: t0.addingTimeInterval(3)) else {
+            Issue.record("no event for carrier loss"); return
+        }
+        #expect(down.sequence == 1002)
+        #expect(down.reason == Reason(code: .carrierLost, interface: "eth0"))
+        #expect(down.current.status == .notReachable)
+    }
+
+    @Test func metricChangeIsAnEventOnlyWhenTheStatusObjectChanges() {
+        var tracker = StatusTracker(snapshot: ethernetSnapshot(), now: t0)
+        // A metric change alone changes nothing in the Status object: no event.
+        #expect(tracker.update(ethernetSnapshot(metric: 50), now: t0) == .none)
+    }
+
+    @Test func probeTimestampIsNoEventButVerdictIs() {
+        var snapshot = ethernetSnapshot()
+        snapshot.probe = Probe(url: "http://127.0.0.1/", result: .full, httpStatus: 204, rttMs: 3, checkedAt: t0)
+        var tracker = StatusTracker(snapshot: snapshot, now: t0)
+        snapshot.probe = Probe(url: "http://127.0.0.1/", result: .full, httpStatus: 204, rttMs: 9, checkedAt: t0.addingTimeInterval(300))
+        #expect(tracker.update(snapshot, now: t0) == .none)
+        #expect(tracker.status.probe?.checkedAt == t0.addingTimeInterval(300))
+
+        snapshot.probe = Probe(url: "http://127.0.0.1/", result: .portal, httpStatus: 302, portalUrl: "http://login/", checkedAt: t0.addingTimeInterval(301))
+        guard case let .emit(event) = tracker.update(snapshot, now: t0) else { Issue.record("no event"); return }
+        #expect(event.reason.code == .probeResult)
+        #expect(event.current.connectivity == .portal)
+    }
+
+    @Test func forcedReasonWins() {
+        var tracker = StatusTracker(now: t0)
+        guard case let .emit(event) = tracker.update(ethernetSnapshot(), reason: Reason(code: .resync), now: t0) else {
+            Issue.record("no event"); return
+        }
+        #expect(event.reason.code == .resync)
+    }
+}
+
+struct ReasonCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    let old: NetworkSnapshot
+    let new: NetworkSnapshot
+    let code: Reason.Code
+    let interface: String?
+    var testDescription: String { name }
+}
+
+private let base = ethernetSnapshot()
+private let withWifi: NetworkSnapshot = {
+    var s = base
+    s.links[3] = LinkState(index: 3, name: "wlan0", kind: .wifi, up: true, carrier: true, operstate: "up")
+    return s
+}()
+
+let reasonCases: [ReasonCase] = [
+    ReasonCase(name: "carrier lost", old: base, new: ethernetSnapshot(carrier: false), code: .carrierLost, interface: "eth0"),
+    ReasonCase(name: "carrier gained", old: ethernetSnapshot(carrier: false), new: base, code: .carrierGained, interface: "eth0"),
+    ReasonCase(name: "link added", old: base, new: withWifi, code: .linkAdded, interface: "wlan0"),
+    ReasonCase(name: "link removed", old: withWifi, new: base, code: .linkRemoved, interface: "wlan0"),
+    ReasonCase(name: "link down beats its route removal", old: base, new: {
+        var s = base; s.links[2]?.up = false; s.links[2]?.carrier = false; s.routes = []; return s }(), code: .linkDown, interface: "eth0"),
+    ReasonCase(name: "route removed", old: base, new: { var s = base; s.routes = []; return s }(), code: .routeRemoved, interface: "eth0"),
+    ReasonCase(name: "address added", old: { var s = base; s.addresses = []; return s }(), new: base, code: .addressAdded, interface: "eth0"),
+    ReasonCase(name: "modem changed", old: base, new: { var s = base; s.modems = [ModemState(path: "/m/0", interfaces: [], accessTechnologies: 0)]; return s }(), code: .modemChanged, interface: nil),
+]
+
+@Suite struct ReasonDeriverTests {
+    @Test(arguments: reasonCases)
+    func derives(_ c: ReasonCase) {
+        let reason = ReasonDeriver.reason(from: c.old, to: c.new, focus: ["eth0"])
+        #expect(reason?.code == c.code)
+        #expect(reason?.interface == c.interface)
+    }
+
+    @Test func focusWinsOverAnUnrelatedInterface() {
+        var old = withWifi
+        old.links[3]?.carrier = true
+        var new = old
+        new.links[2]?.carrier = false      // the primary
+        new.links[3]?.up = false           // unrelated, more significant code
+        let reason = ReasonDeriver.reason(from: old, to: new, focus: ["eth0"])
+        #expect(reason == Reason(code: .carrierLost, interface: "eth0"))
+    }
+
+    @Test func nothingChangedIsNil() {
+        #expect(ReasonDeriver.reason(from: base, to: base) == nil)
+    }
+}
+
+@Suite struct WireFormatTests {
+    @Test func statusEncodesEveryFieldWithNulls() throws {
+        let status = Classifier.classify(base, since: t0)
+        let json = try WireJSON.string(status)
+        for key in ["\"vpn\":null", "\"cellular\":null", "\"probe\":null", "\"since\":\"2027-01-15T08:00:00.000Z\"",
+                    "\"status\":\"ethernet\"", "\"flags\":[\"reachable\"]", "\"metered\":false"] {
+            #expect(json.contains(key), "missing \(key) in \(json)")
+        }
+        let decoded = try WireJSON.decoder().decode(Status.self, from: Data(json.utf8))
+        #expect(decoded == status)
+    }
+
+    @Test func eventRoundTrips() throws {
+        let event = ReachabilityEvent(sequence: 42, timestamp: t0, event: .initial, reason: Reason(code: .initial),
+                                      previous: nil, current: Classifier.classify(base, since: t0))
+        let json = try WireJSON.string(event)
+        #expect(json.contains("\"previous\":null"))
+        #expect(json.contains("\"interface\":null"))
+        #expect(try WireJSON.decoder().decode(ReachabilityEvent.self, from: Data(json.utf8)) == event)
+    }
+
+    @Test func generationMapCoversEveryBit() {
+        for entry in ModemAccessTechnology.table {
+            #expect(entry.bit.newest?.name == entry.name)
+        }
+        #expect(ModemAccessTechnology(rawValue: 0).newest == nil)
+    }
+}
