@@ -131,3 +131,18 @@ let urlCases: [URLCase] = [
         #expect(request == "GET /c?x=1 HTTP/1.1\r\nHost: 10.1.0.1:8080\r\nConnection: close\r\nCache-Control: no-cache\r\nUser-Agent: reachd/0.1\r\n\r\n")
     }
 }
+
+@Suite struct ProbeSummaryTests {
+    @Test func lines() {
+        let at = Date(timeIntervalSince1970: 0)
+        #expect(Probe(url: "http://a/", result: .full, httpStatus: 204, rttMs: 18.24, checkedAt: at).summary
+                == "internet: full · HTTP 204 · 18.2 ms · http://a/")
+        #expect(Probe(url: "http://a/", result: .portal, httpStatus: 302, rttMs: 3, portalUrl: "http://p/login",
+                      error: "redirected to http://p/login", checkedAt: at).summary
+                == "internet: portal · HTTP 302 · 3.0 ms · log in at http://p/login · http://a/")
+        #expect(Probe(url: "http://a/", result: .limited, error: "timed out", checkedAt: at).summary
+                == "internet: limited · timed out · http://a/")
+        #expect(ProbeVerdict.notReachable(url: "http://a/", at: at).summary
+                == "internet: none · not reachable: no usable default route · http://a/")
+    }
+}

@@ -210,3 +210,23 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
         #expect(warnings.values.count == 1)
     }
 }
+
+@Suite struct ConnectivityConfigurationTests {
+    @Test func fromReachdConfiguration() throws {
+        var file = ReachdConfiguration()
+        file.connectivity.enabled = false
+        file.connectivity.url = "http://10.1.2.3/check"
+        file.connectivity.response = "ok"
+        file.connectivity.intervalSeconds = 60
+        file.connectivity.timeoutSeconds = 3
+        let configuration = ConnectivityChecker.Configuration(file)
+        #expect(!configuration.enabled)
+        #expect(configuration.url == "http://10.1.2.3/check")
+        #expect(configuration.expectedResponse == "ok")
+        #expect(configuration.interval == 60)
+        #expect(configuration.timeout == 3)
+        // The defaults agree with the file's documented defaults.
+        let defaults = ConnectivityChecker.Configuration(ReachdConfiguration())
+        #expect(defaults == ConnectivityChecker.Configuration())
+    }
+}
