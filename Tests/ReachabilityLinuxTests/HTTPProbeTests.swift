@@ -120,16 +120,19 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(probe.error?.contains("10.77.0.1:8081") == true)
     }
 
-    /// No name resolves here: the resolver fails (or gives up at the deadline) → limited.
+    /// The system resolver (getaddrinfo) in a namespace with no route to any name server: the
+    /// look-up fails without a packet leaving the namespace → limited.
     @Test func unresolvableHostIsLimited() throws {
         guard isRoot else { print(rootSkipMessage); return }
-        let lab = try ProbeLab()
-        defer { lab.destroy() }
-        let (probe, result) = try lab.check("http://nonexistent.invalid:8080/generate_204", timeout: 2)
+        let isolated = try TestNamespace(tag: "d")
+        defer { isolated.destroy() }
+        let request = HTTPProbe.Request(url: try ProbeURL("http://nonexistent.invalid:8080/generate_204"),
+                                        timeout: 3, networkNamespace: isolated.name)
+        let result = HTTPProbe.run(request)
         #expect(failureKind(result) == .dnsFailure)
+        let probe = ProbeVerdict.probe(url: request.url.string, expectedResponse: "", outcome: result.outcome, checkedAt: Date())
         #expect(probe.result == .limited)
         #expect(probe.error?.contains("nonexistent.invalid") == true)
-        #expect(lab.server.requests.isEmpty)
     }
 
     /// Names through a hosts file made for the test: one maps to the server, one is missing.
