@@ -195,4 +195,38 @@ import TestSupport
         monitor.stop()
         #expect(await iterator.next() == nil)
     }
+
+    /// With a hold-down, a carrier flap that ends before the evaluation is no event at all.
+    @Test func debounceAbsorbsAFlap() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        let uplink = try VethUplink(host: host, uplink: network)
+        var configuration = monitorConfiguration(host, sysfs: sysfs)
+        configuration.debounceMilliseconds = 3000
+        let monitor = ReachabilityMonitor(configuration: configuration)
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(waitUntil(timeout: 10) { monitor.status.status == .ethernet })
+        let recorder = EventRecorder(monitor)
+        let token = monitor.addObserver { _ in }
+        monitor.removeObserver(token)
+
+        let begin = Date()
+        try uplink.dropCarrier()
+        try uplink.restoreCarrier()
+        let flapTook = Date().timeIntervalSince(begin)
+        // A marker change after the flap: its event comes from the same (held-down) evaluation.
+        try host.ip("addr add 192.0.2.9/32 dev lo")
+        #expect(waitUntil(timeout: 15) { monitor.status.interfaces.first { $0.name == "lo" }?.addresses.contains("192.0.2.9/32") == true })
+        if flapTook < 2 {
+            #expect(!recorder.events.contains { $0.current.status == .notReachable })
+            #expect(!recorder.events.contains { $0.current.interfaces.contains { $0.name == "eth0" && !$0.carrier } })
+        } else {
+            print("debounce: the flap took \(flapTook) s, longer than the hold-down; not judged")
+        }
+        #expect(monitor.status.status == .ethernet)
+        #expect(recorder.duplicates.isEmpty)
+    }
 }
