@@ -83,6 +83,8 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
     private var evaluationScheduled = false
     private var generation = 0
+    /// `start()` succeeded once: the tracker holds a real state whose numbering must go on.
+    private var hasStarted = false
 
     private struct LinkVerdict {
         let name: String
@@ -124,9 +126,17 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             table = try dumpKernelState()
             linkVerdicts = [:]
             dirty = false
-            pendingReason = nil
-            tracker = StatusTracker(snapshot: makeSnapshot(), firstSequence: tracker.sequence)
-            publish()
+            if hasStarted || !observers.isEmpty || !streams.isEmpty {
+                // Someone already saw a state (empty before the first start, stale after a stop):
+                // tell them what the kernel says now, as a numbered event.
+                pendingReason = Reason(code: .resync, detail: "state read from the kernel")
+                evaluate()
+            } else {
+                pendingReason = nil
+                tracker = StatusTracker(snapshot: makeSnapshot(), firstSequence: config.firstSequence)
+                publish()
+            }
+            hasStarted = true
             self.socket = socket
             let source = DispatchSource.makeReadSource(fileDescriptor: socket.fileDescriptor, queue: queue)
             source.setEventHandler { [weak self] in self?.drain() }
