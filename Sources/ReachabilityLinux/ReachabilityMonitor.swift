@@ -107,8 +107,10 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     }
 
     /// Subscribes to the rtnetlink groups, then dumps links, addresses and routes; the initial
-    /// status is ready when it returns. Observers are not told about the initial state (use
-    /// `initialEvent()` or `events()`). Calling it again while running does nothing.
+    /// status is ready when it returns. The initial state is no event (ask `initialEvent()`, or
+    /// use `events()`) — except for observers registered before the first start, or after a
+    /// `stop()`, who saw an older state: they get one event with reason `resync`.
+    /// Calling it while running does nothing. Throws `NetlinkError` or `NetworkNamespaceError`.
     public func start() throws {
         try onQueue {
             guard socket == nil else { return }
