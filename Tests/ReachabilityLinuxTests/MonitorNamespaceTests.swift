@@ -261,4 +261,38 @@ import TestSupport
         #expect(recorder.duplicates.isEmpty)
         #expect(recorder.isChained)
     }
+
+    /// A bridge over the veth is `ethernet` (kind bridge); the AF_BRIDGE RTM_DELLINK a port sends
+    /// when it leaves the bridge is not a link deletion.
+    @Test func bridgeAndItsPorts() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
+        try monitor.start()
+        defer { monitor.stop() }
+        let recorder = EventRecorder(monitor)
+        _ = try VethUplink(host: host, uplink: network, defaultRoute: false)
+        try host.ip("addr flush dev eth0")
+        try host.ip("link add br0 type bridge stp_state 0 forward_delay 0")
+        try host.ip("link set eth0 master br0")
+        // An address on the port, which must survive the port leaving the bridge.
+        try host.ip("addr add 192.0.2.77/32 dev eth0")
+        try host.ip("addr add 10.77.0.2/24 dev br0")
+        try host.ip("link set br0 up")
+        try host.ip("route add default via 10.77.0.1 dev br0")
+        #expect(waitUntil(timeout: 10) { monitor.status.primary?.name == "br0" })
+        #expect(monitor.status.status == .ethernet)
+        #expect(monitor.status.primary?.kind == .bridge)
+
+        try host.ip("link set eth0 nomaster")
+        #expect(waitUntil { monitor.status.status == .notReachable })
+        try host.ip("addr add 192.0.2.9/32 dev lo")
+        #expect(waitUntil { monitor.status.interfaces.first { $0.name == "lo" }?.addresses.contains("192.0.2.9/32") == true })
+        #expect(monitor.status.interfaces.first { $0.name == "eth0" }?.kind == .ethernet)
+        #expect(monitor.status.interfaces.first { $0.name == "eth0" }?.addresses.contains("192.0.2.77/32") == true)
+        #expect(recorder.duplicates.isEmpty)
+        #expect(recorder.isChained)
+    }
 }
