@@ -295,4 +295,31 @@ import TestSupport
         #expect(recorder.duplicates.isEmpty)
         #expect(recorder.isChained)
     }
+
+    /// Kinds as the kernel reports them (rtnl kind, ARPHRD), and an override by glob.
+    @Test func kindsOfKernelLinks() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        var configuration = monitorConfiguration(host, sysfs: sysfs)
+        configuration.kindOverrides = [(glob: "usb*", kind: .wwan)]
+        let monitor = ReachabilityMonitor(configuration: configuration)
+        try monitor.start()
+        defer { monitor.stop() }
+        _ = try VethUplink(host: host, uplink: network)
+        try host.ip("link add mv0 link eth0 type macvlan mode bridge")
+        try host.ip("link add vx0 type vxlan id 42 dstport 4789 dev eth0")
+        try host.ip("link add br1 type bridge")
+        try host.ip("tuntap add dev tap0 mode tap")
+        try host.ip("tuntap add dev tun1 mode tun")
+        try host.ip("link add usb0 type veth peer name usb1")
+        let expected: [String: InterfaceKind] = [
+            "lo": .loopback, "eth0": .ethernet, "mv0": .ethernet, "vx0": .virtual, "br1": .bridge,
+            "tap0": .vpn, "tun1": .vpn, "usb0": .wwan, "usb1": .wwan,
+        ]
+        #expect(waitUntil { monitor.status.interfaces.count == expected.count })
+        let kinds = Dictionary(uniqueKeysWithValues: monitor.status.interfaces.map { ($0.name, $0.kind) })
+        #expect(kinds == expected)
+    }
 }
