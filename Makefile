@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build deps test run clean bench check-units check-install check-systemd install uninstall release
+.PHONY: all build deps test run clean bench check-units check-install check-systemd install uninstall release external-package-test
 
 all: build
 
@@ -18,6 +18,12 @@ build: deps
 test: build check-units check-install check-systemd
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build $(BUILD_FLAGS)
+	$(MAKE) external-package-test
+
+# An outside package that depends on this one by path builds the README's Swift snippet and
+# runs it against a reachd in a test namespace (scratch build in .build/external-package).
+external-package-test: build
+	@SWIFT="$(SWIFT)" REACHD_BIN_DIR=$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path) Tests/ExternalPackage/run.sh
 
 # Runs the daemon in the foreground; unprivileged it listens in $XDG_RUNTIME_DIR/reachd/.
 run: build

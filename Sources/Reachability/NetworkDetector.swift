@@ -38,8 +38,10 @@ public enum NetworkDetectorError: Error, Equatable, Sendable, CustomStringConver
 /// if result.isReachable { … } else { print(result.statusCode as Any, result.error as Any) }
 /// for await connectivity in NetworkDetector.shared.connectivityChanges { … }   // .full, .portal, …
 /// ```
-/// `check()` asks reachd to run its connectivity check now (`Probe()`). Without a daemon the
-/// library does not probe in-process: the result carries `NetworkDetectorError.daemonNotRunning`.
+/// `check()` asks reachd to run its connectivity check now (`Probe()`), with the daemon's URL
+/// and rules. Without a daemon (`.auto`) or with `.inProcess`, the library runs the same HTTP
+/// check itself (`HTTPProbe` over the primary interface, NetworkManager's verdict rules) against
+/// `inProcessProbe.url`.
 public final class NetworkDetector: @unchecked Sendable {
     /// The detector on the default socket (`REACHD_SOCKET`, then the default paths).
     public static let shared = NetworkDetector()
@@ -95,13 +97,34 @@ public final class NetworkDetector: @unchecked Sendable {
         set { lock.withLock { _completionQueue = newValue } }
     }
 
+    /// The in-process check: which URL, what answer counts as the internet (empty: HTTP 204 or an
+    /// empty 200, as reachd's `[Connectivity]`), and how long to wait. The URL defaults to
+    /// reachd's default; point it at your own endpoint.
+    public struct InProcessProbe: Sendable, Equatable {
+        public var url: String
+        public var expectedResponse: String
+        public var timeout: TimeInterval
+
+        public init(url: String = ConnectivityChecker.Configuration().url, expectedResponse: String = "", timeout: TimeInterval = 5) {
+            self.url = url; self.expectedResponse = expectedResponse; self.timeout = timeout
+        }
+    }
+
+    /// Used when no daemon answers (`.auto`) and always with `.inProcess`.
+    public var inProcessProbe: InProcessProbe {
+        get { lock.withLock { _inProcessProbe } }
+        set { lock.withLock { _inProcessProbe = newValue } }
+    }
+
     private let lock = NSLock()
+    private var _inProcessProbe = InProcessProbe()
     private var _inProcessConfiguration = ReachabilityMonitor.Configuration()
     private var _completionQueue = DispatchQueue(label: "reachd.networkdetector.completion")
 
     /// - Parameters:
-    ///   - source: `.auto`/`.daemon` ask reachd; `.inProcess` has no connectivity check
-    ///     (every check answers `daemonNotRunning`, `connectivityChanges` yields `.unknown`/`.none`).
+    ///   - source: `.auto` asks reachd, else checks in-process; `.daemon` only reachd
+    ///     (`daemonNotRunning` without one); `.inProcess` always checks itself
+    ///     (`connectivityChanges` then yields only `.unknown`/`.none`: nobody probes continuously).
     ///   - socketPath: reachd's socket; nil: `REACHD_SOCKET`, then the default paths.
     public init(source: ReachabilitySource = .auto, socketPath: String? = nil) {
         self.source = source
@@ -110,42 +133,84 @@ public final class NetworkDetector: @unchecked Sendable {
 
     /// Runs the connectivity check now and tells whether the internet answers.
     public func check() async -> Result {
-        let path = socketPath, source = source
+        let context = checkContext
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: Self.checkNow(socketPath: path, source: source))
+                continuation.resume(returning: Self.checkNow(context))
             }
         }
     }
 
     /// The seed's callback form of `check()`; the completion runs on `completionQueue`.
     public func checkNetworkReachability(completion: @escaping @Sendable (Bool, Int?, Error?) -> Void) {
-        let path = socketPath, source = source, queue = completionQueue
+        let context = checkContext, queue = completionQueue
         DispatchQueue.global().async {
-            let result = Self.checkNow(socketPath: path, source: source)
+            let result = Self.checkNow(context)
             queue.async { completion(result.isReachable, result.statusCode, result.error) }
         }
     }
 
-    /// Blocking: one `Probe()` call.
-    static func checkNow(socketPath: String, source: ReachabilitySource) -> Result {
+    /// What one check needs, read once under the lock.
+    struct CheckContext: Sendable {
+        var socketPath: String
+        var source: ReachabilitySource
+        var probe: InProcessProbe
+        var monitorConfiguration: ReachabilityMonitor.Configuration
+    }
+
+    private var checkContext: CheckContext {
+        lock.withLock {
+            CheckContext(socketPath: socketPath, source: source, probe: _inProcessProbe, monitorConfiguration: _inProcessConfiguration)
+        }
+    }
+
+    /// Blocking: one `Probe()` call, or the in-process check.
+    static func checkNow(_ context: CheckContext) -> Result {
         let failure = { (error: NetworkDetectorError) in
             Result(isReachable: false, statusCode: nil, error: error, connectivity: .unknown, probe: nil)
         }
-        switch source {
+        switch context.source {
         case .inProcess:
-            return failure(.daemonNotRunning(socketPath: socketPath))
+            return checkInProcess(context)
         case .auto, .daemon:
             do {
-                return Result(try DaemonCalls.probe(socketPath: socketPath))
+                return Result(try DaemonCalls.probe(socketPath: context.socketPath))
             } catch ReachabilityError.daemonNotRunning(let path) {
-                return failure(.daemonNotRunning(socketPath: path))
+                return context.source == .auto ? checkInProcess(context) : failure(.daemonNotRunning(socketPath: path))
             } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.probeDisabled.name {
                 return failure(.probeDisabled)
             } catch {
                 return failure(.daemon("\(error)"))
             }
         }
+    }
+
+    /// reachd's check, run here: over the primary interface of a short-lived monitor's status.
+    static func checkInProcess(_ context: CheckContext) -> Result {
+        let settings = FeedSettings(source: .inProcess, socketPath: context.socketPath, monitorConfiguration: context.monitorConfiguration)
+        let url = context.probe.url
+        let status: Status
+        do {
+            status = try StatusFeed.currentStatus(settings: settings).0
+        } catch {
+            return Result(isReachable: false, statusCode: nil, error: .probeFailed("\(error)"), connectivity: .unknown, probe: nil)
+        }
+        guard status.reachable, let primary = status.primary else {
+            return Result(ProbeVerdict.notReachable(url: url, at: Date()))
+        }
+        let probeURL: ProbeURL
+        do {
+            probeURL = try ProbeURL(url)
+        } catch {
+            return Result(ProbeVerdict.unknown(url: url, error: error.description, at: Date()))
+        }
+        let sources = primary.addresses.compactMap { $0.split(separator: "/").first.map(String.init) }
+        let request = HTTPProbe.Request(url: probeURL, interface: primary.name, sourceAddresses: sources,
+                                        timeout: context.probe.timeout,
+                                        networkNamespace: context.monitorConfiguration.networkNamespace)
+        let outcome = HTTPProbe.run(request)
+        return Result(ProbeVerdict.probe(url: url, expectedResponse: context.probe.expectedResponse,
+                                         outcome: outcome.outcome, rttMs: outcome.rttMs, checkedAt: Date()))
     }
 
     /// The machine's connectivity, then every change of it (repeats dropped), from reachd's event

@@ -29,7 +29,7 @@ extension Notification.Name {
 /// A host target (`init(hostname:)`, `init(address:)`) is checked with reachd's
 /// `Check(host:)` on every status change and every `hostRecheckInterval` seconds (a route to
 /// one destination changes without the machine's status changing: a blackhole route, a VPN's
-/// split routes).
+/// split routes). Without a daemon the same `HostChecker` runs in-process.
 public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     public typealias NetworkReachable = (Reachability) -> Void
     public typealias NetworkUnreachable = (Reachability) -> Void

@@ -106,10 +106,10 @@ struct NetworkDetectorTests {
         #expect(result.error == .captivePortal(portalURL: "http://portal.test/login"))
     }
 
-    @Test("check() without a daemon: daemonNotRunning, not a hang")
+    @Test("check() with source .daemon and no daemon: daemonNotRunning, not a hang")
     func noDaemon() async {
         let path = "/tmp/reachd-api-no-daemon-\(getpid())/io.reachd.Reachability"
-        let result = await NetworkDetector(socketPath: path).check()
+        let result = await NetworkDetector(source: .daemon, socketPath: path).check()
         #expect(!result.isReachable)
         #expect(result.statusCode == nil)
         #expect(result.error == .daemonNotRunning(socketPath: path))

@@ -58,6 +58,60 @@ struct ReachabilityInProcessTests {
         #expect(observed.notifications.all == [.ethernet, .notReachable, .ethernet])
     }
 
+    @Test("no daemon: a host target is judged by the in-process HostChecker (blackhole route)")
+    func inProcessHostTarget() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 96)
+        defer { network.destroy() }
+        try network.uplinkNamespace.ip("addr add 10.196.0.1/32 dev lo")
+
+        let reachability = try Reachability(address: "10.196.0.1", source: .auto, socketPath: Self.noDaemon)
+        var configuration = reachability.inProcessConfiguration
+        configuration.networkNamespace = network.host.name
+        reachability.inProcessConfiguration = configuration
+        reachability.hostRecheckInterval = 0.3
+        let observed = Observed(reachability)
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
+        #expect(await eventually { observed.callbacks.count == 1 })
+        #expect(observed.callbacks.all.first == Delivery(reachable: true, status: .ethernet, connection: .ethernet))
+        #expect(reachability.hostCheck?.routes.first?.gateway == network.uplink.gatewayAddress)
+
+        try network.host.ip("route add blackhole 10.196.0.1/32")
+        #expect(await eventually { observed.callbacks.count == 2 })
+        try network.host.ip("route del blackhole 10.196.0.1/32")
+        #expect(await eventually { observed.callbacks.count == 3 })
+        settle()
+        #expect(observed.callbacks.all.map(\.reachable) == [true, false, true])
+    }
+
+    @Test("no daemon: NetworkDetector runs the HTTP check in-process (full, portal)")
+    func inProcessDetector() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 97)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let server = try TestHTTPServer(in: network.uplinkNamespace, port: 8080, directory: directory)
+        defer { server.stop() }
+
+        let detector = NetworkDetector(source: .auto, socketPath: Self.noDaemon)
+        var configuration = detector.inProcessConfiguration
+        configuration.networkNamespace = network.host.name
+        detector.inProcessConfiguration = configuration
+        detector.inProcessProbe = .init(url: "http://\(network.uplink.gatewayAddress):8080/generate_204")
+        let full = await detector.check()
+        #expect(full.isReachable && full.statusCode == 204 && full.connectivity == .full && full.error == nil)
+
+        detector.inProcessProbe = .init(url: "http://\(network.uplink.gatewayAddress):8080/portal")
+        let portal = await detector.check()
+        #expect(!portal.isReachable && portal.statusCode == 302 && portal.connectivity == .portal)
+        #expect(portal.error == .captivePortal(portalURL: "http://portal.test/login"))
+
+        try network.uplink.dropCarrier()
+        let offline = await detector.check()
+        #expect(!offline.isReachable && offline.connectivity == Connectivity.none && offline.error == .notReachable)
+    }
+
     @Test("currentReachabilityStatus without a running notifier asks a short-lived monitor")
     func oneShotStatus() throws {
         guard isRoot else { print(rootSkipMessage); return }

@@ -1,0 +1,56 @@
+#!/bin/sh
+# make external-package-test: an outside package that depends on reachd by path builds the
+# README's "Using reachd from Swift" snippet and runs it against a real reachd in a private
+# network namespace (root; as non-root it only builds). The snippet in the README and in
+# Sources/SnippetApp/main.swift must be the same text.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+SWIFT=${SWIFT:-swift}
+
+extract() { sed -n '/^\/\/ --- snippet ---$/,/^\/\/ --- end of snippet ---$/p' "$1"; }
+if [ "$(extract "$root/README.md")" != "$(extract "$here/Sources/SnippetApp/main.swift")" ] || [ -z "$(extract "$root/README.md")" ]; then
+    echo "external-package-test: the README snippet differs from Tests/ExternalPackage/Sources/SnippetApp/main.swift" >&2
+    exit 1
+fi
+
+# Its own scratch directory under the package's .build (ignored by git).
+scratch="$root/.build/external-package"
+$SWIFT build --package-path "$here" --scratch-path "$scratch"
+app="$($SWIFT build --package-path "$here" --scratch-path "$scratch" --show-bin-path)/SnippetApp"
+
+if [ "$(id -u)" != 0 ]; then
+    echo "external-package-test: built; running it skipped: needs root to create network namespaces"
+    exit 0
+fi
+
+reachd="${REACHD_BIN_DIR:-$($SWIFT build --package-path "$root" --show-bin-path)}/reachd"
+ns="rchext$$"
+tmp=$(mktemp -d /tmp/reachd-ext-XXXXXX)
+pid=""
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    ip netns del "$ns" 2>/dev/null || true
+    ip netns del "${ns}u" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+ip netns add "$ns"; ip netns add "${ns}u"
+ip -n "$ns" link set lo up
+ip -n "$ns" link add eth0 type veth peer name up0 netns "${ns}u"
+ip -n "${ns}u" addr add 10.66.0.1/24 dev up0; ip -n "${ns}u" link set up0 up
+ip -n "$ns" addr add 10.66.0.2/24 dev eth0; ip -n "$ns" link set eth0 up
+ip -n "$ns" route add default via 10.66.0.1
+# No connectivity check: nothing leaves the namespaces.
+printf '[Connectivity]\nEnabled=no\n' > "$tmp/reachd.conf"
+ip netns exec "$ns" "$reachd" --socket "$tmp/sock" --config "$tmp/reachd.conf" 2> "$tmp/reachd.log" &
+pid=$!
+i=0
+while [ ! -S "$tmp/sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -S "$tmp/sock" ] || { cat "$tmp/reachd.log" >&2; echo "external-package-test: reachd did not start" >&2; exit 1; }
+
+out=$(ip netns exec "$ns" env REACHD_SOCKET="$tmp/sock" timeout 60 "$app")
+echo "$out"
+echo "$out" | grep -qx "ethernet" || { echo "external-package-test: the snippet did not report ethernet" >&2; exit 1; }
+echo "$out" | grep -qx "snippet OK" || { echo "external-package-test: the snippet did not finish" >&2; exit 1; }
+echo "external-package-test: OK"
