@@ -5,7 +5,6 @@ import PackageDescription
 
 let package = Package(
     name: "ExternalPackage",
-    platforms: [],
     dependencies: [.package(name: "reachd", path: "../..")],
     targets: [
         .executableTarget(name: "SnippetApp", dependencies: [.product(name: "Reachability", package: "reachd")]),

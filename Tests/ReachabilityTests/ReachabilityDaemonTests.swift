@@ -35,7 +35,7 @@ struct ReachabilityDaemonTests {
 
         try network.uplink.restoreCarrier()
         #expect(await eventually { observed.callbacks.count == 3 })
-        settle()
+        await settle()
         #expect(observed.callbacks.all == [
             Delivery(reachable: true, status: .ethernet, connection: .ethernet),
             Delivery(reachable: false, status: .notReachable, connection: .unavailable),
@@ -47,7 +47,7 @@ struct ReachabilityDaemonTests {
         reachability.stopNotifier()
         try network.uplink.dropCarrier()
         #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .notReachable })
-        settle()
+        await settle()
         #expect(observed.callbacks.count == 3)
         #expect(observed.notifications.count == 3)
 
@@ -110,7 +110,7 @@ struct ReachabilityDaemonTests {
 
         try network.host.ip("route del blackhole 10.183.0.1/32")
         #expect(await eventually { observed.callbacks.count == 3 })
-        settle()
+        await settle()
         #expect(observed.callbacks.all.map(\.reachable) == [true, false, true])
         #expect(observed.notifications.count == 3)
     }
@@ -172,7 +172,7 @@ struct ReachabilityDaemonTests {
         #expect(monitor.currentPath.status == .unsatisfied)
         monitor.cancel()
         try network.uplink.restoreCarrier()
-        settle()
+        await settle()
         #expect(paths.all == [.satisfied, .unsatisfied])
         #expect(onQueue.all.allSatisfy { $0 })
     }
@@ -204,7 +204,7 @@ struct ReachabilityDaemonTests {
         try network.uplink.restoreCarrier()
         try daemon.start()
         #expect(await eventually { observed.callbacks.count == 3 })
-        settle()
+        await settle()
         #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet])
     }
 
@@ -231,7 +231,7 @@ struct ReachabilityDaemonTests {
         defer { daemon.stop() }
         #expect(await eventually { reachability.activeOrigin == .daemon })
         // Same state from the other source: no callback.
-        settle()
+        await settle()
         #expect(observed.callbacks.count == 1)
 
         try network.uplink.dropCarrier()
@@ -243,7 +243,7 @@ struct ReachabilityDaemonTests {
         #expect(await eventually { reachability.activeOrigin == .inProcess })
         try network.uplink.restoreCarrier()
         #expect(await eventually { observed.callbacks.count == 3 })
-        settle()
+        await settle()
         #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet])
     }
 }

@@ -53,7 +53,7 @@ struct ReachabilityInProcessTests {
         #expect(await eventually { observed.callbacks.count == 2 })
         try network.uplink.restoreCarrier()
         #expect(await eventually { observed.callbacks.count == 3 })
-        settle()
+        await settle()
         #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet])
         #expect(observed.notifications.all == [.ethernet, .notReachable, .ethernet])
     }
@@ -81,7 +81,7 @@ struct ReachabilityInProcessTests {
         #expect(await eventually { observed.callbacks.count == 2 })
         try network.host.ip("route del blackhole 10.196.0.1/32")
         #expect(await eventually { observed.callbacks.count == 3 })
-        settle()
+        await settle()
         #expect(observed.callbacks.all.map(\.reachable) == [true, false, true])
     }
 
@@ -147,7 +147,7 @@ struct ReachabilityInProcessTests {
         }
         #expect(await eventually { weakReachability.value == nil })
         try network.uplink.dropCarrier()
-        settle()
+        await settle()
         #expect(callbacks.all == [.ethernet])
     }
 
@@ -170,7 +170,7 @@ struct ReachabilityInProcessTests {
         #expect(await eventually { callbacks.count == 1 })
         #expect(await eventually { !reachability.isNotifierRunning })
         try network.uplink.dropCarrier()
-        settle()
+        await settle()
         #expect(callbacks.all == [.ethernet])
     }
 

@@ -137,7 +137,7 @@ struct TestNetwork {
 
 /// Lets stray duplicate callbacks arrive before a test counts them (not a timing assertion:
 /// the test passes however long delivery takes, it only fails on extra deliveries).
-func settle() { usleep(500_000) }
+func settle() async { try? await Task.sleep(nanoseconds: 500_000_000) }
 
 /// Polls `condition` every 20 ms without blocking a thread of the cooperative pool.
 func eventually(timeout: TimeInterval = 10, _ condition: @Sendable () -> Bool) async -> Bool {
