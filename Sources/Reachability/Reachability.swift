@@ -216,9 +216,14 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
             let timer = DispatchSource.makeTimerSource(queue: evaluationQueue)
             timer.schedule(deadline: .now() + recheck, repeating: recheck, leeway: .milliseconds(200))
             timer.setEventHandler { [weak self] in self?.recheck(generation: started) }
+            // A dispatch source must not be released suspended: resume it, then cancel it if a
+            // stopNotifier() came in between.
+            timer.resume()
             condition.lock()
-            if generation == started { recheckTimer = timer; timer.resume() }
+            let current = generation == started
+            if current { recheckTimer = timer }
             condition.unlock()
+            if !current { timer.cancel() }
         }
     }
 

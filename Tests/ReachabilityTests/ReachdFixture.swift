@@ -182,3 +182,8 @@ final class Observed: @unchecked Sendable {
 
     deinit { stopObserving() }
 }
+
+/// `values` without consecutive repeats.
+func collapsed<T: Equatable>(_ values: [T]) -> [T] {
+    values.reduce(into: []) { result, value in if result.last != value { result.append(value) } }
+}
