@@ -56,6 +56,7 @@ final class Daemon: @unchecked Sendable {
         // (the server ignores it unless the sequence number moved on).
         server.publish(monitor.initialEvent())
         self.server = server
+        startConnectivityCheck(monitor: monitor, server: server)
 
         if let fd = activatedSocket() {
             try server.listen(fileDescriptor: fd)
