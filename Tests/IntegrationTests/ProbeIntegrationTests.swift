@@ -1,0 +1,74 @@
+import Foundation
+import ReachabilityCore
+import Testing
+import TestSupport
+
+/// reachd's connectivity check end to end: the daemon in `host`, the probe server in `uplink`,
+/// `reachctl probe` / `reachctl wait --internet` against it.
+@Suite struct ProbeIntegrationTests {
+    static func config(port: Int = 8080, enabled: Bool = true) -> String {
+        """
+        [Connectivity]
+        Enabled=\(enabled ? "yes" : "no")
+        URL=http://10.77.0.1:\(port)/generate_204
+        Interval=60
+        Timeout=2
+        """
+    }
+
+    @Test func reachctlProbeReportsFullThenPortal() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let server = try ProbeServer(in: uplink, mode: .noContent)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config())
+
+        let json = try daemon.reachctl(["probe", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let probe = try WireJSON.decoder().decode(Probe.self, from: Data(json.stdout.utf8))
+        #expect(probe.result == .full)
+        #expect(probe.httpStatus == 204)
+        #expect(probe.url == "http://10.77.0.1:8080/generate_204")
+        #expect(waitUntil(timeout: 10) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true })
+
+        try server.set(.redirect("/login"))
+        let human = try daemon.reachctl(["probe"])
+        #expect(human.status == 0)
+        #expect(human.stdout.hasPrefix("internet: portal · HTTP 302 · "))
+        #expect(human.stdout.hasSuffix(" ms · log in at http://10.77.0.1:8080/login · http://10.77.0.1:8080/generate_204"))
+        let status = try WireJSON.decoder().decode(Status.self, from: Data(try daemon.reachctl(["status", "--json"]).stdout.utf8))
+        #expect(status.connectivity == .portal)
+        #expect(status.probe?.portalUrl == "http://10.77.0.1:8080/login")
+    }
+
+    @Test func waitInternetReturnsOnceLoggedIn() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let server = try ProbeServer(in: uplink, mode: .login)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config())
+        #expect(waitUntil(timeout: 10) { (try? daemon.reachctl(["status"]).stdout.contains("internet: portal")) == true })
+
+        let wait = try Child(Binaries.reachctl, ["wait", "--internet", "--timeout", "30", "--socket", daemon.socketPath])
+        #expect(waitUntil(timeout: 2) { !wait.isRunning } == false)  // still waiting behind the portal
+        try server.set(.noContent)
+        #expect(wait.wait(timeout: 30) == 0, "\(wait.stderr)")
+        #expect(wait.lines.last?.contains("internet: full") == true)
+    }
+
+    @Test func probeDisabledExitsOne() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config(enabled: false))
+        let probe = try daemon.reachctl(["probe"])
+        #expect(probe.status == 1)
+        #expect(probe.stderr.contains("disabled"))
+        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: unknown"))
+    }
+}
