@@ -71,4 +71,27 @@ import TestSupport
         #expect(probe.stderr.contains("disabled"))
         #expect(try daemon.reachctl(["status"]).stdout.contains("internet: unknown"))
     }
+
+    /// reachd as an unprivileged user (as under reachd.service): the check still binds to the
+    /// interface (SO_BINDTODEVICE, or its address) and reports full.
+    @Test func unprivilegedDaemonChecks() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let server = try ProbeServer(in: uplink, mode: .noContent)
+        defer { server.stop() }
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        try Self.config().write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
+        try sh("chown -R nobody '\(directory)'")
+        let socket = directory + "/io.reachd.Reachability"
+        let child = try Child(ipCommand, ["netns", "exec", host.name, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                          Binaries.reachd, "--socket", socket, "--config", directory + "/reachd.conf"])
+        defer { child.signal(SIGTERM); child.wait() }
+        #expect(waitUntil(timeout: 15) {
+            (try? run(Binaries.reachctl, ["status", "--socket", socket]).stdout.contains("internet: full")) == true
+        }, "\(child.stderr)")
+        #expect(server.requests.count >= 1)
+    }
 }
