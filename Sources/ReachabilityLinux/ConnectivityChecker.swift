@@ -14,8 +14,9 @@ public protocol ProbeTarget: AnyObject, Sendable {
 /// The connectivity check (issue 4): runs `HTTPProbe` over the primary interface when
 /// `ProbeScheduler` says so and hands each verdict to the monitor.
 ///
-/// Wiring (reachd): create it with the monitor as target, forward every monitor event with
-/// `statusChanged(event.current)` from an observer, call `start()` once the monitor has started.
+/// Wiring (reachd, `Daemon+Connectivity.swift`): create it with the monitor as target and call
+/// `attach(to: monitor)` once the monitor has started (it forwards every event's status to
+/// `statusChanged` and starts); `probeNow` answers varlink `Probe()`; `reconfigure` on SIGHUP.
 /// The checker keeps its state on its own serial queue, so an observer call only enqueues, and
 /// the HTTP checks run on threads of their own: a hanging check never delays an event.
 public final class ConnectivityChecker: @unchecked Sendable {
@@ -79,6 +80,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     }
 
     /// Stops checking; running checks are cancelled, waiting `probeNow` calls answered `.disabled`.
+    /// Not from the checker's own queue (it waits for it).
     public func stop() {
         queue.sync { perform(scheduler.stop()) }
     }
