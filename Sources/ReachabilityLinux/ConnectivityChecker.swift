@@ -103,7 +103,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
         }
     }
 
-    /// Applies new settings (SIGHUP); any change checks again at once.
+    /// Applies new settings (SIGHUP): a change of Enabled, URL, Response or Interval checks again
+    /// at once; a new Timeout applies from the next check.
     public func reconfigure(_ configuration: Configuration) {
         queue.async { [self] in
             self.configuration = configuration
@@ -119,7 +120,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
     }
 
     private static func schedulerConfiguration(_ c: Configuration) -> ProbeScheduler.Configuration {
-        ProbeScheduler.Configuration(enabled: c.enabled, url: c.url, interval: c.interval, initialBackoff: c.initialBackoff)
+        ProbeScheduler.Configuration(enabled: c.enabled, url: c.url, expectedResponse: c.expectedResponse,
+                                     interval: c.interval, initialBackoff: c.initialBackoff)
     }
 
     private static func resolver(for c: Configuration) -> HostResolver {
