@@ -60,16 +60,26 @@ import TestSupport
         #expect(wait.lines.last?.contains("internet: full") == true)
     }
 
-    @Test func probeDisabledExitsOne() throws {
+    /// Disabled: `reachctl probe` exits 1, connectivity unknown, no request; enabled by SIGHUP:
+    /// checked at once.
+    @Test func probeDisabledThenEnabledByReload() throws {
         guard isRoot else { print(rootSkipMessage); return }
         let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
         defer { host.destroy(); uplink.destroy() }
         _ = try VethUplink(host: host, uplink: uplink)
+        let server = try ProbeServer(in: uplink, mode: .noContent)
+        defer { server.stop() }
         let daemon = try DaemonUnderTest(namespace: host, config: Self.config(enabled: false))
         let probe = try daemon.reachctl(["probe"])
         #expect(probe.status == 1)
         #expect(probe.stderr.contains("disabled"))
         #expect(try daemon.reachctl(["status"]).stdout.contains("internet: unknown"))
+        #expect(server.requests.isEmpty)
+
+        try Self.config().write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        daemon.child.signal(SIGHUP)
+        #expect(waitUntil(timeout: 15) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true })
+        #expect(try daemon.reachctl(["probe"]).status == 0)
     }
 
     /// reachd as an unprivileged user (as under reachd.service): the check still binds to the
