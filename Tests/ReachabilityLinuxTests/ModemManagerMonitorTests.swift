@@ -105,11 +105,12 @@ import Testing
         try monitor.start()
         defer { monitor.stop() }
         let source = ModemManagerSource(monitor: monitor, busAddress: bus.address)
-        source.start()
+        // As the daemon starts it: the status knows the modem when start returns.
+        #expect(source.start(waitingUpTo: 10))
         defer { source.stop() }
 
         // The modem's interface is wwan in the list, but the primary stays the cheaper ethernet.
-        #expect(waitUntil(timeout: 10) { monitor.status.interfaces.first { $0.name == "mm0" }?.kind == .wwan })
+        #expect(monitor.status.interfaces.first { $0.name == "mm0" }?.kind == .wwan)
         #expect(monitor.status.status == .ethernet)
         #expect(monitor.status.cellular == nil)
         #expect(!monitor.status.expensive)
