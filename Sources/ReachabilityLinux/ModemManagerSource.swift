@@ -99,9 +99,13 @@ public final class ModemManagerSource: @unchecked Sendable {
         return semaphore.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Disconnects. `onChange` is not called again. Callable from any thread.
+    /// Disconnects, and reports no modems (`onChange([])`, when there were some) so that a
+    /// monitor forgets them; nothing more is reported after. Callable from any thread.
     public func stop() {
-        onQueue { self.disconnect() }
+        onQueue {
+            self.disconnect()
+            self.publish()
+        }
     }
 
     /// The modems last reported. Callable from any thread, `queue` included.

@@ -119,5 +119,11 @@ import Testing
         try host.ip("link set eth0 down")
         #expect(waitUntil(timeout: 10) { monitor.status.status == .wwan4G })
         #expect(monitor.status.primary?.name == "mm0")
+
+        // The source is stopped (SIGHUP with `[Cellular] ModemManager=no`): the modem is forgotten.
+        source.stop()
+        #expect(monitor.status.status == .ethernet)
+        #expect(monitor.status.primary?.name == "mm0")
+        #expect(monitor.status.cellular == nil)
     }
 }

@@ -254,10 +254,13 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem0] })
         source.stop()
         #expect(!source.isConnected)
+        // Stopping forgets the modems (a monitor fed by it must not keep stale ones)…
+        #expect(source.modems.isEmpty)
+        #expect(recorder.reports.last == [])
         let count = recorder.reports.count
         try mm.setAccessTechnologies(0, nr | lte)
         try mm.control("RemoveModem", "0")
-        // A second source on the same bus sees the change, so it was sent; the stopped one didn't report it.
+        // …and then reports nothing. A second source on the same bus sees changes, so they are sent.
         let witness = makeSource(bus, recorder: ModemRecorder())
         defer { witness.stop() }
         witness.start()
