@@ -93,6 +93,7 @@ server.serve_forever()
         let ready = directory.appendingPathComponent("ready").path
         try set(mode)
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.environment = childEnvironment()
         process.arguments = ["-c", "exec ip netns exec \(namespace.name) python3 \(scriptPath) \(port) \(controlPath) \(ready)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
