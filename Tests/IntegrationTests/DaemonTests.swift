@@ -91,6 +91,51 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    @Test func journalPrefixesWhenStderrIsTheJournal() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let ns = try TestNamespace(tag: "j")
+        defer { ns.destroy() }
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        let path = directory + "/io.reachd.Reachability"
+        let child = try Child(ipCommand, ["netns", "exec", ns.name, "env", "JOURNAL_STREAM=8:1234", Binaries.reachd, "--socket", path])
+        #expect(waitUntil(timeout: 10) { (try? run(Binaries.reachctl, ["status", "--socket", path]).status) == 0 })
+        child.signal(SIGTERM)
+        #expect(child.wait() == 0)
+        let lines = child.stderr.split(separator: "\n")
+        #expect(lines.contains("<6>listening on \(path)"), "\(child.stderr)")
+        #expect(lines.allSatisfy { $0.hasPrefix("<") }, "\(child.stderr)")
+        // Plain otherwise.
+        #expect(try run(Binaries.reachd, ["--socket", path, "--bogus"]).stderr.hasPrefix("reachd: "))
+    }
+
+    @Test func socketActivation() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate") else {
+            print("skipped: systemd-socket-activate not installed"); return
+        }
+        let ns = try TestNamespace(tag: "a")
+        defer { ns.destroy() }
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        let path = directory + "/io.reachd.Reachability"
+        // systemd-socket-activate listens, then starts reachd with LISTEN_FDS=1 on the first
+        // connection. It closes every other descriptor, which Foundation's Process mistakes for
+        // an exit, so it runs detached with a log file instead of as a Child.
+        let log = directory + "/log"
+        let pid = try sh("\(ipCommand) netns exec \(ns.name) /usr/bin/systemd-socket-activate -l \(path) \(Binaries.reachd) >\(log) 2>&1 & echo $!")
+            .output.trimmingCharacters(in: .whitespacesAndNewlines)
+        defer { _ = try? sh("kill -9 \(pid)", check: false) }
+        #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: path) })
+        let status = try run(Binaries.reachctl, ["status", "--socket", path])
+        #expect(status.status == 0, "\(status.stderr)")
+        let logText = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        #expect(logText().contains("listening on the socket passed by systemd"), "\(logText())")
+        _ = try sh("kill -TERM \(pid)")
+        #expect(waitUntil(timeout: 10) { !FileManager.default.fileExists(atPath: "/proc/\(pid)") || logText().contains("SIGTERM: stopping") })
+        #expect(logText().contains("SIGTERM: stopping"))
+    }
+
     @Test func pythonVarlinkClientTalksToReachd() throws {
         guard isRoot else { print(rootSkipMessage); return }
         guard FileManager.default.isExecutableFile(atPath: Binaries.python) else {
