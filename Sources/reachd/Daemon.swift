@@ -66,6 +66,8 @@ final class Daemon: @unchecked Sendable {
         let status = monitor.initialEvent().current
         log.info("status: \(status.status.rawValue)\(status.primary.map { " (\($0.name))" } ?? "")")
         installSignalHandlers()
+        // SEAM (systemd integration): sd_notify READY=1 / STATUS= / watchdog pings go here, once
+        // the first full state is known and the socket is served (DESIGN.md §5).
     }
 
     /// Stops serving, removes the socket, exits 0.

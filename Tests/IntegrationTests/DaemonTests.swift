@@ -142,23 +142,35 @@ import Glibc
             Issue.record("no .venv/bin/python: run scripts/deps.sh (make test does)")
             return
         }
-        let ns = try TestNamespace(tag: "p")
-        defer { ns.destroy() }
-        let daemon = try DaemonUnderTest(namespace: ns)
-        let result = try run(Binaries.python, [Binaries.pythonClient, daemon.socketPath, "1"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let objects = result.stdout.split(separator: "\n").compactMap {
-            try? WireJSON.decoder().decode([String: JSONValue].self, from: Data($0.utf8))
+        let host = try TestNamespace(tag: "p"), uplink = try TestNamespace(tag: "pu")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        // GetInfo, GetStatus, Subscribe without more, then Subscribe with more for 3 events.
+        let python = try Child(Binaries.python, [Binaries.pythonClient, daemon.socketPath, "3"])
+        func objects() -> [[String: JSONValue]] {
+            python.lines.compactMap { try? WireJSON.decoder().decode([String: JSONValue].self, from: Data($0.utf8)) }
         }
-        #expect(objects.count == 4, "\(result.stdout)")
-        guard objects.count == 4 else { return }
-        let info = objects[0]["info"]?.objectValue
+        #expect(waitUntil(timeout: 15) { objects().contains { $0["event"] != nil } }, "\(python.stderr)")
+        _ = try VethUplink(host: host, uplink: uplink)
+        #expect(python.wait(timeout: 15) == 0, "\(python.stderr)")
+
+        let all = objects()
+        #expect(all.count == 6, "\(python.lines)")
+        guard all.count == 6 else { return }
+        let info = all[0]["info"]?.objectValue
         #expect(info?["vendor"] == .string("reachd"))
         #expect(info?["interfaces"] == .array([.string("org.varlink.service"), .string("io.reachd.Reachability")]))
-        #expect(objects[1]["status"]?.objectValue?["status"] == .string("notReachable"))
-        #expect(objects[2]["error"] == .string("io.reachd.Reachability.ExpectedMore"))
-        let event = objects[3]["event"]?.objectValue
-        #expect(event?["event"] == .string("initial"))
-        #expect(event?["reason"]?.objectValue?["code"] == .string("initial"))
+        #expect(all[1]["status"]?.objectValue?["status"] == .string("notReachable"))
+        #expect(all[2]["error"] == .string("io.reachd.Reachability.ExpectedMore"))
+        let events = all[3...].compactMap { $0["event"]?.objectValue }
+        #expect(events.first?["event"] == .string("initial"))
+        #expect(events.first?["reason"]?.objectValue?["code"] == .string("initial"))
+        for event in events.dropFirst() {
+            #expect(event["event"] == .string("reachabilityChanged"))
+            #expect(event["previous"]?.objectValue != nil)
+            #expect(event["reason"]?.objectValue?["interface"] == .string("eth0"))
+        }
+        let sequences = events.compactMap { $0["sequence"]?.intValue }
+        #expect(sequences == sequences.sorted() && Set(sequences).count == 3)
     }
 }
