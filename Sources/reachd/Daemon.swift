@@ -78,7 +78,19 @@ final class Daemon: @unchecked Sendable {
         exit(0)
     }
 
+    /// SIGHUP. SEAM for the configuration helper: re-read the configuration, keep the running one
+    /// when it is bad (logged), else `monitor.reconfigure(_:)`. Until then SIGHUP is only logged,
+    /// so it does not kill the daemon.
+    func reload() {
+        log.info("SIGHUP: configuration reload is not implemented yet; keeping the running configuration")
+    }
+
     private func installSignalHandlers() {
+        signal(SIGHUP, SIG_IGN)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
+        hangup.setEventHandler { [weak self] in self?.reload() }
+        hangup.resume()
+        signalSources.append(hangup)
         for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
