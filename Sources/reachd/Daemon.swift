@@ -61,6 +61,7 @@ final class Daemon: @unchecked Sendable {
                                                   environment: environment, log: log)
             try SocketLocation.claim(path)
             try server.listen(at: path)
+            if let group = settings.socketGroup { try SocketLocation.setGroup(group, of: path) }
             log.info("listening on \(path)")
         }
         let status = monitor.initialEvent().current

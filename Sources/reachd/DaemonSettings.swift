@@ -11,6 +11,8 @@ struct DaemonSettings {
     var server = ReachabilityServer.Configuration()
     /// `[Socket] Path=`; `--socket` and REACHD_SOCKET win over it.
     var socketPath: String?
+    /// `[Socket] Group=`: the socket file's group (with `Mode=` in `server.socketMode`).
+    var socketGroup: String?
 
     /// Loads the configuration (`configPath` or the default files). Throws a message naming
     /// file, line and key when it is bad.

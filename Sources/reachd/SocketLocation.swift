@@ -78,6 +78,21 @@ enum SocketLocation {
         }
     }
 
+    /// Gives the socket file to `group` (`[Socket] Group=`), by name or number (`chown(2)`).
+    static func setGroup(_ group: String, of path: String) throws {
+        let gid: gid_t
+        if let number = gid_t(group) {
+            gid = number
+        } else if let entry = getgrnam(group) {
+            gid = entry.pointee.gr_gid
+        } else {
+            throw Failure(description: "[Socket] Group=\(group): no such group")
+        }
+        guard chown(path, uid_t.max, gid) == 0 else {
+            throw Failure(description: "cannot give \(path) to group \(group): \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// The listening socket systemd passed (LISTEN_FDS/LISTEN_PID, sd_listen_fds(3)), fd 3.
     /// Unsets the variables so children do not inherit them.
     static func activatedSocket(environment: [String: String]) -> Int32? {
