@@ -100,6 +100,20 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         }
         let viaClient = try await client.check(host: "192.0.2.1", port: 8765)
         #expect(viaClient.reachable && viaClient.tcp?.connected == true)
+
+        // An independent client (PyPI varlink) checks each reply against the served description.
+        let script = Binaries.packageRoot + "/Tests/python/varlink_check.py"
+        for arguments in [["far.test"], ["far.test", "8765"], ["hole.test", "8765"], ["10.81.0.2"], ["gw.test", "8766"]] {
+            let python = try run(Binaries.python, [script, daemon.socketPath] + arguments)
+            let line = try JSONSerialization.jsonObject(with: Data(python.stdout.utf8)) as? [String: Any]
+            #expect(line?["valid"] as? Bool == true, "\(arguments): \(python.stdout) \(python.stderr)")
+        }
+        let invalid = try run(Binaries.python, [script, daemon.socketPath, "a;b"])
+        #expect(invalid.stdout.contains(#""error": "org.varlink.service.InvalidParameter""#) && invalid.stdout.contains(#""parameter": "host""#),
+                "\(invalid.stdout) \(invalid.stderr)")
+        let notFound = try run(Binaries.python, [script, daemon.socketPath, "nowhere.test"])
+        #expect(notFound.stdout.contains(#""error": "io.reachd.Reachability.HostNotFound""#) && notFound.stdout.contains(#""host": "nowhere.test""#),
+                "\(notFound.stdout) \(notFound.stderr)")
     }
 
     @Test func watchPrintsEachChangeOfTheAnswer() throws {
