@@ -18,6 +18,8 @@ final class Daemon: @unchecked Sendable {
     private var signalSources: [DispatchSourceSignal] = []
     /// Run after a successful SIGHUP reload with the new file (connectivity check, cellular).
     var reloadHooks: [(ReachdConfiguration) -> Void] = []
+    /// ModemManager, unless `[Cellular] ModemManager=no`.
+    var modemSource: ModemManagerSource?
 
     init(options: DaemonOptions, settings: DaemonSettings, log: Logger) {
         self.options = options; self.settings = settings; self.log = log
@@ -36,6 +38,7 @@ final class Daemon: @unchecked Sendable {
         let monitor = ReachabilityMonitor(configuration: monitorConfiguration)
         try monitor.start()
         self.monitor = monitor
+        startCellular(monitor: monitor)
 
         let server = ReachabilityServer(initial: monitor.initialEvent(), configuration: settings.server)
         let log = self.log
@@ -55,7 +58,9 @@ final class Daemon: @unchecked Sendable {
         // An event between initialEvent() and addObserver would be missed: re-read the state
         // (the server ignores it unless the sequence number moved on).
         server.publish(monitor.initialEvent())
+        server.checkHandler = Self.checkHandler(monitor: monitor)
         self.server = server
+        startConnectivityCheck(monitor: monitor, server: server)
 
         if let fd = activatedSocket() {
             try server.listen(fileDescriptor: fd)
@@ -79,6 +84,7 @@ final class Daemon: @unchecked Sendable {
         log.info("\(name): stopping")
         _ = notifier.stopping()
         server?.stop()
+        modemSource?.stop()
         monitor?.stop()
         exit(0)
     }
