@@ -190,6 +190,32 @@ struct ReachabilityDaemonTests {
         #expect(onQueue.all.allSatisfy { $0 })
     }
 
+    @Test("a dropped Reachability on the daemon is released with its notifier running")
+    func releasedWithDaemon() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let network = try TestNetwork(subnet: 88)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        defer { daemon.stop() }
+
+        let callbacks = Recorder<NetworkStatus>()
+        let weakReachability = WeakBox<Reachability>()
+        do {
+            let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
+            reachability.whenReachable = { r in callbacks.append(r.currentReachabilityStatus) }
+            reachability.whenUnreachable = { r in callbacks.append(r.currentReachabilityStatus) }
+            try reachability.startNotifier()
+            weakReachability.value = reachability
+            #expect(await eventually { callbacks.count == 1 })
+        }
+        #expect(await eventually { weakReachability.value == nil })
+        try network.uplink.dropCarrier()
+        #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .notReachable })
+        await settle()
+        #expect(callbacks.all == [.ethernet])
+    }
+
     @Test("daemon stopped and restarted under a running notifier: no crash, callbacks resume")
     func daemonRestart() async throws {
         guard isRoot else { print(rootSkipMessage); return }
