@@ -27,7 +27,7 @@ struct FeedSettings: Sendable {
 ///
 /// All state lives on one serial queue; the handler is called on it, in order, once per status
 /// that `differs(from:)` the previous one (and once when the source changes). `stop()` is synchronous: once it returns the handler is
-/// not running and will not be called again. Every background piece (the subscription task, the
+/// not running and will not be called again. Every background piece (the subscription thread, the
 /// monitor observer, the poll timer) holds the feed weakly and carries the `epoch` it was started
 /// in, so a piece left over from a previous source can never deliver.
 final class StatusFeed: @unchecked Sendable {

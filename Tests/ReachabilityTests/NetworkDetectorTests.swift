@@ -49,7 +49,7 @@ server.serve_forever()
     deinit { stop() }
 }
 
-@Suite("NetworkDetector")
+@Suite("NetworkDetector", .serialized)
 struct NetworkDetectorTests {
     @Test("check() through reachd's Probe: the internet answers 204 → reachable")
     func full() async throws {

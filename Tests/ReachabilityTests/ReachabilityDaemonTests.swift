@@ -4,8 +4,9 @@ import Testing
 import ReachabilityClient
 import TestSupport
 
-/// The app API against a real reachd in a test namespace.
-@Suite("Reachability with reachd")
+/// The app API against a real reachd in a test namespace. Serialized: one daemon at a time keeps
+/// the load (and the blocking waits for a daemon to start) off the other suites running in parallel.
+@Suite("Reachability with reachd", .serialized)
 struct ReachabilityDaemonTests {
     @Test("notifier: first callback is the current state, uplink down and up are delivered exactly once each")
     func uplinkDownUp() async throws {
