@@ -24,3 +24,10 @@ run: build
 
 clean:
 	rm -rf .build .build-log.txt
+
+# Benchmarks (issue 8): on demand only, never part of `make test`. Root, ~6 minutes, 2 cores.
+# Builds reachd in release mode and writes the figures into BENCHMARKS.md.
+BENCH_ARGS ?=
+bench: deps
+	$(SWIFT) build -c release $(BUILD_FLAGS)
+	bench/run.sh --reachd $$($(SWIFT) build -c release --show-bin-path)/reachd $(BENCH_ARGS)
