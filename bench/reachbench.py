@@ -597,7 +597,12 @@ def table(res):
                     f"{fmt(l['reachd']['p99_ms'], 3)} ms | {fmt(l['ip_monitor']['median_ms'], 3)} ms | {fmt(l['ip_monitor']['p99_ms'], 3)} ms | "
                     f"{fmt(l['ratio_median'])}x | {fmt(l['ratio_p99'])}x |")
     for o in res.get("others", []):
-        rows.append(f"| {o['name']} (carrier, to D-Bus signal) | {o.get('changes', '—')} | {fmt(o.get('median_ms'), 3)} ms | {fmt(o.get('p99_ms'), 3)} ms | | | | |")
+        if "error" in o:
+            rows.append(f"| {o['name']}: not measured — {o['error']} | | | | | | | |")
+            continue
+        rows.append(f"| {o['name']} {o.get('version', '')}: carrier → D-Bus PropertiesChanged (in place of reachd) | {o['changes']} | "
+                    f"{fmt(o['median_ms'], 3)} ms | {fmt(o['p99_ms'], 3)} ms | {fmt(o['ip_median_ms'], 3)} ms | {fmt(o['ip_p99_ms'], 3)} ms | "
+                    f"{fmt(o['ratio_median'])}x | {fmt(o['p99_ms'] / o['ip_p99_ms'])}x |")
     rows.append("")
     rows.append("| Fan-out | trigger → first subscriber (median) | trigger → last subscriber (median) | p99 last | reachd CPU per event | reachd RSS | errors |")
     rows.append("|---|---|---|---|---|---|---|")
@@ -720,7 +725,7 @@ def main():
             res["idle"] = idle_run(args, topo, args.idle)
         if "others" in only and os.path.exists(args.others_script):
             log("NetworkManager / systemd-networkd comparison (time-boxed)")
-            r = subprocess.run([sys.executable, args.others_script, "--id", run_id, "--changes", "60"],
+            r = subprocess.run([sys.executable, args.others_script, "--id", run_id, "--changes", "100"],
                                capture_output=True, text=True, timeout=400)
             sys.stderr.write(r.stderr[-3000:])
             try:
