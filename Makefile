@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build deps test run clean bench
+.PHONY: all build deps test run clean bench check-units check-install check-systemd install uninstall release
 
 all: build
 
@@ -15,19 +15,50 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
 	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
 
-test: build
+test: build check-units check-install check-systemd
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build $(BUILD_FLAGS)
 
+# Runs the daemon in the foreground; unprivileged it listens in $XDG_RUNTIME_DIR/reachd/.
 run: build
-	$$($(SWIFT) build --show-bin-path)/reachd $(RUN_ARGS)
+	exec $$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/reachd $(RUN_ARGS)
 
 clean:
 	rm -rf .build .build-log.txt
 
+# --- Install (issue 7) --------------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=] [SYSCONFDIR=/etc] [BIN_DIR=already built binaries]
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR ?= $(PREFIX)/share/man
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+INSTALL ?= install
+
+release: deps
+	$(SWIFT) build -c release $(BUILD_FLAGS)
+
+check-units:
+	@scripts/check-units.sh
+
+check-install:
+	@scripts/test-install.sh
+
+# Boots systemd in a container and runs reachd under it (root; skips otherwise).
+check-systemd:
+	@scripts/test-systemd.sh
+
+# Without BIN_DIR, builds release binaries first.
+install: $(if $(BIN_DIR),,release)
+	@scripts/install.sh install "$(if $(BIN_DIR),$(BIN_DIR),$$($(SWIFT) build -c release --show-bin-path))" \
+	  "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
+
+# Leaves an edited $(SYSCONFDIR)/reachd/reachd.conf (and any drop-ins) in place.
+uninstall:
+	@scripts/install.sh uninstall "" "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
+
 # Benchmarks (issue 8): on demand only, never part of `make test`. Root, ~6 minutes, 2 cores.
 # Builds reachd in release mode and writes the figures into BENCHMARKS.md.
 BENCH_ARGS ?=
-bench: deps
-	$(SWIFT) build -c release $(BUILD_FLAGS)
+bench: release
 	bench/run.sh --reachd $$($(SWIFT) build -c release --show-bin-path)/reachd $(BENCH_ARGS)

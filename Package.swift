@@ -21,17 +21,19 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        .target(name: "ReachabilityCore"),
+        .target(name: "ReachabilityCore", exclude: ["io.reachd.Reachability.varlink"]),
         .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "CNetlink", "CSystemd"]),
         .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore"]),
         .target(name: "ReachabilityClient", dependencies: ["ReachabilityCore"]),
         .target(name: "Reachability", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux"]),
-        .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityLinux", "ReachabilityServer"]),
+        .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityLinux", "ReachabilityServer", "ReachabilityClient"]),
         .executableTarget(name: "reachctl", dependencies: ["ReachabilityCore", "ReachabilityClient"]),
         // Fixtures shared by the test targets: namespaces, veth uplinks, shell helpers.
         .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux", "TestSupport"]),
         .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient", "TestSupport"]),
+        // End-to-end tests of the built reachd/reachctl binaries (REACHD_BIN_DIR) in network namespaces.
+        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport"]),
     ]
 )

@@ -1,1 +1,31 @@
-print("reachctl: not built yet")
+import Foundation
+import ReachabilityClient
+import ReachabilityCore
+
+let options: ControlOptions
+do {
+    options = try ControlOptions.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    emit("reachctl: \(error)\nTry 'reachctl --help'.\n", to: 2)
+    exit(ExitCode.usage)
+}
+
+let client = ReachabilityClient(socketPath: options.socketPath)
+switch options.command {
+case .help:
+    printLine(ControlOptions.usage)
+    exit(ExitCode.success)
+case .version:
+    printLine("reachctl \(ReachdVersion.string)")
+    exit(ExitCode.success)
+case .status(let json):
+    await runStatus(client: client, json: json)
+case .monitor(let json, let after, let statusOnly):
+    await runMonitor(client: client, json: json, after: after, statusOnly: statusOnly)
+case .wait(let timeout, let internet, let interface, let quiet):
+    await runWait(client: client, timeout: timeout, internet: internet, interface: interface, quiet: quiet)
+case .check(let host, let port, let json, let watch):
+    await runCheck(client: client, host: host, port: port, json: json, watch: watch)
+case .probe(let json):
+    await runProbe(client: client, json: json)
+}

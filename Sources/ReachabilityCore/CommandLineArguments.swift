@@ -1,0 +1,149 @@
+/// A command line that cannot be used: what was wrong, in words for the user (exit 2).
+public enum ArgumentError: Error, Equatable, Sendable, CustomStringConvertible {
+    case unknownOption(String)
+    case missingValue(option: String)
+    case invalidValue(option: String, value: String, expected: String)
+    case unexpectedArgument(String)
+    case missingArgument(String)
+    case missingCommand
+    case unknownCommand(String)
+
+    public var description: String {
+        switch self {
+        case .unknownOption(let option): return "unknown option '\(option)'"
+        case .missingValue(let option): return "option '\(option)' needs a value"
+        case .invalidValue(let option, let value, let expected): return "invalid value '\(value)' for '\(option)' (expected \(expected))"
+        case .unexpectedArgument(let argument): return "unexpected argument '\(argument)'"
+        case .missingArgument(let name): return "missing \(name)"
+        case .missingCommand: return "missing command"
+        case .unknownCommand(let command): return "unknown command '\(command)'"
+        }
+    }
+}
+
+/// Walks an argument list: `--name value`, `--name=value`, flags, and positionals.
+/// The small shared engine of the daemon's and reachctl's parsers.
+public struct ArgumentScanner: Sendable {
+    private var arguments: [String]
+    private var index = 0
+    /// The value of an `--option=value` just read, waiting for `value(for:)`.
+    private var inlineValue: String?
+
+    public init(_ arguments: [String]) { self.arguments = arguments }
+
+    /// The next token: an option name (without `=value`), or a positional; nil at the end.
+    /// After `--`, everything is positional.
+    public mutating func next() -> Token? {
+        guard index < arguments.count else { return nil }
+        let argument = arguments[index]
+        index += 1
+        inlineValue = nil
+        if positionalOnly { return .positional(argument) }
+        if argument == "--" {
+            positionalOnly = true
+            return next()
+        }
+        if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+            inlineValue = String(argument[argument.index(after: equals)...])
+            return .option(String(argument[..<equals]))
+        }
+        if argument.hasPrefix("-") && argument.count > 1 { return .option(argument) }
+        return .positional(argument)
+    }
+
+    /// After `--`, everything is positional.
+    private var positionalOnly = false
+
+    /// The value for `option`, from `--option=value` or the next argument.
+    public mutating func value(for option: String) throws -> String {
+        if let inlineValue { self.inlineValue = nil; return inlineValue }
+        guard index < arguments.count else { throw ArgumentError.missingValue(option: option) }
+        defer { index += 1 }
+        return arguments[index]
+    }
+
+    /// Rejects `--flag=value` for options that take none.
+    public mutating func noValue(for option: String) throws {
+        if let inlineValue { throw ArgumentError.invalidValue(option: option, value: inlineValue, expected: "no value") }
+    }
+
+    public enum Token: Equatable, Sendable {
+        case option(String)
+        case positional(String)
+    }
+}
+
+/// Severity of a log line, with its sd-daemon (syslog) priority.
+public enum LogLevel: String, CaseIterable, Comparable, Sendable {
+    case debug, info, notice, warning, error
+
+    /// The `<N>` prefix value of sd-daemon(3).
+    public var priority: Int {
+        switch self {
+        case .debug: return 7
+        case .info: return 6
+        case .notice: return 5
+        case .warning: return 4
+        case .error: return 3
+        }
+    }
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.priority > b.priority }
+}
+
+/// The daemon's command line: `reachd [--config FILE] [--socket PATH] [--log-level LEVEL]
+/// [--check-config] [--version] [--help]`.
+public struct DaemonOptions: Equatable, Sendable {
+    public var configPath: String?
+    public var socketPath: String?
+    public var logLevel: LogLevel?
+    public var checkConfig = false
+    public var showVersion = false
+    public var showHelp = false
+
+    public init() {}
+
+    public static let usage = """
+    Usage: reachd [OPTIONS]
+
+    Watches the network and tells local apps about its reachability over varlink.
+
+    Options:
+      --config FILE       read FILE instead of /etc/reachd/reachd.conf (+ reachd.conf.d/*.conf)
+      --socket PATH       listen on PATH (default: $REACHD_SOCKET, /run/reachd/io.reachd.Reachability,
+                          or $XDG_RUNTIME_DIR/reachd/io.reachd.Reachability when /run/reachd is not writable)
+      --log-level LEVEL   debug, info, notice, warning or error (default: info)
+      --check-config      check the configuration, print what is wrong, and exit
+      --version           print the version and exit
+      --help              print this help and exit
+    """
+
+    /// Parses the arguments after the program name.
+    public static func parse(_ arguments: [String]) throws -> DaemonOptions {
+        var options = DaemonOptions()
+        var scanner = ArgumentScanner(arguments)
+        while let token = scanner.next() {
+            switch token {
+            case .positional(let argument):
+                throw ArgumentError.unexpectedArgument(argument)
+            case .option(let name):
+                switch name {
+                case "--config", "-c": options.configPath = try scanner.value(for: name)
+                case "--socket": options.socketPath = try scanner.value(for: name)
+                case "--log-level":
+                    let value = try scanner.value(for: name)
+                    guard let level = LogLevel(rawValue: value.lowercased()) else {
+                        throw ArgumentError.invalidValue(option: name, value: value,
+                                                         expected: LogLevel.allCases.map(\.rawValue).joined(separator: ", "))
+                    }
+                    options.logLevel = level
+                case "--check-config": try scanner.noValue(for: name); options.checkConfig = true
+                case "--version": try scanner.noValue(for: name); options.showVersion = true
+                case "--help", "-h": try scanner.noValue(for: name); options.showHelp = true
+                default: throw ArgumentError.unknownOption(name)
+                }
+            }
+        }
+        return options
+    }
+}

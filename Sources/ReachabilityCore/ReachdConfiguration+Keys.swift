@@ -1,0 +1,174 @@
+// The table of every section and key reachd understands, networkd style: one row per key with
+// its parser. `Key=` (empty value) resets a key to its default, and a list key to empty, as in
+// systemd; a later assignment of a plain key replaces the earlier one, a later assignment of a
+// list key adds to it.
+
+extension ReachdConfiguration {
+    /// One key of the configuration file.
+    public struct Key: Sendable {
+        /// The section the key lives in (`Monitor`).
+        public let section: String
+        /// The key (`Debounce`), or for a prefix key the prefix including its dot (`Kind.`).
+        public let name: String
+        /// True for `Kind.GLOB=`: the rest of the key after `name` is an argument.
+        public let isPrefix: Bool
+        let apply: @Sendable (inout ReachdConfiguration, _ argument: String, _ value: String) throws(ValueError) -> Void
+
+        /// How the key appears in documentation: `Debounce=`, `Kind.GLOB=`.
+        public var displayName: String { isPrefix ? "\(name)GLOB=" : "\(name)=" }
+    }
+
+    /// What is wrong with a value; `parse` adds file, line and key.
+    struct ValueError: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// The sections, in the order `config/reachd.conf` documents them.
+    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "Socket", "Events"]
+
+    /// Every key reachd understands.
+    public static let keys: [Key] = [
+        Key(section: "Monitor", name: "IgnoreInterfaces", isPrefix: false) { config, _, value throws(ValueError) in
+            if value.isEmpty { config.monitor.ignoreInterfaces = [] } else { config.monitor.ignoreInterfaces += try globs(value) }
+        },
+        Key(section: "Monitor", name: "Debounce", isPrefix: false) { config, _, value throws(ValueError) in
+            config.monitor.debounceMilliseconds = value.isEmpty ? MonitorSection().debounceMilliseconds
+                : Int((try timeSpan(value, defaultUnit: 0.001, unitName: "milliseconds, e.g. 200 or 1.5s") * 1000).rounded())
+        },
+        Key(section: "Interfaces", name: "Kind.", isPrefix: true) { config, glob, value throws(ValueError) in
+            guard !glob.isEmpty else { throw ValueError("missing interface glob after 'Kind.' (expected e.g. Kind.wwan*=wwan)") }
+            guard !glob.contains(where: { $0 == " " || $0 == "\t" }) else { throw ValueError("bad glob '\(glob)' (no spaces allowed)") }
+            let existing = config.interfaces.kinds.firstIndex { $0.glob == glob }
+            if value.isEmpty {
+                if let existing { config.interfaces.kinds.remove(at: existing) }
+                return
+            }
+            guard let kind = InterfaceKind(rawValue: value) else {
+                throw ValueError("bad kind (expected one of \(InterfaceKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            // Re-assigning a glob (say in a drop-in) changes its kind but keeps its priority.
+            if let existing { config.interfaces.kinds[existing].kind = kind }
+            else { config.interfaces.kinds.append(KindOverride(glob: glob, kind: kind)) }
+        },
+        Key(section: "Interfaces", name: "Metered", isPrefix: false) { config, _, value throws(ValueError) in
+            if value.isEmpty { config.interfaces.metered = [] } else { config.interfaces.metered += try globs(value) }
+        },
+        Key(section: "Connectivity", name: "Enabled", isPrefix: false) { config, _, value throws(ValueError) in
+            config.connectivity.enabled = value.isEmpty ? ConnectivitySection().enabled : try boolean(value)
+        },
+        Key(section: "Connectivity", name: "URL", isPrefix: false) { config, _, value throws(ValueError) in
+            config.connectivity.url = value.isEmpty ? ConnectivitySection().url : try httpURL(value)
+        },
+        Key(section: "Connectivity", name: "Response", isPrefix: false) { config, _, value throws(ValueError) in
+            config.connectivity.response = value
+        },
+        Key(section: "Connectivity", name: "Interval", isPrefix: false) { config, _, value throws(ValueError) in
+            config.connectivity.intervalSeconds = value.isEmpty ? ConnectivitySection().intervalSeconds
+                : try positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 300 or 5min"))
+        },
+        Key(section: "Connectivity", name: "Timeout", isPrefix: false) { config, _, value throws(ValueError) in
+            config.connectivity.timeoutSeconds = value.isEmpty ? ConnectivitySection().timeoutSeconds
+                : try positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 5 or 2.5s"))
+        },
+        Key(section: "Cellular", name: "ModemManager", isPrefix: false) { config, _, value throws(ValueError) in
+            config.cellular.modemManager = value.isEmpty ? CellularSection().modemManager : try boolean(value)
+        },
+        Key(section: "Socket", name: "Path", isPrefix: false) { config, _, value throws(ValueError) in
+            guard !value.isEmpty else { config.socket.path = nil; return }
+            guard value.hasPrefix("/") else { throw ValueError("bad path (must be absolute)") }
+            config.socket.path = value
+        },
+        Key(section: "Socket", name: "Mode", isPrefix: false) { config, _, value throws(ValueError) in
+            config.socket.mode = value.isEmpty ? SocketSection().mode : try octalMode(value)
+        },
+        Key(section: "Socket", name: "Group", isPrefix: false) { config, _, value throws(ValueError) in
+            guard !value.isEmpty else { config.socket.group = nil; return }
+            guard !value.contains(where: { $0 == " " || $0 == "\t" || $0 == ":" || $0 == "/" }) else {
+                throw ValueError("bad group name")
+            }
+            config.socket.group = value
+        },
+        Key(section: "Events", name: "History", isPrefix: false) { config, _, value throws(ValueError) in
+            config.events.history = value.isEmpty ? EventsSection().history : try count(value)
+        },
+    ]
+
+    /// The key an assignment names, and the argument of a prefix key; nil when unknown.
+    static func key(section: String, name: String) -> (Key, argument: String)? {
+        for key in keys where key.section == section {
+            if key.isPrefix {
+                if name.hasPrefix(key.name) { return (key, String(name.dropFirst(key.name.count))) }
+            } else if key.name == name {
+                return (key, "")
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Value parsers (systemd's parse_boolean, parse_sec, parse_mode, …)
+
+    /// systemd's booleans: yes/no, true/false, on/off, 1/0 (and y/n, t/f), any case.
+    static func boolean(_ value: String) throws(ValueError) -> Bool {
+        switch value.lowercased() {
+        case "1", "yes", "y", "true", "t", "on": return true
+        case "0", "no", "n", "false", "f", "off": return false
+        default: throw ValueError("bad boolean (expected yes/no, true/false, on/off or 1/0)")
+        }
+    }
+
+    /// Space-separated globs.
+    static func globs(_ value: String) throws(ValueError) -> [String] {
+        value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+    }
+
+    /// A time span: a number in `defaultUnit` seconds, or a number with a unit
+    /// (`us`, `ms`, `s`/`sec`, `m`/`min`, `h`/`hr`), as in systemd's `parse_sec()`. Not negative.
+    static func timeSpan(_ value: String, defaultUnit: Double, unitName: String) throws(ValueError) -> Double {
+        let units: [String: Double] = [
+            "us": 0.000_001, "usec": 0.000_001, "ms": 0.001, "msec": 0.001,
+            "s": 1, "sec": 1, "second": 1, "seconds": 1,
+            "m": 60, "min": 60, "minute": 60, "minutes": 60,
+            "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600,
+        ]
+        let digits = value.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+        let unit = INIParser.trimmed(value.dropFirst(digits.count))
+        guard !digits.isEmpty, let number = Double(digits), number.isFinite,
+              let factor = unit.isEmpty ? defaultUnit : units[unit] else {
+            throw ValueError("bad time span (expected \(unitName))")
+        }
+        return number * factor
+    }
+
+    static func positive(_ seconds: Double) throws(ValueError) -> Double {
+        guard seconds > 0 else { throw ValueError("bad time span (must be greater than 0)") }
+        return seconds
+    }
+
+    /// A non-negative decimal integer.
+    static func count(_ value: String) throws(ValueError) -> Int {
+        guard value.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(value), n <= 1_000_000 else {
+            throw ValueError("bad number (expected an integer from 0 to 1000000)")
+        }
+        return n
+    }
+
+    /// An octal file mode up to 07777, as systemd's `parse_mode()` (`0666`, `660`).
+    static func octalMode(_ value: String) throws(ValueError) -> UInt32 {
+        guard value.allSatisfy({ ("0"..."7").contains($0) }), let mode = UInt32(value, radix: 8), mode <= 0o7777 else {
+            throw ValueError("bad octal mode (expected e.g. 0666 or 0660)")
+        }
+        return mode
+    }
+
+    /// An `http://HOST[:PORT][/PATH]` URL. https is not accepted: the check is plain HTTP so
+    /// that a captive portal can answer it.
+    static func httpURL(_ value: String) throws(ValueError) -> String {
+        let rest = value.hasPrefix("http://") ? value.dropFirst("http://".count) : nil
+        guard let rest, let host = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first,
+              !host.isEmpty, !value.contains(where: { $0 == " " || $0 == "\t" }) else {
+            throw ValueError("bad URL (expected http://HOST[:PORT]/PATH; https is not supported)")
+        }
+        return value
+    }
+}

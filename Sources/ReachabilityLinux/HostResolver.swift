@@ -1,0 +1,181 @@
+import CNetlink
+import Foundation
+import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resolves host names to every address they have, with a timeout.
+///
+/// `getaddrinfo(3)` cannot be cancelled and may hang for as long as the system's resolver
+/// configuration allows, so each resolution runs on a thread of its own: the caller waits at most
+/// `timeout`, then answers HostNotFound while the stuck thread finishes on its own. Address
+/// literals never reach the resolver. At most `maxInFlight` resolutions run at once (stuck ones
+/// included), so hanging DNS cannot pile up threads without bound.
+public final class HostResolver: @unchecked Sendable {
+    /// The resolving function: a name in, its addresses (in the resolver's preference order) or
+    /// an error text out. Tests substitute one that hangs or fails.
+    public typealias Lookup = @Sendable (_ name: String) -> Result<[String], ResolveFailure>
+
+    /// Why a name did not resolve: the resolver's text (`Name or service not known`).
+    public struct ResolveFailure: Error, Equatable, Sendable, CustomStringConvertible {
+        public let message: String
+        public init(_ message: String) { self.message = message }
+        public var description: String { message }
+    }
+
+    public struct Configuration: Sendable {
+        /// How long a caller waits for one name.
+        public var timeout: TimeInterval = 5
+        /// Resolve from this hosts(5) file only, never from DNS (tests: a hosts file made for the test).
+        public var hostsFile: String? = nil
+        /// The network namespace in which `getaddrinfo` creates its sockets (tests).
+        public var networkNamespace: String? = nil
+        /// The most resolutions running at once.
+        public var maxInFlight: Int = 16
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    private let lookup: Lookup
+    private let lock = NSLock()
+    private var inFlight = 0
+
+    /// - Parameter lookup: the resolving function; by default `hostsFile` when set, else `getaddrinfo`.
+    public init(configuration: Configuration = Configuration(), lookup: Lookup? = nil) {
+        self.configuration = configuration
+        if let lookup {
+            self.lookup = lookup
+        } else if let hostsFile = configuration.hostsFile {
+            self.lookup = { name in HostsFile.addresses(of: name, path: hostsFile) }
+        } else {
+            let namespace = configuration.networkNamespace
+            self.lookup = { name in
+                do { return try NetworkNamespace.run(in: namespace) { HostResolver.getaddrinfo(name) } }
+                catch { return .failure(ResolveFailure("\(error)")) }
+            }
+        }
+    }
+
+    /// The addresses of `spec`: the literal itself, or every address of the name, duplicates
+    /// removed, in the resolver's order. Blocks the calling thread for at most `timeout`.
+    public func resolve(_ spec: HostSpec, host: String) -> Result<[String], HostCheckError> {
+        switch spec {
+        case let .address(address, _):
+            return .success([address])
+        case let .name(name):
+            let admitted: Bool = lock.withLock {
+                guard inFlight < configuration.maxInFlight else { return false }
+                inFlight += 1
+                return true
+            }
+            guard admitted else {
+                return .failure(.hostNotFound(host: host, reason: "too many resolutions in progress"))
+            }
+            let box = ResultBox()
+            let done = DispatchSemaphore(value: 0)
+            let lookup = self.lookup
+            let thread = Thread { [self] in
+                let result = lookup(name)
+                box.set(result)
+                lock.withLock { inFlight -= 1 }
+                done.signal()
+            }
+            thread.name = "reachd.resolve"
+            thread.start()
+            let timeout = configuration.timeout
+            guard done.wait(timeout: .now() + timeout) == .success, let result = box.get() else {
+                return .failure(.hostNotFound(host: host, reason: "resolution timed out after \(Self.seconds(timeout))"))
+            }
+            switch result {
+            case let .success(addresses):
+                var unique: [String] = []
+                for address in addresses where !unique.contains(address) { unique.append(address) }
+                if unique.isEmpty { return .failure(.hostNotFound(host: host, reason: "no addresses")) }
+                return .success(unique)
+            case let .failure(failure):
+                return .failure(.hostNotFound(host: host, reason: failure.message))
+            }
+        }
+    }
+
+    /// `5 s`, `0.25 s`: a duration for messages, to the millisecond.
+    static func seconds(_ t: TimeInterval) -> String {
+        let ms = (t * 1000).rounded()
+        return ms.truncatingRemainder(dividingBy: 1000) == 0 ? "\(Int(ms / 1000)) s" : "\(ms / 1000) s"
+    }
+
+    /// `getaddrinfo(name, NULL, {AF_UNSPEC, SOCK_STREAM})`: every address, in RFC 6724 order.
+    static func getaddrinfo(_ name: String) -> Result<[String], ResolveFailure> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = Glibc.getaddrinfo(name, nil, &hints, &list)
+        guard rc == 0 else {
+            let text = rc == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(rc))
+            return .failure(ResolveFailure(text))
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [String] = []
+        var entry = list
+        while let current = entry {
+            if let address = current.pointee.ai_addr, let text = socketAddressString(address) { addresses.append(text) }
+            entry = current.pointee.ai_next
+        }
+        return .success(addresses)
+    }
+
+    /// The numeric form of an AF_INET/AF_INET6 socket address.
+    static func socketAddressString(_ address: UnsafeMutablePointer<sockaddr>) -> String? {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            var v4 = UnsafeMutableRawPointer(address).load(as: sockaddr_in.self).sin_addr
+            guard inet_ntop(AF_INET, &v4, &text, socklen_t(text.count)) != nil else { return nil }
+        case AF_INET6:
+            var v6 = UnsafeMutableRawPointer(address).load(as: sockaddr_in6.self).sin6_addr
+            guard inet_ntop(AF_INET6, &v6, &text, socklen_t(text.count)) != nil else { return nil }
+        default:
+            return nil
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// One resolution's result, handed from its thread to the waiting caller.
+private final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Result<[String], HostResolver.ResolveFailure>?
+    func set(_ v: Result<[String], HostResolver.ResolveFailure>) { lock.withLock { value = v } }
+    func get() -> Result<[String], HostResolver.ResolveFailure>? { lock.withLock { value } }
+}
+
+/// hosts(5): `ADDRESS NAME [ALIASES…]`, `#` comments; names compare case-insensitively.
+public enum HostsFile {
+    /// The addresses listed for `name` in the text of a hosts file, in file order.
+    public static func addresses(of name: String, inText text: String) -> [String] {
+        let wanted = name.lowercased()
+        var result: [String] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            let content = line.prefix { $0 != "#" }
+            let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            guard fields.count >= 2 else { continue }
+            let address = fields[0]
+            guard HostName.ipv4Bytes(address) != nil || HostName.ipv6Bytes(address) != nil else { continue }
+            if fields.dropFirst().contains(where: { $0.lowercased() == wanted }) && !result.contains(address) {
+                result.append(address)
+            }
+        }
+        return result
+    }
+
+    /// Reads `path` and looks `name` up in it.
+    public static func addresses(of name: String, path: String) -> Result<[String], HostResolver.ResolveFailure> {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .failure(.init("cannot read hosts file \(path)"))
+        }
+        let addresses = addresses(of: name, inText: String(decoding: data, as: UTF8.self))
+        return addresses.isEmpty ? .failure(.init("Name or service not known (not in \(path))")) : .success(addresses)
+    }
+}

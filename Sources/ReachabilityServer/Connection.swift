@@ -1,0 +1,201 @@
+import Dispatch
+import Foundation
+import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One client connection of the server. Confined to the server's queue.
+///
+/// Calls are answered in order: while one waits for an asynchronous handler (or has become a
+/// subscription, which never ends), later calls wait in `pending`.
+final class Connection: @unchecked Sendable {
+    let id: Int
+    let fd: Int32
+    unowned let server: ReachabilityServer
+    private var framer = VarlinkFramer()
+    private var outgoing: OutgoingQueue
+    private var readSource: DispatchSourceRead?
+    /// Made on the first EAGAIN only: most connections never need one.
+    private var writeSource: DispatchSourceWrite?
+    private var writeSourceActive = false
+    private var pending: [VarlinkCall] = []
+    /// A call is in progress (an asynchronous handler, or a subscription).
+    var busy = false
+    var subscription: SubscriptionFilter?
+    /// Dropped: flush what is queued (the error), then close.
+    private var closing = false
+    private(set) var closed = false
+    private var openSources = 0
+
+    init(id: Int, fd: Int32, server: ReachabilityServer) {
+        self.id = id
+        self.fd = fd
+        self.server = server
+        self.outgoing = OutgoingQueue(limits: server.configuration.queueLimits)
+    }
+
+    func start() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.queue)
+        source.setEventHandler { [weak self] in self?.readAvailable() }
+        // Strong: the connection must live until its descriptor is closed here.
+            source.setCancelHandler { self.sourceCancelled() }
+        openSources += 1
+        readSource = source
+        source.resume()
+    }
+
+    // MARK: reading
+
+    private func readAvailable() {
+        guard !closed else { return }
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        // A few reads per wake-up, so one chatty client cannot starve the others.
+        for _ in 0..<8 {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 {
+                framer.append(buffer[0..<count])
+                do {
+                    while let message = try framer.next() {
+                        let call = try VarlinkCodec.decodeCall(message)
+                        pending.append(call)
+                        if pending.count > server.configuration.maxPendingCalls {
+                            server.log(.warning, "connection \(id): more than \(server.configuration.maxPendingCalls) pipelined calls; closing")
+                            close()
+                            return
+                        }
+                    }
+                } catch {
+                    server.log(.warning, "connection \(id): \(error); closing")
+                    close()
+                    return
+                }
+                processPending()
+                if closed { return }
+            } else if count == 0 {
+                // End of stream; a partial message left in the framer is simply dropped.
+                close()
+                return
+            } else {
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: return
+                default:
+                    server.log(.debug, "connection \(id): \(SocketError("recv")); closing")
+                    close()
+                    return
+                }
+            }
+        }
+    }
+
+    func processPending() {
+        while !busy && !closed && !closing && !pending.isEmpty {
+            let call = pending.removeFirst()
+            server.handle(call, on: self)
+        }
+    }
+
+    // MARK: writing
+
+    /// Sends a complete message (NUL included). A reply that does not fit the queue drops the
+    /// connection: a subscriber with `SubscriberTooSlow`, anything else without a word.
+    func send(_ message: Data, force: Bool = false) {
+        guard !closed && !closing else { return }
+        switch outgoing.enqueue(message, force: force) {
+        case .queued:
+            flush()
+        case .overflow(let dropped):
+            if subscription != nil {
+                dropTooSlow(dropped: dropped)
+            } else {
+                server.log(.warning, "connection \(id): does not read its replies; closing")
+                close()
+            }
+        }
+    }
+
+    /// Delivers a published event if this subscription's filter admits it.
+    func deliver(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
+        guard var filter = subscription, !closing else { return }
+        guard filter.admit(event) else { return }
+        subscription = filter
+        send(bytes, force: force)
+    }
+
+    private func dropTooSlow(dropped: Int) {
+        server.log(.warning, "subscriber \(id) does not read; dropped \(dropped) events, closing")
+        server.noteDroppedSubscriber()
+        subscription = nil
+        var message = VarlinkCodec.encode(VarlinkError.subscriberTooSlow(dropped: dropped))
+        message.append(0)
+        _ = outgoing.enqueue(message, force: true)
+        closing = true
+        // It may never read again: close after a grace period whether the error got out or not.
+        server.queue.asyncAfter(deadline: .now() + server.configuration.dropGrace) { [weak self] in
+            self?.close()
+        }
+        flush()
+    }
+
+    private func flush() {
+        while let head = outgoing.head {
+            let written = head.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if written > 0 {
+                outgoing.consume(written)
+                continue
+            }
+            if written < 0 && errno == EINTR { continue }
+            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                waitForWritable()
+                return
+            }
+            server.log(.debug, "connection \(id): \(SocketError("send")); closing")
+            close()
+            return
+        }
+        if writeSourceActive, let writeSource {
+            writeSource.suspend()
+            writeSourceActive = false
+        }
+        if closing { close() }
+    }
+
+    private func waitForWritable() {
+        if writeSource == nil {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: server.queue)
+            source.setEventHandler { [weak self] in self?.flush() }
+            source.setCancelHandler { self.sourceCancelled() }
+            openSources += 1
+            writeSource = source
+            writeSourceActive = true
+            source.resume()
+        } else if !writeSourceActive, let writeSource {
+            writeSourceActive = true
+            writeSource.resume()
+        }
+    }
+
+    // MARK: closing
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        subscription = nil
+        pending.removeAll()
+        readSource?.cancel()
+        if let writeSource {
+            // A suspended source never runs its cancel handler: resume it first.
+            if !writeSourceActive { writeSource.resume(); writeSourceActive = true }
+            writeSource.cancel()
+        }
+        server.connectionClosed(self)
+        if openSources == 0 { Glibc.close(fd) }
+    }
+
+    /// The descriptor is closed once every Dispatch source on it has finished.
+    private func sourceCancelled() {
+        openSources -= 1
+        if openSources == 0 && closed { Glibc.close(fd) }
+    }
+}

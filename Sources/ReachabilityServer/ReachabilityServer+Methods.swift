@@ -1,0 +1,179 @@
+import Foundation
+import ReachabilityCore
+
+/// Method dispatch: `org.varlink.service` and `io.reachd.Reachability`.
+extension ReachabilityServer {
+    func handle(_ call: VarlinkCall, on connection: Connection) {
+        if call.upgrade {
+            reply(.invalidParameter("upgrade"), to: call, on: connection)
+            return
+        }
+        switch call.interface {
+        case Varlink.serviceInterface:
+            handleService(call, on: connection)
+        case InterfaceDescription.reachabilityName:
+            handleReachability(call, on: connection)
+        default:
+            reply(.interfaceNotFound(call.interface), to: call, on: connection)
+        }
+    }
+
+    private func handleService(_ call: VarlinkCall, on connection: Connection) {
+        switch call.member {
+        case "GetInfo":
+            if let unknown = unknownParameter(call, allowed: []) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            let info: [String: JSONValue] = [
+                "vendor": .string(configuration.vendor), "product": .string(configuration.product),
+                "version": .string(configuration.version), "url": .string(configuration.url),
+                "interfaces": .array([.string(Varlink.serviceInterface), .string(InterfaceDescription.reachabilityName)]),
+            ]
+            reply(parameters: info, to: call, on: connection)
+        case "GetInterfaceDescription":
+            if let unknown = unknownParameter(call, allowed: ["interface"]) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            guard let name = call.parameters["interface"]?.stringValue else {
+                return reply(.invalidParameter("interface"), to: call, on: connection)
+            }
+            guard let description = InterfaceDescription.description(of: name) else {
+                return reply(.interfaceNotFound(name), to: call, on: connection)
+            }
+            reply(parameters: ["description": .string(description)], to: call, on: connection)
+        default:
+            reply(.methodNotFound(call.method), to: call, on: connection)
+        }
+    }
+
+    private func handleReachability(_ call: VarlinkCall, on connection: Connection) {
+        switch call.member {
+        case "GetStatus":
+            if let unknown = unknownParameter(call, allowed: []) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            guard !call.oneway else { return }
+            do {
+                connection.send(try statusReplyBytes())
+            } catch {
+                log(.error, "cannot encode status: \(error)")
+                connection.close()
+            }
+        case "Subscribe":
+            subscribe(call, on: connection)
+        case "Check":
+            if let unknown = unknownParameter(call, allowed: ["host", "port"]) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            guard let host = call.parameters["host"]?.stringValue, !host.isEmpty else {
+                return reply(.invalidParameter("host"), to: call, on: connection)
+            }
+            var port: Int?
+            if let value = call.parameters["port"], !value.isNull {
+                guard let number = value.intValue, (1...65535).contains(number) else {
+                    return reply(.invalidParameter("port"), to: call, on: connection)
+                }
+                port = number
+            }
+            guard let handler = checkHandlerOnQueue else {
+                return reply(.methodNotImplemented(call.method), to: call, on: connection)
+            }
+            runAsync(call, on: connection) { completion in handler(host, port, completion) }
+        case "Probe":
+            if let unknown = unknownParameter(call, allowed: []) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            guard let handler = probeHandlerOnQueue else {
+                return reply(.probeDisabled, to: call, on: connection)
+            }
+            runAsync(call, on: connection) { completion in handler(completion) }
+        default:
+            reply(.methodNotFound(call.method), to: call, on: connection)
+        }
+    }
+
+    private func subscribe(_ call: VarlinkCall, on connection: Connection) {
+        if let unknown = unknownParameter(call, allowed: ["after", "statusOnly"]) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+        var after: Int?
+        if let value = call.parameters["after"], !value.isNull {
+            guard let number = value.intValue else { return reply(.invalidParameter("after"), to: call, on: connection) }
+            after = number
+        }
+        var statusOnly = false
+        if let value = call.parameters["statusOnly"], !value.isNull {
+            guard let flag = value.boolValue else { return reply(.invalidParameter("statusOnly"), to: call, on: connection) }
+            statusOnly = flag
+        }
+        guard call.more else { return reply(.expectedMore, to: call, on: connection) }
+        guard !call.oneway else { return }
+
+        // The subscription occupies the connection from here on.
+        connection.busy = true
+        let replay = after.flatMap { history.resumePlan(after: $0) }
+        if let after, let replay {
+            // Seed the filter with what the subscriber saw at `after`, so statusOnly applies to the replay.
+            let seen = replay.first?.event.previous ?? current
+            connection.subscription = SubscriptionFilter(statusOnly: statusOnly, lastSent: seen)
+            log(.debug, "connection \(connection.id): resumes after \(after), replaying \(replay.count)")
+            for entry in replay { connection.deliver(entry.event, bytes: entry.bytes, force: false) }
+        } else {
+            connection.subscription = SubscriptionFilter(statusOnly: statusOnly)
+            let reason: Reason.Code = after == nil ? .initial : .resync
+            guard let (event, bytes) = initialEventBytes(reason: reason) else { return connection.close() }
+            connection.deliver(event, bytes: bytes, force: false)
+        }
+    }
+
+    /// Runs an asynchronous handler; its completion may come from any thread and is answered on
+    /// the server's queue, in call order (later calls on this connection wait).
+    private func runAsync(_ call: VarlinkCall, on connection: Connection,
+                          _ body: (@escaping Completion) -> Void) {
+        connection.busy = true
+        let done = Once()
+        let queue = self.queue
+        body { [weak self, weak connection] result in
+            guard done.first() else { return }
+            queue.async { [weak self, weak connection] in
+                guard let self, let connection, !connection.closed else { return }
+                connection.busy = false
+                switch result {
+                case .parameters(let json):
+                    if !call.oneway {
+                        var bytes = VarlinkCodec.encodeReply(parametersJSON: json, continues: false)
+                        bytes.append(0)
+                        connection.send(bytes)
+                    }
+                case .error(let error):
+                    self.reply(error, to: call, on: connection)
+                }
+                connection.processPending()
+            }
+        }
+    }
+
+    private func unknownParameter(_ call: VarlinkCall, allowed: Set<String>) -> String? {
+        call.parameters.keys.sorted().first { !allowed.contains($0) }
+    }
+
+    func reply(_ error: VarlinkError, to call: VarlinkCall, on connection: Connection) {
+        guard !call.oneway else { return }
+        var bytes = VarlinkCodec.encode(error)
+        bytes.append(0)
+        connection.send(bytes)
+    }
+
+    func reply(parameters: [String: JSONValue], to call: VarlinkCall, on connection: Connection) {
+        guard !call.oneway else { return }
+        do {
+            var bytes = try VarlinkCodec.encodeReply(VarlinkReply(parameters: parameters))
+            bytes.append(0)
+            connection.send(bytes)
+        } catch {
+            log(.error, "cannot encode reply to \(call.method): \(error)")
+            connection.close()
+        }
+    }
+}
+
+/// Lets a completion run once even if a handler calls it twice.
+final class Once: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+
+    func first() -> Bool {
+        lock.withLock {
+            defer { done = true }
+            return !done
+        }
+    }
+}

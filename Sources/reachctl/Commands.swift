@@ -1,0 +1,98 @@
+import Dispatch
+import Foundation
+import ReachabilityClient
+import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Maps client errors to reachctl's messages and exit statuses.
+func exitOnError(_ error: Error) -> Never {
+    switch error {
+    case ReachabilityClientError.daemonNotRunning(let path):
+        fail("reachd is not running (no socket at \(path))", code: ExitCode.unavailable)
+    case let error as ReachabilityClientError:
+        fail(error.description)
+    default:
+        fail("\(error)")
+    }
+}
+
+/// Exits 0 on SIGINT/SIGTERM (a `monitor` the user stops has done its job).
+func exitCleanlyOnInterrupt() {
+    for number in [SIGINT, SIGTERM] {
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler { exit(ExitCode.success) }
+        source.resume()
+        interruptSources.append(source)
+    }
+}
+nonisolated(unsafe) var interruptSources: [DispatchSourceSignal] = []
+
+/// `reachctl status [--json]`.
+func runStatus(client: ReachabilityClient, json: Bool) async -> Never {
+    do {
+        let status = try await client.status()
+        printLine(json ? jsonLine(status) : Style().summary(status))
+        exit(ExitCode.success)
+    } catch {
+        exitOnError(error)
+    }
+}
+
+/// `reachctl monitor [--json] [--after SEQ] [--status-only]`.
+func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly: Bool) async -> Never {
+    exitCleanlyOnInterrupt()
+    let style = Style()
+    do {
+        for try await event in client.events(after: after, statusOnly: statusOnly) {
+            if json {
+                printLine(jsonLine(event))
+            } else {
+                let interface = event.reason.interface.map { " \($0)" } ?? ""
+                printLine("\(Timestamp.string(from: event.timestamp)) #\(event.sequence) \(event.reason.code.rawValue)\(interface): \(style.summary(event.current))")
+            }
+        }
+        exit(ExitCode.success)
+    } catch {
+        exitOnError(error)
+    }
+}
+
+/// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [-q]`: 0 met, 1 timed out.
+func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interface: String?, quiet: Bool) async -> Never {
+    exitCleanlyOnInterruptWithFailure()
+    if timeout > 0 {
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+            if !quiet { emit("reachctl: timed out after \(formatSeconds(timeout)) s\n", to: 2) }
+            exit(ExitCode.failure)
+        }
+    }
+    do {
+        for try await event in client.events() {
+            if event.current.satisfies(internet: internet, interface: interface) {
+                if !quiet { printLine(Style().summary(event.current)) }
+                exit(ExitCode.success)
+            }
+        }
+        fail("reachd closed the connection")
+    } catch {
+        exitOnError(error)
+    }
+}
+
+/// An interrupted `wait` did not see its condition: exit 1.
+func exitCleanlyOnInterruptWithFailure() {
+    for number in [SIGINT, SIGTERM] {
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler { exit(ExitCode.failure) }
+        source.resume()
+        interruptSources.append(source)
+    }
+}
+
+func formatSeconds(_ seconds: Double) -> String {
+    seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)
+}

@@ -1,0 +1,58 @@
+import Foundation
+import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Exit statuses of reachctl (DESIGN.md §4).
+enum ExitCode {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 2
+    /// EX_UNAVAILABLE: reachd does not answer.
+    static let unavailable: Int32 = 69
+}
+
+/// Writes to a descriptor unbuffered, so each line is out the moment it is printed (`stdout`
+/// is unusable in Swift 6 mode anyway).
+func emit(_ text: String, to fd: Int32 = 1) {
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
+        if written <= 0 { if errno == EINTR { continue }; return }
+        offset += written
+    }
+}
+
+func printLine(_ text: String) { emit(text + "\n") }
+
+func fail(_ message: String, code: Int32 = ExitCode.failure) -> Never {
+    emit("reachctl: \(message)\n", to: 2)
+    exit(code)
+}
+
+/// Colour only on a terminal, and never with NO_COLOR (no-color.org).
+struct Style {
+    let enabled: Bool
+
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        enabled = isatty(1) == 1 && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+    }
+
+    func paint(_ text: String, _ code: String) -> String { enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+
+    /// The summary line with `online` green and `offline` red.
+    func summary(_ status: Status) -> String {
+        let line = status.summary
+        guard enabled else { return line }
+        if line.hasPrefix("online") { return paint("online", "32") + line.dropFirst("online".count) }
+        if line.hasPrefix("offline") { return paint("offline", "31") + line.dropFirst("offline".count) }
+        return line
+    }
+}
+
+/// Encodes a wire object as one compact JSON line.
+func jsonLine<T: Encodable>(_ value: T) -> String {
+    do { return try WireJSON.string(value) } catch { fail("cannot encode JSON: \(error)") }
+}

@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import ReachabilityCore
+import ReachabilityLinux
+import ReachabilityServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The running daemon: the monitor feeding the varlink server, and the signal handling.
+final class Daemon: @unchecked Sendable {
+    let log: Logger
+    let settings: DaemonSettings
+    let options: DaemonOptions
+    private var monitor: ReachabilityMonitor?
+    private var server: ReachabilityServer?
+    private var signalSources: [DispatchSourceSignal] = []
+
+    init(options: DaemonOptions, settings: DaemonSettings, log: Logger) {
+        self.options = options; self.settings = settings; self.log = log
+    }
+
+    /// Starts everything; returns when the daemon is serving. Errors are fatal (exit 1).
+    func start() throws {
+        ProcessSetup.ignoreSIGPIPE()
+        let limit = ProcessSetup.raiseFileDescriptorLimit()
+        log.debug("file descriptor limit \(limit)")
+        let environment = ProcessInfo.processInfo.environment
+
+        // Sequence numbers start at the start time in ms, so they keep rising across restarts.
+        var monitorConfiguration = settings.monitor
+        monitorConfiguration.firstSequence = Int(Date().timeIntervalSince1970 * 1000)
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration)
+        try monitor.start()
+        self.monitor = monitor
+
+        let server = ReachabilityServer(initial: monitor.initialEvent(), configuration: settings.server)
+        let log = self.log
+        server.logHandler = { level, message in
+            switch level {
+            case .debug: log.debug(message)
+            case .info: log.info(message)
+            case .warning: log.warning(message)
+            case .error: log.error(message)
+            }
+        }
+        monitor.addObserver { event in
+            log.info("#\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue)")
+            server.publish(event)
+        }
+        // An event between initialEvent() and addObserver would be missed: re-read the state
+        // (the server ignores it unless the sequence number moved on).
+        server.publish(monitor.initialEvent())
+        self.server = server
+
+        if let fd = SocketLocation.activatedSocket(environment: environment) {
+            try server.listen(fileDescriptor: fd)
+            log.info("listening on the socket passed by systemd")
+        } else {
+            let path = try SocketLocation.resolve(explicit: options.socketPath, configured: settings.socketPath,
+                                                  environment: environment, log: log)
+            try SocketLocation.claim(path)
+            try server.listen(at: path)
+            log.info("listening on \(path)")
+        }
+        let status = monitor.initialEvent().current
+        log.info("status: \(status.status.rawValue)\(status.primary.map { " (\($0.name))" } ?? "")")
+        installSignalHandlers()
+    }
+
+    /// Stops serving, removes the socket, exits 0.
+    func stop(signal name: String) {
+        log.info("\(name): stopping")
+        server?.stop()
+        monitor?.stop()
+        exit(0)
+    }
+
+    private func installSignalHandlers() {
+        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { [weak self] in self?.stop(signal: name) }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+}

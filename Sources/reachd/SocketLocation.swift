@@ -1,0 +1,91 @@
+import Foundation
+import ReachabilityClient
+import ReachabilityServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the daemon listens and how it takes the path over (DESIGN.md §3).
+enum SocketLocation {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// `--socket`, then `REACHD_SOCKET`, then `/run/reachd/…`, then `$XDG_RUNTIME_DIR/reachd/…`
+    /// when /run/reachd cannot be created (not root). Creates the directory.
+    static func resolve(explicit: String?, configured: String?, environment: [String: String],
+                        log: Logger) throws -> String {
+        if let path = explicit ?? nonEmpty(environment[ReachabilitySocketPath.environmentVariable]) ?? configured {
+            try makeDirectory(for: path)
+            return path
+        }
+        let system = ReachabilitySocketPath.systemPath
+        do {
+            try makeDirectory(for: system)
+            guard access(parent(of: system), W_OK) == 0 else { throw Failure(description: "\(parent(of: system)) is not writable") }
+            return system
+        } catch {
+            guard let user = ReachabilitySocketPath.userPath(environment: environment) else {
+                throw Failure(description: "cannot use \(system) (\(error)) and XDG_RUNTIME_DIR is not set; use --socket PATH")
+            }
+            log.info("cannot use \(parent(of: system)) (\(error)); using \(user)")
+            try makeDirectory(for: user)
+            return user
+        }
+    }
+
+    private static func nonEmpty(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+
+    static func parent(of path: String) -> String {
+        (path as NSString).deletingLastPathComponent
+    }
+
+    private static func makeDirectory(for path: String) throws {
+        let directory = parent(of: path)
+        guard !directory.isEmpty else { return }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw Failure(description: "\(directory) is not a directory") }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o755])
+        } catch {
+            throw Failure(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Makes `path` free for a new socket: refuses when another daemon answers there, removes a
+    /// stale socket file (nobody listening), refuses to remove anything that is not a socket.
+    static func claim(_ path: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }   // nothing there
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+            throw Failure(description: "\(path) exists and is not a socket; not removing it")
+        }
+        do {
+            let connection = try VarlinkConnection(socketPath: path, timeout: 2)
+            connection.close()
+            throw Failure(description: "another reachd is already running on \(path)")
+        } catch ReachabilityClientError.daemonNotRunning {
+            guard unlink(path) == 0 || errno == ENOENT else {
+                throw Failure(description: "cannot remove stale socket \(path): \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    /// The listening socket systemd passed (LISTEN_FDS/LISTEN_PID, sd_listen_fds(3)), fd 3.
+    /// Unsets the variables so children do not inherit them.
+    static func activatedSocket(environment: [String: String]) -> Int32? {
+        guard let pid = environment["LISTEN_PID"].flatMap(Int32.init), pid == getpid(),
+              let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1 else { return nil }
+        unsetenv("LISTEN_PID"); unsetenv("LISTEN_FDS"); unsetenv("LISTEN_FDNAMES")
+        let fd: Int32 = 3
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        return UnixSocket.isListeningStreamSocket(fd) ? fd : nil
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import ReachabilityClient
+import ReachabilityCore
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Events from the real monitor: a veth uplink comes and goes under a running reachd.
+@Suite struct ReachabilityEventTests {
+    /// Parses `reachctl monitor --json` lines.
+    static func events(_ lines: [String]) -> [ReachabilityEvent] {
+        lines.compactMap { try? WireJSON.decoder().decode(ReachabilityEvent.self, from: Data($0.utf8)) }
+    }
+
+    @Test func monitorJSONSeesInitialThenChangesWithReasons() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "m"), uplink = try TestNamespace(tag: "mu")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
+        #expect(waitUntil(timeout: 10) { !Self.events(monitor.lines).isEmpty })
+        let initial = try #require(Self.events(monitor.lines).first)
+        #expect(initial.event == .initial && initial.previous == nil && !initial.current.reachable)
+        #expect(monitor.lines.count == 1)
+
+        let veth = try VethUplink(host: host, uplink: uplink)
+        func firstEvent(where predicate: @escaping (ReachabilityEvent) -> Bool) -> ReachabilityEvent? {
+            _ = waitUntil(timeout: 10) { Self.events(monitor.lines).contains(where: predicate) }
+            return Self.events(monitor.lines).first(where: predicate)
+        }
+        let online = firstEvent { $0.event == .reachabilityChanged && $0.current.reachable }
+        #expect(online?.reason.code == .routeAdded)
+        #expect(online?.reason.interface == "eth0")
+        #expect(online?.previous?.reachable == false)
+        #expect(online?.current.primary?.name == "eth0" && online?.current.status == .ethernet)
+
+        try veth.dropCarrier()
+        let lost = firstEvent { $0.reason.code == .carrierLost }
+        #expect(lost?.reason.interface == "eth0" && lost?.current.reachable == false && lost?.previous?.reachable == true)
+
+        try veth.restoreCarrier()
+        let gained = firstEvent { $0.reason.code == .carrierGained }
+        #expect(gained?.reason.interface == "eth0" && gained?.current.reachable == true)
+
+        // Each line one event, numbers strictly rising, each change's previous = the last current.
+        let all = Self.events(monitor.lines)
+        #expect(all.count == monitor.lines.count)
+        for (a, b) in zip(all, all.dropFirst()) {
+            #expect(b.sequence == a.sequence + 1)
+            #expect(b.event == .reachabilityChanged)
+            #expect(b.previous.map { !$0.differs(from: a.current) } == true)
+        }
+        monitor.signal(SIGINT)
+        #expect(monitor.wait() == 0)
+    }
+
+    @Test func waitExitsZeroWhenTheUplinkComes() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "w"), uplink = try TestNamespace(tag: "wu")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let wait = try Child(Binaries.reachctl, ["wait", "--timeout", "5", "--socket", daemon.socketPath])
+        usleep(300_000)
+        #expect(wait.isRunning)
+        _ = try VethUplink(host: host, uplink: uplink)
+        #expect(wait.wait(timeout: 10) == 0, "\(wait.stderr)")
+        #expect(wait.lines.first?.hasPrefix("online · ethernet (eth0)") == true, "\(wait.lines)")
+
+        // Met already: returns at once; quiet prints nothing.
+        let again = try daemon.reachctl(["wait", "--timeout", "5", "--interface", "eth0", "-q"])
+        #expect(again.status == 0 && again.stdout.isEmpty)
+    }
+
+    @Test func waitExitsOneWhenTheUplinkNeverComes() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "n")
+        defer { host.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let result = try daemon.reachctl(["wait", "--timeout", "1"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("timed out"))
+        #expect(try daemon.reachctl(["wait", "--timeout", "1", "-q"]).stderr.isEmpty)
+    }
+
+    @Test func statusLineAndJSONWhenOnline() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "o"), uplink = try TestNamespace(tag: "ou")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        _ = try VethUplink(host: host, uplink: uplink)
+        #expect(waitUntil(timeout: 10) { (try? daemon.reachctl(["status"]).stdout) == "online · ethernet (eth0) · internet: unknown · IPv4" },
+                "\((try? daemon.reachctl(["status"]).stdout) ?? "")")
+        let json = try daemon.reachctl(["status", "--json"])
+        let status = try WireJSON.decoder().decode(Status.self, from: Data(json.stdout.utf8))
+        #expect(status.primary?.name == "eth0" && status.gateways == ["10.77.0.1"])
+    }
+
+    /// reachd restarts under a subscribed ReachabilityClient: the stream carries on, every event
+    /// once, numbers rising, a resync initial marking the restart, and later changes arrive.
+    @Test func clientStreamSurvivesADaemonRestart() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "r"), uplink = try TestNamespace(tag: "ru")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let client = ReachabilityClient(socketPath: daemon.socketPath)
+        let collected = Collected()
+        let task = Task {
+            for try await event in client.events() { collected.append(event) }
+        }
+        defer { task.cancel() }
+        #expect(await waitAsync { collected.events.count == 1 })
+
+        try daemon.restart()
+        #expect(await waitAsync { collected.events.contains { $0.reason.code == .resync } })
+
+        let veth = try VethUplink(host: host, uplink: uplink)
+        #expect(await waitAsync { collected.events.last?.current.reachable == true })
+        try veth.dropCarrier()
+        #expect(await waitAsync { collected.events.last?.reason.code == .carrierLost })
+
+        let events = collected.events
+        for (a, b) in zip(events, events.dropFirst()) { #expect(b.sequence > a.sequence) }
+        #expect(Set(events.map(\.sequence)).count == events.count)
+        #expect(events.filter { $0.event == .initial }.count == 2)   // the first, and the resync
+        // After the resync, nothing is missing: numbers are consecutive and chain up.
+        let afterRestart = events.drop { $0.reason.code != .resync }
+        for (a, b) in zip(afterRestart, afterRestart.dropFirst()) {
+            #expect(b.sequence == a.sequence + 1)
+            #expect(b.previous.map { !$0.differs(from: a.current) } == true)
+        }
+    }
+}
+
+final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _events: [ReachabilityEvent] = []
+    func append(_ event: ReachabilityEvent) { lock.withLock { _events.append(event) } }
+    var events: [ReachabilityEvent] { lock.withLock { _events } }
+}
+
+func waitAsync(timeout: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 20_000_000)
+    }
+    return condition()
+}

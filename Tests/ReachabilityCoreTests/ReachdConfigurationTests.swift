@@ -1,0 +1,297 @@
+import Foundation
+import Testing
+@testable import ReachabilityCore
+
+/// In-memory files for `ReachdConfiguration.load`.
+struct MemoryFiles: ConfigurationFileSource {
+    var files: [String: String]
+    var unreadable: Set<String> = []
+
+    func contents(of path: String) throws(ConfigurationError) -> String? {
+        if unreadable.contains(path) { throw ConfigurationError(file: path, message: "cannot read: Permission denied") }
+        return files[path]
+    }
+
+    func fileNames(in directory: String) throws(ConfigurationError) -> [String] {
+        files.keys.filter { $0.hasPrefix(directory + "/") }.map { String($0.dropFirst(directory.count + 1)) }
+            .filter { !$0.contains("/") }
+    }
+}
+
+struct ConfigCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    let text: String
+    let expected: @Sendable (inout ReachdConfiguration) -> Void
+    var testDescription: String { name }
+}
+
+let configCases: [ConfigCase] = [
+    ConfigCase(name: "empty file is the defaults", text: "") { _ in },
+    ConfigCase(name: "comments only", text: "# [Monitor]\n; Debounce=5\n[Monitor]\n#Debounce=7\n") { _ in },
+    ConfigCase(name: "every key", text: """
+        [Monitor]
+        IgnoreInterfaces=docker* veth*
+        Debounce=250
+        [Interfaces]
+        Kind.wwan*=wwan
+        Kind.wl*=wifi
+        Metered=usb0 enx*
+        [Connectivity]
+        Enabled=no
+        URL=http://127.0.0.1:8080/generate_204
+        Response=Success
+        Interval=60
+        Timeout=2.5
+        [Cellular]
+        ModemManager=off
+        [Socket]
+        Path=/run/test/io.reachd.Reachability
+        Mode=0660
+        Group=netdev
+        [Events]
+        History=16
+        """) { c in
+        c.monitor.ignoreInterfaces = ["docker*", "veth*"]; c.monitor.debounceMilliseconds = 250
+        c.interfaces.kinds = [.init(glob: "wwan*", kind: .wwan), .init(glob: "wl*", kind: .wifi)]
+        c.interfaces.metered = ["usb0", "enx*"]
+        c.connectivity.enabled = false; c.connectivity.url = "http://127.0.0.1:8080/generate_204"
+        c.connectivity.response = "Success"; c.connectivity.intervalSeconds = 60; c.connectivity.timeoutSeconds = 2.5
+        c.cellular.modemManager = false
+        c.socket.path = "/run/test/io.reachd.Reachability"; c.socket.mode = 0o660; c.socket.group = "netdev"
+        c.events.history = 16
+    },
+    ConfigCase(name: "duplicate plain key: later wins", text: "[Events]\nHistory=1\nHistory=2\n[Events]\nHistory=3\n") { c in
+        c.events.history = 3
+    },
+    ConfigCase(name: "list key accumulates", text: "[Monitor]\nIgnoreInterfaces=a b\nIgnoreInterfaces=c\n") { c in
+        c.monitor.ignoreInterfaces = ["a", "b", "c"]
+    },
+    ConfigCase(name: "empty value resets a list", text: "[Interfaces]\nMetered=a\nMetered=\nMetered=b\n") { c in
+        c.interfaces.metered = ["b"]
+    },
+    ConfigCase(name: "empty value resets a plain key", text: "[Connectivity]\nInterval=10\nInterval=\nURL=http://x/\nURL=\n") { _ in },
+    ConfigCase(name: "empty Path and Group reset to nil", text: "[Socket]\nPath=/x\nGroup=g\nPath=\nGroup=\n") { _ in },
+    ConfigCase(name: "kinds keep file order; re-assigning keeps the place", text: "[Interfaces]\nKind.a*=wifi\nKind.b*=vpn\nKind.a*=wwan\n") { c in
+        c.interfaces.kinds = [.init(glob: "a*", kind: .wwan), .init(glob: "b*", kind: .vpn)]
+    },
+    ConfigCase(name: "empty kind removes that glob", text: "[Interfaces]\nKind.a*=wifi\nKind.b*=vpn\nKind.a*=\n") { c in
+        c.interfaces.kinds = [.init(glob: "b*", kind: .vpn)]
+    },
+    ConfigCase(name: "every kind name", text: InterfaceKind.allCases.map { "[Interfaces]\nKind.\($0.rawValue)0=\($0.rawValue)" }.joined(separator: "\n")) { c in
+        c.interfaces.kinds = InterfaceKind.allCases.map { .init(glob: "\($0.rawValue)0", kind: $0) }
+    },
+    ConfigCase(name: "booleans as systemd", text: "[Connectivity]\nEnabled=0\n[Cellular]\nModemManager=TRUE\n") { c in
+        c.connectivity.enabled = false
+    },
+    ConfigCase(name: "time spans with units", text: "[Monitor]\nDebounce=1.5s\n[Connectivity]\nInterval=5min\nTimeout=500ms\n") { c in
+        c.monitor.debounceMilliseconds = 1500; c.connectivity.intervalSeconds = 300; c.connectivity.timeoutSeconds = 0.5
+    },
+    ConfigCase(name: "time span with a space before the unit", text: "[Connectivity]\nInterval=2 h\n") { c in
+        c.connectivity.intervalSeconds = 7200
+    },
+    ConfigCase(name: "mode without leading zero, zero history", text: "[Socket]\nMode=600\n[Events]\nHistory=0\n") { c in
+        c.socket.mode = 0o600; c.events.history = 0
+    },
+    ConfigCase(name: "response keeps inner spaces", text: "[Connectivity]\nResponse=  Microsoft Connect Test \n") { c in
+        c.connectivity.response = "Microsoft Connect Test"
+    },
+]
+
+struct ConfigErrorCase: CustomTestStringConvertible, Sendable {
+    let text: String
+    let message: String
+    var testDescription: String { message }
+}
+
+let configErrorCases: [ConfigErrorCase] = [
+    .init(text: "[Monitr]\nDebounce=1\n",
+          message: "r.conf:1: [Monitr] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events])"),
+    .init(text: "[monitor]\n",
+          message: "r.conf:1: [monitor] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events]) (did you mean [Monitor]?)"),
+    .init(text: "[Monitor]\nFoo=1\n", message: "r.conf:2: [Monitor] Foo=1: unknown key in section [Monitor]"),
+    .init(text: "[Monitor]\ndebounce=1\n", message: "r.conf:2: [Monitor] debounce=1: unknown key in section [Monitor] (did you mean Debounce=?)"),
+    .init(text: "[Monitor]\nMetered=x\n", message: "r.conf:2: [Monitor] Metered=x: unknown key in section [Monitor]"),
+    .init(text: "[Interfaces]\nkind.x=wifi\n", message: "r.conf:2: [Interfaces] kind.x=wifi: unknown key in section [Interfaces] (did you mean Kind.=?)"),
+    .init(text: "[Connectivity]\nEnabled=maybe\n",
+          message: "r.conf:2: [Connectivity] Enabled=maybe: bad boolean (expected yes/no, true/false, on/off or 1/0)"),
+    .init(text: "[Cellular]\nModemManager=2\n",
+          message: "r.conf:2: [Cellular] ModemManager=2: bad boolean (expected yes/no, true/false, on/off or 1/0)"),
+    .init(text: "[Monitor]\nDebounce=soon\n",
+          message: "r.conf:2: [Monitor] Debounce=soon: bad time span (expected milliseconds, e.g. 200 or 1.5s)"),
+    .init(text: "[Monitor]\nDebounce=-5\n",
+          message: "r.conf:2: [Monitor] Debounce=-5: bad time span (expected milliseconds, e.g. 200 or 1.5s)"),
+    .init(text: "[Connectivity]\nInterval=5 fortnights\n",
+          message: "r.conf:2: [Connectivity] Interval=5 fortnights: bad time span (expected seconds, e.g. 300 or 5min)"),
+    .init(text: "[Connectivity]\nInterval=0\n",
+          message: "r.conf:2: [Connectivity] Interval=0: bad time span (must be greater than 0)"),
+    .init(text: "[Connectivity]\nTimeout=x\n",
+          message: "r.conf:2: [Connectivity] Timeout=x: bad time span (expected seconds, e.g. 5 or 2.5s)"),
+    .init(text: "[Connectivity]\nURL=https://example.com/\n",
+          message: "r.conf:2: [Connectivity] URL=https://example.com/: bad URL (expected http://HOST[:PORT]/PATH; https is not supported)"),
+    .init(text: "[Connectivity]\nURL=http:///path\n",
+          message: "r.conf:2: [Connectivity] URL=http:///path: bad URL (expected http://HOST[:PORT]/PATH; https is not supported)"),
+    .init(text: "[Interfaces]\nKind.eth*=fiber\n",
+          message: "r.conf:2: [Interfaces] Kind.eth*=fiber: bad kind (expected one of loopback, ethernet, wifi, wwan, vpn, bridge, virtual, other)"),
+    .init(text: "[Interfaces]\nKind.eth*=WiFi\n",
+          message: "r.conf:2: [Interfaces] Kind.eth*=WiFi: bad kind (expected one of loopback, ethernet, wifi, wwan, vpn, bridge, virtual, other)"),
+    .init(text: "[Interfaces]\nKind.=wifi\n",
+          message: "r.conf:2: [Interfaces] Kind.=wifi: missing interface glob after 'Kind.' (expected e.g. Kind.wwan*=wwan)"),
+    .init(text: "[Socket]\nMode=0689\n", message: "r.conf:2: [Socket] Mode=0689: bad octal mode (expected e.g. 0666 or 0660)"),
+    .init(text: "[Socket]\nMode=17777\n", message: "r.conf:2: [Socket] Mode=17777: bad octal mode (expected e.g. 0666 or 0660)"),
+    .init(text: "[Socket]\nMode=rw\n", message: "r.conf:2: [Socket] Mode=rw: bad octal mode (expected e.g. 0666 or 0660)"),
+    .init(text: "[Socket]\nPath=run/x\n", message: "r.conf:2: [Socket] Path=run/x: bad path (must be absolute)"),
+    .init(text: "[Socket]\nGroup=a b\n", message: "r.conf:2: [Socket] Group=a b: bad group name"),
+    .init(text: "[Events]\nHistory=many\n", message: "r.conf:2: [Events] History=many: bad number (expected an integer from 0 to 1000000)"),
+    .init(text: "[Events]\nHistory=-1\n", message: "r.conf:2: [Events] History=-1: bad number (expected an integer from 0 to 1000000)"),
+    .init(text: "Debounce=1\n", message: "r.conf:1: Debounce=1: assignment outside of any section"),
+    .init(text: "[Monitor]\n\n# ok\nDebounce=1\nDebounce\n", message: "r.conf:5: missing '=' in 'Debounce' (expected Key=Value)"),
+]
+
+private func parseError(_ body: () throws(ConfigurationError) -> ReachdConfiguration) -> ConfigurationError? {
+    do { _ = try body(); return nil } catch { return error }
+}
+
+@Suite struct ReachdConfigurationTests {
+    @Test func defaults() {
+        let c = ReachdConfiguration()
+        #expect(c.monitor.ignoreInterfaces == [] && c.monitor.debounceMilliseconds == 0)
+        #expect(c.interfaces.kinds == [] && c.interfaces.metered == [])
+        #expect(c.connectivity.enabled && c.connectivity.url == "http://connectivity-check.ubuntu.com/")
+        #expect(c.connectivity.response == "" && c.connectivity.intervalSeconds == 300 && c.connectivity.timeoutSeconds == 5)
+        #expect(c.cellular.modemManager)
+        #expect(c.socket.path == nil && c.socket.mode == 0o666 && c.socket.group == nil)
+        #expect(c.events.history == 256)
+    }
+
+    @Test(arguments: configCases)
+    func parses(_ c: ConfigCase) throws {
+        var expected = ReachdConfiguration()
+        c.expected(&expected)
+        #expect(try ReachdConfiguration.parse(c.text, file: "r.conf") == expected)
+    }
+
+    @Test(arguments: configErrorCases)
+    func rejects(_ c: ConfigErrorCase) {
+        let error = parseError { () throws(ConfigurationError) in try ReachdConfiguration.parse(c.text, file: "r.conf") }
+        #expect(error?.description == c.message)
+    }
+
+    @Test func errorCarriesFileLineSectionKey() {
+        let error = parseError { () throws(ConfigurationError) in
+            try ReachdConfiguration.parse("[Events]\n\nHistory=x\n", file: "/etc/reachd/reachd.conf")
+        }
+        #expect(error?.file == "/etc/reachd/reachd.conf")
+        #expect(error?.line == 3)
+        #expect(error?.section == "Events")
+        #expect(error?.key == "History")
+        #expect(error?.value == "x")
+    }
+
+    @Test func missingMainFileIsTheDefaults() throws {
+        #expect(try ReachdConfiguration.load(mainFile: "/etc/reachd/reachd.conf", source: MemoryFiles(files: [:])) == ReachdConfiguration())
+    }
+
+    @Test func missingMainFileThatMustExist() {
+        let error = parseError { () throws(ConfigurationError) in
+            try ReachdConfiguration.load(mainFile: "/x/reachd.conf", mustExist: true, source: MemoryFiles(files: [:]))
+        }
+        #expect(error?.description == "/x/reachd.conf: no such file")
+    }
+
+    @Test func dropInsApplyInLexicalOrderAndOverride() throws {
+        let files = MemoryFiles(files: [
+            "/e/reachd.conf": "[Events]\nHistory=1\n[Connectivity]\nInterval=10\n[Monitor]\nIgnoreInterfaces=a\n",
+            "/e/reachd.conf.d/20-b.conf": "[Events]\nHistory=20\n[Monitor]\nIgnoreInterfaces=c\n",
+            "/e/reachd.conf.d/10-a.conf": "[Events]\nHistory=10\n[Connectivity]\nTimeout=3\n[Monitor]\nIgnoreInterfaces=b\n",
+            "/e/reachd.conf.d/9-z.conf": "[Events]\nHistory=9\n",          // "9" sorts after "2"
+            "/e/reachd.conf.d/30-ignored.txt": "[Events]\nHistory=30\n",   // not *.conf
+            "/e/reachd.conf.d/.hidden.conf": "[Events]\nHistory=31\n",
+            "/e/other.conf.d/x.conf": "[Events]\nHistory=40\n",            // another main file's drop-ins
+        ])
+        #expect(try ReachdConfiguration.dropIns(for: "/e/reachd.conf", in: files)
+                == ["/e/reachd.conf.d/10-a.conf", "/e/reachd.conf.d/20-b.conf", "/e/reachd.conf.d/9-z.conf"])
+        let c = try ReachdConfiguration.load(mainFile: "/e/reachd.conf", source: files)
+        var expected = ReachdConfiguration()
+        expected.events.history = 9
+        expected.connectivity.intervalSeconds = 10
+        expected.connectivity.timeoutSeconds = 3
+        expected.monitor.ignoreInterfaces = ["a", "b", "c"]
+        #expect(c == expected)
+    }
+
+    @Test func dropInsWithoutMainFile() throws {
+        let files = MemoryFiles(files: ["/e/reachd.conf.d/a.conf": "[Cellular]\nModemManager=no\n"])
+        #expect(try ReachdConfiguration.load(mainFile: "/e/reachd.conf", source: files).cellular.modemManager == false)
+    }
+
+    @Test func dropInCanResetAList() throws {
+        let files = MemoryFiles(files: [
+            "/e/reachd.conf": "[Interfaces]\nMetered=usb*\n",
+            "/e/reachd.conf.d/a.conf": "[Interfaces]\nMetered=\nMetered=enx*\n",
+        ])
+        #expect(try ReachdConfiguration.load(mainFile: "/e/reachd.conf", source: files).interfaces.metered == ["enx*"])
+    }
+
+    @Test func errorInADropInNamesTheDropIn() {
+        let files = MemoryFiles(files: [
+            "/e/reachd.conf": "[Events]\nHistory=1\n",
+            "/e/reachd.conf.d/a.conf": "[Events]\n# comment\nHistory=lots\n",
+        ])
+        let error = parseError { () throws(ConfigurationError) in try ReachdConfiguration.load(mainFile: "/e/reachd.conf", source: files) }
+        #expect(error?.description == "/e/reachd.conf.d/a.conf:3: [Events] History=lots: bad number (expected an integer from 0 to 1000000)")
+    }
+
+    @Test func unreadableFileIsAnError() {
+        let files = MemoryFiles(files: ["/e/reachd.conf": ""], unreadable: ["/e/reachd.conf"])
+        let error = parseError { () throws(ConfigurationError) in try ReachdConfiguration.load(mainFile: "/e/reachd.conf", source: files) }
+        #expect(error?.description == "/e/reachd.conf: cannot read: Permission denied")
+    }
+
+    @Test func parseBuildsOnABase() throws {
+        var base = ReachdConfiguration()
+        base.events.history = 5
+        let c = try ReachdConfiguration.parse("[Socket]\nMode=0600\n", file: "x", into: base)
+        #expect(c.events.history == 5 && c.socket.mode == 0o600)
+    }
+}
+
+/// `config/reachd.conf` documents every key with its default, and only keys that exist.
+@Suite struct DocumentedConfigurationTests {
+    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../config/reachd.conf").standardized.path
+
+    /// The documented file with its `#Key=Value` lines uncommented.
+    static func uncommented() throws -> String {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            // "#Key=" with no space after '#': a commented-out setting; "# words": prose.
+            if line.hasPrefix("#"), let second = line.dropFirst().first, second.isUppercase, line.contains("=") {
+                return String(line.dropFirst())
+            }
+            return String(line)
+        }.joined(separator: "\n")
+    }
+
+    @Test func documentedFileParsesAsIsToTheDefaults() throws {
+        let text = try String(contentsOfFile: Self.path, encoding: .utf8)
+        #expect(try ReachdConfiguration.parse(text, file: Self.path) == ReachdConfiguration())
+    }
+
+    @Test func documentedDefaultsAreTheBuiltInDefaults() throws {
+        var c = try ReachdConfiguration.parse(try Self.uncommented(), file: Self.path)
+        #expect(c.interfaces.kinds == [.init(glob: "wwan*", kind: .wwan)])   // the documented example
+        c.interfaces.kinds = []
+        #expect(c == ReachdConfiguration())
+    }
+
+    @Test func everyKeyIsDocumentedAndEveryDocumentedKeyExists() throws {
+        let ini = try INIParser.parse(try Self.uncommented(), file: Self.path)
+        let documented = Set(ini.assignments.map { a in
+            "[\(a.section)] " + (a.key.hasPrefix("Kind.") ? "Kind." : a.key)
+        })
+        let known = Set(ReachdConfiguration.keys.map { "[\($0.section)] \($0.name)" })
+        #expect(documented == known)
+        #expect(ini.sections.map(\.name) == ReachdConfiguration.sections)
+        #expect(Set(ReachdConfiguration.keys.map(\.section)) == Set(ReachdConfiguration.sections))
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import ReachabilityCore
+@testable import ReachabilityLinux
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bound AF_UNIX socket of `type` at a fresh path under /tmp.
+private final class UnixSocket: @unchecked Sendable {
+    let fd: Int32
+    let path: String
+
+    init(type: Int32, listen: Bool = false, bind shouldBind: Bool = true) throws {
+        path = NSTemporaryDirectory() + "reachd-sd-\(getpid())-\(UUID().uuidString.prefix(8))"
+        fd = socket(AF_UNIX, type, 0)
+        guard fd >= 0 else { throw SystemdError(function: "socket", errno: errno) }
+        guard shouldBind else { return }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { throw SystemdError(function: "bind", errno: errno) }
+        if listen { Glibc.listen(fd, 4) }
+    }
+
+    /// One datagram, or nil after `timeout` seconds.
+    func receive(timeout: Int32 = 5) -> String? {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, timeout * 1000) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[..<n], as: UTF8.self)
+    }
+
+    deinit {
+        close(fd)
+        unlink(path)
+    }
+}
+
+/// `$NOTIFY_SOCKET` and `$WATCHDOG_*` are process-wide, so these tests run one at a time.
+@Suite(.serialized) struct SystemdNotifierTests {
+    @Test func sendsReadyStatusReloadingStopping() throws {
+        let listener = try UnixSocket(type: Int32(SOCK_DGRAM.rawValue))
+        setenv("NOTIFY_SOCKET", listener.path, 1)
+        defer { unsetenv("NOTIFY_SOCKET") }
+        let notifier = SystemdNotifier()
+        #expect(SystemdNotifier.isEnabled)
+
+        #expect(notifier.ready(status: "wifi via wlan0, internet full"))
+        #expect(listener.receive() == "READY=1\nSTATUS=wifi via wlan0, internet full")
+        #expect(notifier.status("two\nlines"))
+        #expect(listener.receive() == "STATUS=two lines")
+        #expect(notifier.reloading())
+        let reloading = listener.receive() ?? ""
+        #expect(reloading.hasPrefix("RELOADING=1\nMONOTONIC_USEC="))
+        #expect(UInt64(reloading.split(separator: "=").last ?? "") ?? 0 > 0)
+        #expect(notifier.stopping())
+        #expect(listener.receive() == "STOPPING=1")
+    }
+
+    @Test func doesNothingOutsideSystemd() {
+        unsetenv("NOTIFY_SOCKET")
+        #expect(!SystemdNotifier.isEnabled)
+        #expect(!SystemdNotifier().ready(status: "x"))
+        #expect(SystemdNotifier().startWatchdog() == nil)
+    }
+
+    @Test func pingsTheWatchdogAtHalfTheInterval() throws {
+        let listener = try UnixSocket(type: Int32(SOCK_DGRAM.rawValue))
+        setenv("NOTIFY_SOCKET", listener.path, 1)
+        setenv("WATCHDOG_USEC", "200000", 1)
+        setenv("WATCHDOG_PID", "\(getpid())", 1)
+        defer { unsetenv("NOTIFY_SOCKET"); unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
+
+        let notifier = SystemdNotifier()
+        #expect(SystemdNotifier.watchdogInterval == .milliseconds(200))
+        // Started from its own queue (as a daemon whose state lives there would): no deadlock.
+        let interval = notifier.queue.sync { notifier.startWatchdog() }
+        #expect(interval == .milliseconds(200))
+        #expect(listener.receive() == "WATCHDOG=1")
+        #expect(listener.receive() == "WATCHDOG=1")
+        #expect(listener.receive() == "WATCHDOG=1")
+        notifier.stopWatchdog()
+        // Drain a ping that was in flight when the timer stopped; then silence.
+        _ = listener.receive(timeout: 1)
+        #expect(listener.receive(timeout: 1) == nil)
+    }
+
+    @Test func watchdogMeantForAnotherProcessIsIgnored() {
+        setenv("WATCHDOG_USEC", "200000", 1)
+        setenv("WATCHDOG_PID", "1", 1)
+        defer { unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
+        #expect(SystemdNotifier.watchdogInterval == nil)
+    }
+}
+
+@Suite struct SystemdSocketActivationTests {
+    @Test func findsTheListeningUnixStreamSocket() throws {
+        let datagram = try UnixSocket(type: Int32(SOCK_DGRAM.rawValue))
+        let unbound = try UnixSocket(type: Int32(SOCK_STREAM.rawValue), bind: false)
+        let notListening = try UnixSocket(type: Int32(SOCK_STREAM.rawValue))
+        let listening = try UnixSocket(type: Int32(SOCK_STREAM.rawValue), listen: true)
+        let other = try UnixSocket(type: Int32(SOCK_STREAM.rawValue), listen: true)
+        var pipeFDs: [Int32] = [0, 0]
+        #expect(pipe(&pipeFDs) == 0)
+        defer { close(pipeFDs[0]); close(pipeFDs[1]) }
+
+        let fds = [pipeFDs[0], datagram.fd, unbound.fd, notListening.fd, listening.fd, other.fd]
+        #expect(SystemdSocketActivation.unixStreamListener(among: fds) == listening.fd)
+        #expect(SystemdSocketActivation.unixStreamListener(among: fds, path: other.path) == other.fd)
+        #expect(SystemdSocketActivation.unixStreamListener(among: fds, path: "/nonexistent") == nil)
+        #expect(SystemdSocketActivation.unixStreamListener(among: [pipeFDs[0], datagram.fd]) == nil)
+    }
+
+    @Test func noPassedSocketsWithoutSystemd() throws {
+        // LISTEN_PID is not ours (or unset): nothing was passed.
+        #expect(try SystemdSocketActivation.listenFileDescriptors() == [])
+        #expect(try SystemdSocketActivation.passedUnixStreamListener() == nil)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import ReachabilityClient
+import ReachabilityCore
+import ReachabilityServer
+import Testing
+
+@Suite struct SocketPathTests {
+    @Test(arguments: [
+        // (explicit, REACHD_SOCKET, XDG_RUNTIME_DIR, existing files, expected)
+        ("/tmp/x", "/env/s", "/run/user/1", ["/run/reachd/io.reachd.Reachability"], "/tmp/x"),
+        (nil, "/env/s", "/run/user/1", ["/run/reachd/io.reachd.Reachability"], "/env/s"),
+        (nil, nil, "/run/user/1", ["/run/reachd/io.reachd.Reachability"], "/run/reachd/io.reachd.Reachability"),
+        (nil, nil, "/run/user/1", ["/run/user/1/reachd/io.reachd.Reachability"], "/run/user/1/reachd/io.reachd.Reachability"),
+        (nil, nil, "/run/user/1", [], "/run/reachd/io.reachd.Reachability"),
+        (nil, nil, nil, [], "/run/reachd/io.reachd.Reachability"),
+        (nil, "", nil, [], "/run/reachd/io.reachd.Reachability"),
+    ] as [(String?, String?, String?, [String], String)])
+    func resolution(explicit: String?, env: String?, xdg: String?, existing: [String], expected: String) {
+        var environment: [String: String] = [:]
+        environment["REACHD_SOCKET"] = env
+        environment["XDG_RUNTIME_DIR"] = xdg
+        #expect(ReachabilitySocketPath.resolve(explicit: explicit, environment: environment, exists: { existing.contains($0) }) == expected)
+    }
+}
+
+@Suite struct StatusSummaryTests {
+    @Test func lines() {
+        var status = Fixture.status(reachable: true, connectivity: .full)
+        #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4")
+        status.ipv6 = true; status.expensive = true
+        status.vpn = Fixture.interface("tun0", index: 9)
+        #expect(status.summary == "online · ethernet (eth1) · vpn (tun0) · internet: full · IPv4 + IPv6 · expensive")
+        #expect(Fixture.status(reachable: false).summary == "offline")
+    }
+
+    @Test func waitCondition() {
+        let online = Fixture.status(reachable: true, connectivity: .limited)
+        #expect(online.satisfies(internet: false, interface: nil))
+        #expect(!online.satisfies(internet: true, interface: nil))
+        #expect(online.satisfies(internet: false, interface: "eth2"))
+        #expect(!online.satisfies(internet: false, interface: "wlan0"))
+        #expect(!Fixture.status(reachable: false).satisfies(internet: false, interface: nil))
+    }
+
+    @Test func deduplicator() {
+        var d = EventDeduplicator()
+        let s = Fixture.status(reachable: true)
+        func event(_ n: Int, _ kind: ReachabilityEvent.Kind = .reachabilityChanged, _ reason: Reason.Code = .linkUp) -> ReachabilityEvent {
+            ReachabilityEvent(sequence: n, timestamp: Date(), event: kind, reason: Reason(code: reason), previous: nil, current: s)
+        }
+        let steps: [(ReachabilityEvent, Bool)] = [
+            (event(10, .initial, .initial), true), (event(11), true), (event(11), false), (event(9), false),
+            (event(12), true), (event(5, .initial, .resync), true), (event(6), true), (event(6, .initial, .initial), false),
+        ]
+        for (i, (e, expected)) in steps.enumerated() { #expect(d.admit(e) == expected, "step \(i)") }
+    }
+}
+
+@Suite struct ClientTests {
+    @Test func statusAndCallsThroughTheClient() async throws {
+        let h = try ServerHarness()
+        let client = ReachabilityClient(socketPath: h.path)
+        #expect(try await client.status() == h.status)
+        let info = try await client.call(method: "org.varlink.service.GetInfo")
+        #expect(info.parameters["vendor"] == .string("reachd"))
+        await #expect(throws: ReachabilityClientError.remote(.probeDisabled)) {
+            try await client.call(method: "io.reachd.Reachability.Probe")
+        }
+    }
+
+    @Test func daemonNotRunning() async throws {
+        let directory = try temporaryDirectory()
+        let client = ReachabilityClient(socketPath: directory + "/none")
+        await #expect(throws: ReachabilityClientError.daemonNotRunning(socketPath: directory + "/none")) { try await client.status() }
+        var iterator = client.events().makeAsyncIterator()
+        await #expect(throws: ReachabilityClientError.daemonNotRunning(socketPath: directory + "/none")) { _ = try await iterator.next() }
+    }
+
+    /// The server goes away and a new one (a restarted daemon) comes on the same path: the
+    /// stream reconnects, resumes by sequence number, and yields each event once.
+    @Test func eventsSurviveAServerRestart() async throws {
+        let h = try ServerHarness(sequence: 100)
+        let client = ReachabilityClient(socketPath: h.path)
+        var iterator = client.events().makeAsyncIterator()
+        #expect(try await iterator.next()?.sequence == 100)
+        let first = h.publishChange()
+        #expect(try await iterator.next() == first)
+
+        // A server restart that kept the history (same numbering): the missed events are replayed.
+        h.server.stop()
+        let second = ReachabilityServer(initial: Fixture.initial(sequence: 101, status: first.current))
+        let missed = Fixture.change(sequence: 102, from: first.current, to: Fixture.status(reachable: false))
+        second.publish(missed)
+        try second.listen(at: h.path)
+        #expect(try await iterator.next() == missed)
+        second.stop()
+
+        // A restart with fresh numbering: a resync initial, then live events, no duplicates.
+        let third = ReachabilityServer(initial: Fixture.initial(sequence: 5000, status: missed.current))
+        try third.listen(at: h.path)
+        let resync = try await iterator.next()
+        #expect(resync?.event == .initial && resync?.reason.code == .resync && resync?.sequence == 5000)
+        let live = Fixture.change(sequence: 5001, from: missed.current, to: Fixture.status(reachable: true))
+        third.publish(live)
+        #expect(try await iterator.next() == live)
+        third.stop()
+    }
+}

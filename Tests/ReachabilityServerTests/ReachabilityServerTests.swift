@@ -1,0 +1,324 @@
+import Foundation
+import ReachabilityClient
+import ReachabilityCore
+import ReachabilityServer
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct ServiceInterfaceTests {
+    @Test func getInfo() throws {
+        let h = try ServerHarness()
+        let reply = try h.connect().call(VarlinkCall(method: "org.varlink.service.GetInfo"))
+        #expect(reply.parameters["vendor"] == .string("reachd"))
+        #expect(reply.parameters["product"] == .string("reachd"))
+        #expect(reply.parameters["version"]?.stringValue?.isEmpty == false)
+        #expect(reply.parameters["url"]?.stringValue?.isEmpty == false)
+        #expect(reply.parameters["interfaces"] == .array([.string("org.varlink.service"), .string("io.reachd.Reachability")]))
+    }
+
+    @Test func getInterfaceDescription() throws {
+        let h = try ServerHarness()
+        let c = try h.connect()
+        let reply = try c.call(VarlinkCall(method: "org.varlink.service.GetInterfaceDescription", parameters: ["interface": .string("io.reachd.Reachability")]))
+        #expect(reply.parameters["description"] == .string(InterfaceDescription.reachability))
+        #expect(throws: ReachabilityClientError.remote(.interfaceNotFound("org.example.Nope"))) {
+            try c.call(VarlinkCall(method: "org.varlink.service.GetInterfaceDescription", parameters: ["interface": .string("org.example.Nope")]))
+        }
+    }
+
+    @Test(arguments: [
+        (VarlinkCall(method: "org.example.Nope.Do"), VarlinkError.interfaceNotFound("org.example.Nope")),
+        (VarlinkCall(method: "io.reachd.Reachability.Nope"), VarlinkError.methodNotFound("io.reachd.Reachability.Nope")),
+        (VarlinkCall(method: "org.varlink.service.Nope"), VarlinkError.methodNotFound("org.varlink.service.Nope")),
+        (VarlinkCall(method: "io.reachd.Reachability.Subscribe"), VarlinkError.expectedMore),
+        (VarlinkCall(method: "io.reachd.Reachability.Subscribe", parameters: ["after": .string("x")], more: true), VarlinkError.invalidParameter("after")),
+        (VarlinkCall(method: "io.reachd.Reachability.Subscribe", parameters: ["statusOnly": .int(1)], more: true), VarlinkError.invalidParameter("statusOnly")),
+        (VarlinkCall(method: "io.reachd.Reachability.GetStatus", parameters: ["bogus": .null]), VarlinkError.invalidParameter("bogus")),
+        (VarlinkCall(method: "io.reachd.Reachability.Check", parameters: [:]), VarlinkError.invalidParameter("host")),
+        (VarlinkCall(method: "io.reachd.Reachability.Check", parameters: ["host": .string("h"), "port": .int(70000)]), VarlinkError.invalidParameter("port")),
+        (VarlinkCall(method: "io.reachd.Reachability.Check", parameters: ["host": .string("h")]), VarlinkError.methodNotImplemented("io.reachd.Reachability.Check")),
+        (VarlinkCall(method: "io.reachd.Reachability.Probe"), VarlinkError.probeDisabled),
+        (VarlinkCall(method: "org.varlink.service.GetInterfaceDescription"), VarlinkError.invalidParameter("interface")),
+    ])
+    func standardErrors(call: VarlinkCall, expected: VarlinkError) throws {
+        let h = try ServerHarness()
+        let c = try h.connect()
+        #expect(throws: ReachabilityClientError.remote(expected)) { try c.call(call) }
+        // The connection stays usable after an error.
+        #expect(try c.call(VarlinkCall(method: "io.reachd.Reachability.GetStatus")).parameters["status"] != nil)
+    }
+
+    @Test func pipelinedCallsAreAnsweredInOrder() throws {
+        let h = try ServerHarness()
+        let c = try h.connect()
+        var bytes = Data()
+        for method in ["org.varlink.service.GetInfo", "io.reachd.Reachability.Nope", "io.reachd.Reachability.GetStatus"] {
+            bytes.append(try VarlinkCodec.encode(VarlinkCall(method: method))); bytes.append(0)
+        }
+        try c.write(bytes)
+        #expect(try c.receive().parameters["vendor"] == .string("reachd"))
+        #expect(try c.receive().error == "org.varlink.service.MethodNotFound")
+        #expect(try c.receive().parameters["status"] != nil)
+    }
+
+    @Test func onewayCallsGetNoReply() throws {
+        let h = try ServerHarness()
+        let c = try h.connect()
+        try c.send(VarlinkCall(method: "io.reachd.Reachability.GetStatus", oneway: true))
+        try c.send(VarlinkCall(method: "org.varlink.service.GetInfo"))
+        #expect(try c.receive().parameters["vendor"] == .string("reachd"))
+    }
+}
+
+@Suite struct MethodHookTests {
+    @Test func checkAndProbeHandlersAnswerAsynchronously() throws {
+        let h = try ServerHarness()
+        h.server.checkHandler = { host, port, completion in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) {
+                if host == "missing.example" { completion(.error(.hostNotFound(host))); return }
+                completion(.parameters(Data(#"{"result":{"host":"\#(host)","port":\#(port ?? 0)}}"#.utf8)))
+            }
+        }
+        let probe = Probe(url: "http://10.0.0.1/", result: .full, httpStatus: 204, checkedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        h.server.probeHandler = { completion in
+            completion((try? .reply("probe", probe)) ?? .error(.probeDisabled))
+        }
+        let c = try h.connect()
+        let check = try c.call(VarlinkCall(method: "io.reachd.Reachability.Check", parameters: ["host": .string("example.com"), "port": .int(443)]))
+        #expect(check.parameters["result"] == .object(["host": .string("example.com"), "port": .int(443)]))
+        #expect(throws: ReachabilityClientError.remote(.hostNotFound("missing.example"))) {
+            try c.call(VarlinkCall(method: "io.reachd.Reachability.Check", parameters: ["host": .string("missing.example")]))
+        }
+        #expect(try c.call(VarlinkCall(method: "io.reachd.Reachability.Probe")).decode(Probe.self, key: "probe") == probe)
+    }
+
+    @Test func callsAfterASlowHandlerWaitTheirTurn() throws {
+        let h = try ServerHarness()
+        h.server.probeHandler = { completion in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { completion(.error(.probeDisabled)) }
+        }
+        let c = try h.connect()
+        try c.send(VarlinkCall(method: "io.reachd.Reachability.Probe"))
+        try c.send(VarlinkCall(method: "org.varlink.service.GetInfo"))
+        #expect(try c.receive().error == "io.reachd.Reachability.ProbeDisabled")
+        #expect(try c.receive().parameters["vendor"] == .string("reachd"))
+    }
+}
+
+@Suite struct SubscriptionTests {
+    @Test func getStatusFollowsPublishedEvents() throws {
+        let h = try ServerHarness()
+        let c = try h.connect()
+        #expect(try c.call(VarlinkCall(method: "io.reachd.Reachability.GetStatus")).decode(Status.self, key: "status") == h.status)
+        let event = h.publishChange()
+        #expect(waitUntilTrue { (try? c.call(VarlinkCall(method: "io.reachd.Reachability.GetStatus")).decode(Status.self, key: "status")) == event.current })
+    }
+
+    @Test func initialThenChangesInOrder() throws {
+        let h = try ServerHarness(sequence: 5000)
+        let c = try h.connect()
+        try c.subscribe()
+        let initial = try c.nextEvent()
+        #expect(initial.event == .initial && initial.reason.code == .initial && initial.previous == nil)
+        #expect(initial.sequence == 5000 && initial.current == h.status)
+        let published = (0..<3).map { _ in h.publishChange() }
+        for expected in published {
+            let event = try c.nextEvent()
+            #expect(event == expected)
+        }
+    }
+
+    @Test func resumeReplaysMissedEvents() throws {
+        let h = try ServerHarness(sequence: 10)
+        let published = (0..<5).map { _ in h.publishChange() }
+        let c = try h.connect()
+        // GetStatus on another connection orders us after the publishes on the server queue.
+        _ = try h.connect().call(VarlinkCall(method: "io.reachd.Reachability.GetStatus"))
+        try c.subscribe(after: 12)
+        for expected in published.dropFirst(2) { #expect(try c.nextEvent() == expected) }
+        let live = h.publishChange()
+        #expect(try c.nextEvent() == live)
+    }
+
+    @Test(arguments: [3, 1, 999_999])
+    func resumeBeyondTheHistoryResyncs(after: Int) throws {
+        var configuration = ReachabilityServer.Configuration()
+        configuration.historySize = 2
+        let h = try ServerHarness(sequence: 10, configuration: configuration)
+        for _ in 0..<5 { h.publishChange() }
+        _ = try h.connect().call(VarlinkCall(method: "io.reachd.Reachability.GetStatus"))
+        let c = try h.connect()
+        // 13 is gone from a history of 2 (it keeps 14 and 15); 999999 is from another run.
+        try c.subscribe(after: after == 3 ? 12 : after)
+        let event = try c.nextEvent()
+        #expect(event.event == .initial && event.reason.code == .resync && event.previous == nil)
+        #expect(event.sequence == 15 && event.current == h.status)
+    }
+
+    @Test func statusOnlySkipsMinorChanges() throws {
+        let h = try ServerHarness()
+        let c = try h.connect()
+        try c.subscribe(statusOnly: true)
+        _ = try c.nextEvent()
+        let essential1 = h.publishChange()           // reachable
+        h.publishChange(gatewayOnly: true)            // gateway only: filtered
+        let essential2 = h.publishChange()           // not reachable
+        #expect(try c.nextEvent() == essential1)
+        #expect(try c.nextEvent() == essential2)
+    }
+
+    @Test func publishedInitialWithANewNumberingResyncsSubscribers() throws {
+        let h = try ServerHarness(sequence: 100)
+        let c = try h.connect()
+        try c.subscribe()
+        _ = try c.nextEvent()
+        let fresh = Fixture.status(reachable: true)
+        h.server.publish(Fixture.initial(sequence: 9000, status: fresh))
+        h.server.publish(Fixture.initial(sequence: 50, status: Fixture.status(reachable: false)))  // older: ignored
+        let event = try c.nextEvent()
+        #expect(event.event == .initial && event.reason.code == .resync && event.sequence == 9000 && event.current == fresh)
+    }
+}
+
+@Suite struct RobustnessTests {
+    @Test(arguments: ["garbage\0", "{\"method\":\0", "[1,2,3]\0", "{\"method\":\"\u{00e9}\"}\0"])
+    func malformedMessagesCloseOnlyThatConnection(garbage: String) throws {
+        let h = try ServerHarness()
+        let good = try h.connect()
+        try good.subscribe()
+        _ = try good.nextEvent()
+        let bad = try h.connect()
+        var bytes = Data(garbage.utf8)
+        if garbage.contains("\u{00e9}") {
+            // Invalid UTF-8: a lone continuation byte in the method name.
+            bytes = Data(#"{"method":""#.utf8) + Data([0xff]) + Data("\"}\0".utf8)
+        }
+        if garbage.hasPrefix("[") {
+            try bad.write(bytes)
+        } else {
+            try bad.write(bytes)
+        }
+        #expect(bad.isClosedByPeer())
+        let event = h.publishChange()
+        #expect(try good.nextEvent() == event)
+        #expect(try h.connect().call(VarlinkCall(method: "org.varlink.service.GetInfo")).parameters["vendor"] == .string("reachd"))
+    }
+
+    @Test func oneMebibyteWithoutNULIsCutOff() throws {
+        let h = try ServerHarness()
+        let good = try h.connect()
+        try good.subscribe()
+        _ = try good.nextEvent()
+        let bad = try h.connect()
+        // The server closes while we are still writing: either the write or the read sees it.
+        do { try bad.write(Data(repeating: 0x7b, count: 1 << 20)) } catch {}
+        #expect(bad.isClosedByPeer())
+        let event = h.publishChange()
+        #expect(try good.nextEvent() == event)
+    }
+
+    @Test func truncatedMessagesAndAbruptDisconnectsChangeNothing() throws {
+        let h = try ServerHarness()
+        for _ in 0..<20 {
+            let c = try h.connect()
+            try c.write(Data(#"{"method":"io.reachd.Reachability.Subscr"#.utf8))
+            c.close()
+            let s = try h.connect()
+            try s.subscribe()
+            s.close()   // subscribed, then gone without a word
+        }
+        #expect(waitUntilTrue { h.server.connectionCount == 0 })
+        let c = try h.connect()
+        try c.subscribe()
+        #expect(try c.nextEvent().event == .initial)
+        let event = h.publishChange()
+        #expect(try c.nextEvent() == event)
+    }
+
+    @Test func aThousandSubscribersAllReceiveTheEvent() throws {
+        let h = try ServerHarness()
+        let clients = try (0..<1000).map { _ in try h.connect() }
+        for c in clients { try c.subscribe() }
+        for c in clients { #expect(try c.nextEvent().event == .initial) }
+        #expect(h.server.subscriberCount == 1000)
+        let event = h.publishChange()
+        var received = 0
+        for c in clients where try c.nextEvent() == event { received += 1 }
+        #expect(received == 1000)
+    }
+
+    @Test func aSubscriberThatNeverReadsIsDroppedWhileOthersKeepReceiving() throws {
+        var configuration = ReachabilityServer.Configuration()
+        configuration.queueLimits = .init(maxMessages: 16, maxBytes: 64 * 1024)
+        configuration.dropGrace = .seconds(30)
+        let h = try ServerHarness(configuration: configuration, interfaces: 12)
+        let stuck = try h.connect()
+        try stuck.subscribe()
+        let good = try h.connect()
+        try good.subscribe()
+        _ = try good.nextEvent()
+
+        // The good subscriber reads on its own thread; events come in bursts it can keep up with.
+        let total = 600
+        let lastSequence = h.sequence + total
+        let done = DispatchSemaphore(value: 0)
+        let progress = Progress()
+        Thread {
+            do {
+                while true {
+                    let event = try good.nextEvent()
+                    progress.received(event.sequence)
+                    if event.sequence == lastSequence { break }
+                }
+            } catch { progress.fail(error) }
+            done.signal()
+        }.start()
+        for batch in 0..<(total / 10) {
+            for _ in 0..<10 { h.publishChange() }
+            let target = h.sequence
+            #expect(waitUntilTrue(timeout: 10) { progress.last >= target || progress.error != nil }, "batch \(batch)")
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(progress.error == nil)
+        #expect(progress.count == total)
+        #expect(h.server.droppedSubscriberCount == 1)
+
+        // The stuck one now reads: events up to the point it fell behind, then the error, then the end.
+        var sawError: VarlinkError?
+        var lastSeen = 0
+        while sawError == nil {
+            let reply = try stuck.receive()
+            if let name = reply.error { sawError = VarlinkError(name, parameters: reply.parameters); break }
+            lastSeen = try reply.decode(ReachabilityEvent.self, key: "event").sequence
+        }
+        #expect(sawError?.name == "io.reachd.Reachability.SubscriberTooSlow")
+        let dropped = sawError?.parameters["dropped"]?.intValue ?? 0
+        #expect(dropped > 0)
+        #expect(lastSeen < lastSequence)
+        #expect(stuck.isClosedByPeer())
+    }
+}
+
+/// Polls `condition` every 10 ms for up to 5 s.
+func waitUntilTrue(timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+/// What a reader thread has seen, read from the test's thread.
+final class Progress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _last = 0, _count = 0
+    private var _error: Error?
+    func received(_ sequence: Int) { lock.withLock { _last = sequence; _count += 1 } }
+    func fail(_ error: Error) { lock.withLock { _error = error } }
+    var last: Int { lock.withLock { _last } }
+    var count: Int { lock.withLock { _count } }
+    var error: Error? { lock.withLock { _error } }
+}

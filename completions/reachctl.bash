@@ -1,0 +1,46 @@
+# bash completion for reachctl(1), the client of reachd(8).
+_reachctl() {
+    local cur prev cmd i
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    local commands="status monitor wait check probe"
+    local common="--socket --help --version"
+
+    case $prev in
+        --socket)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return ;;
+        --interface)
+            COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
+            return ;;
+        --timeout|--after|--port)
+            return ;;
+    esac
+
+    cmd=
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+            --socket) ((i++)) ;;
+            -*) ;;
+            *) cmd=${COMP_WORDS[i]}; break ;;
+        esac
+    done
+
+    local options
+    case $cmd in
+        "")      COMPREPLY=($(compgen -W "$commands $common" -- "$cur")); return ;;
+        status)  options="--json" ;;
+        monitor) options="--json --after --status-only" ;;
+        wait)    options="--timeout --internet --interface -q" ;;
+        check)   options="--port --json --watch"
+                 if [[ $cur != -* ]]; then
+                     COMPREPLY=($(compgen -A hostname -- "$cur"))
+                     return
+                 fi ;;
+        probe)   options="--json" ;;
+        *)       return ;;
+    esac
+    COMPREPLY=($(compgen -W "$options $common" -- "$cur"))
+}
+complete -F _reachctl reachctl

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Tests `make install` / `make uninstall` into a temporary DESTDIR: every file lands where it
+# should with the right mode, the unit names the installed binary, an existing (edited)
+# configuration is never overwritten and survives uninstall, the man pages format without
+# warnings and the bash completion loads and completes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin_dir=${REACHD_BIN_DIR:-$(swift build --show-bin-path)}
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+failures=0
+fail() { echo "check-install: FAIL: $*" >&2; failures=$((failures + 1)); }
+expect_file() { # path mode
+  if [ ! -f "$root$1" ]; then fail "$1 missing"; return; fi
+  local mode; mode=$(stat -c %a "$root$1")
+  [ "$mode" = "$2" ] || fail "$1 has mode $mode, expected $2"
+}
+
+make -s install DESTDIR="$root" PREFIX=/usr BIN_DIR="$bin_dir" >/dev/null
+
+expect_file /usr/bin/reachd 755
+expect_file /usr/bin/reachctl 755
+expect_file /usr/lib/systemd/system/reachd.service 644
+expect_file /usr/lib/systemd/system/reachd.socket 644
+expect_file /usr/lib/sysusers.d/reachd.conf 644
+expect_file /etc/reachd/reachd.conf 644
+expect_file /usr/share/man/man8/reachd.8 644
+expect_file /usr/share/man/man1/reachctl.1 644
+expect_file /usr/share/man/man5/reachd.conf.5 644
+expect_file /usr/share/bash-completion/completions/reachctl 644
+[ -d "$root/etc/reachd/reachd.conf.d" ] || fail "/etc/reachd/reachd.conf.d missing"
+grep -qx 'ExecStart=/usr/bin/reachd' "$root/usr/lib/systemd/system/reachd.service" \
+  || fail "reachd.service does not start /usr/bin/reachd"
+cmp -s "$root/usr/bin/reachd" "$bin_dir/reachd" || fail "installed reachd differs from the built one"
+# The sysusers.d entry creates the user the unit names (dry run into the DESTDIR).
+out=$(systemd-sysusers --root="$root" --dry-run 2>&1 || true)
+[[ $out == *"Creating user 'reachd'"* ]] || fail "sysusers.d/reachd.conf does not create user reachd: $out"
+grep -qx 'User=reachd' "$root/usr/lib/systemd/system/reachd.service" || fail "reachd.service does not name User=reachd"
+
+# The installed units verify cleanly (a copy whose ExecStart= reaches into DESTDIR).
+mkdir -p "$root/verify"
+sed "s|^ExecStart=/usr/bin/reachd|ExecStart=$root/usr/bin/reachd|" "$root/usr/lib/systemd/system/reachd.service" > "$root/verify/reachd.service"
+cp "$root/usr/lib/systemd/system/reachd.socket" "$root/verify/reachd.socket"
+out=$(systemd-analyze verify --man=no "$root/verify/reachd.service" "$root/verify/reachd.socket" 2>&1 || true)
+[ -z "$out" ] || fail "installed units do not verify: $out"
+rm -rf "$root/verify"
+
+# Man pages format without warnings.
+for page in usr/share/man/man8/reachd.8 usr/share/man/man1/reachctl.1 usr/share/man/man5/reachd.conf.5; do
+  warnings=$(LC_ALL=C.UTF-8 groff -man -ww -z -t -K utf8 "$root/$page" 2>&1 || true)
+  [ -z "$warnings" ] || fail "$page: $warnings"
+done
+
+# The completion offers the commands, and the options of a command.
+words=$(bash -c 'source "$1"; COMP_WORDS=(reachctl ""); COMP_CWORD=1; _reachctl; echo "${COMPREPLY[*]}"' _ \
+  "$root/usr/share/bash-completion/completions/reachctl")
+for w in status monitor wait check probe; do
+  [[ " $words " == *" $w "* ]] || fail "completion of 'reachctl ' lacks $w (got: $words)"
+done
+words=$(bash -c 'source "$1"; COMP_WORDS=(reachctl wait --); COMP_CWORD=2; _reachctl; echo "${COMPREPLY[*]}"' _ \
+  "$root/usr/share/bash-completion/completions/reachctl")
+[[ " $words " == *" --timeout "* && " $words " == *" --internet "* ]] || fail "completion of 'reachctl wait --' is: $words"
+
+# Re-installing keeps an edited configuration.
+printf '[Events]\nHistory=7\n' >> "$root/etc/reachd/reachd.conf"
+make -s install DESTDIR="$root" PREFIX=/usr BIN_DIR="$bin_dir" >/dev/null
+grep -qx 'History=7' "$root/etc/reachd/reachd.conf" || fail "install overwrote an edited reachd.conf"
+
+# Uninstall removes everything but the edited configuration.
+make -s uninstall DESTDIR="$root" PREFIX=/usr >/dev/null
+left=$(cd "$root" && find . -type f | sort)
+[ "$left" = "./etc/reachd/reachd.conf" ] || fail "after uninstall, left: $left"
+
+# An unedited configuration goes with uninstall, and so do the empty directories.
+rm -rf "${root:?}"/*
+make -s install DESTDIR="$root" BIN_DIR="$bin_dir" >/dev/null
+expect_file /usr/local/bin/reachd 755
+expect_file /usr/local/lib/systemd/system/reachd.service 644
+expect_file /usr/local/lib/sysusers.d/reachd.conf 644
+grep -qx 'ExecStart=/usr/local/bin/reachd' "$root/usr/local/lib/systemd/system/reachd.service" \
+  || fail "PREFIX=/usr/local unit does not start /usr/local/bin/reachd"
+make -s uninstall DESTDIR="$root" >/dev/null
+left=$(cd "$root" && find . -type f | sort)
+[ -z "$left" ] || fail "after uninstall of an unedited install, left: $left"
+[ ! -e "$root/etc/reachd" ] || fail "uninstall left /etc/reachd"
+
+if [ $failures -gt 0 ]; then exit 1; fi
+echo "check-install: make install/uninstall into DESTDIR: ok"

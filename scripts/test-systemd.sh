@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# reachd under systemd as PID 1 (issue 7): boots systemd in a container (systemd-nspawn over an
+# overlay of `/`, inside a private mount namespace, with a private network namespace), installs
+# reachd into it with `make install`, and checks that
+#   0. under the service's exact sandbox, the Swift test binary passes and the system bus answers,
+#   1. reachd.service reaches "active" (Type=notify: READY=1 arrived) and runs as user reachd,
+#   2. `systemctl show -p StatusText reachd` carries the status, and follows a change
+#      (a veth with an address and a default route, made inside the container's own netns),
+#   3. `reachctl status` answers through /run/reachd/io.reachd.Reachability as an unprivileged user,
+#   4. socket activation: with the service stopped and the socket kept, a connection starts it,
+#   5. `systemctl reload` with a broken configuration leaves it running (same PID); a fixed one reloads,
+#   6. the watchdog never fired (NRestarts=0) and nothing in the unit was refused by the sandbox.
+# While reachd is not built yet (the binary prints "not built yet"), a Python stand-in takes its
+# place so the harness itself stays tested; REACHD_STANDIN=1 forces it. Needs root; skips otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then echo "check-systemd: skipped: needs root (systemd-nspawn)"; exit 0; fi
+for tool in systemd-nspawn unshare nsenter; do
+  command -v $tool >/dev/null || { echo "check-systemd: skipped: $tool missing (scripts/deps.sh installs systemd-container)"; exit 0; }
+done
+
+bin_dir=${REACHD_BIN_DIR:-$(swift build --show-bin-path)}
+standin=${REACHD_STANDIN:-0}
+if [ "$standin" != 1 ] && { ! out=$("$bin_dir/reachd" --version 2>&1) || [[ $out == *"not built yet"* ]]; }; then
+  standin=1
+fi
+
+work=$(mktemp -d /tmp/reachd-systemd.XXXXXX)
+upper=$work/upper root=$work/root
+mkdir -p "$upper" "$work/overlay-work" "$root"
+nspawn_pid=
+failures=0
+
+log() { echo "check-systemd: $*"; }
+fail() { echo "check-systemd: FAIL: $*" >&2; failures=$((failures + 1)); }
+inside() { nsenter -t "$leader" -a "$@"; }
+as_user() { inside setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+cleanup() {
+  if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
+    # nspawn turns SIGTERM into an orderly shutdown of the container's systemd.
+    kill -TERM "$nspawn_pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$nspawn_pid" 2>/dev/null || true
+    wait "$nspawn_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+wait_for() { # seconds, description, command...
+  local seconds=$1 what=$2; shift 2
+  for _ in $(seq $((seconds * 10))); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  fail "timed out after ${seconds}s waiting for: $what"
+  return 1
+}
+
+# --- The container's files: the upper layer of the overlay, written before it is mounted.
+make -s install DESTDIR="$upper" PREFIX=/usr/local BIN_DIR="$bin_dir" >/dev/null
+reachctl=(/usr/local/bin/reachctl status)
+if [ "$standin" = 1 ]; then
+  log "reachd is not built yet: using the Python stand-in (scripts/systemd-test/)"
+  install -m 0755 scripts/systemd-test/stand-in-reachd.py "$upper/usr/local/bin/reachd"
+  install -m 0755 scripts/systemd-test/stand-in-reachctl.py "$upper/usr/local/bin/reachctl"
+fi
+mkdir -p "$upper/etc/reachd/reachd.conf.d"
+# Never any outside traffic (and no ModemManager in the container).
+printf '[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n' > "$upper/etc/reachd/reachd.conf.d/50-test.conf"
+# A short watchdog, so that a daemon that does not ping is caught within the run.
+mkdir -p "$upper/etc/systemd/system/reachd.service.d"
+printf '[Service]\nWatchdogSec=2s\n' > "$upper/etc/systemd/system/reachd.service.d/50-test-watchdog.conf"
+# Oneshot units made of reachd.service's [Service] section, to run other programs under exactly
+# its sandbox (user, MemoryDenyWriteExecute=, SystemCallFilter=, RestrictAddressFamilies=, …).
+sandboxed_unit() { # name, command line
+  awk -v exec="ExecStart=$2" '
+    /^\[Install\]/ { exit }
+    /^(Requires|After|ExecReload|Restart|RestartSec|WatchdogSec|NotifyAccess)=/ { next }
+    /^Type=/ { print "Type=oneshot"; next }
+    /^ExecStart=/ { print exec; next }
+    { print }' systemd/reachd.service > "$upper/etc/systemd/system/$1.service"
+}
+# The Swift runtime (Foundation, Dispatch, sockets, files): the package's test binary.
+tests_bin="$bin_dir/reachdPackageTests.xctest"
+if [ -x "$tests_bin" ]; then
+  sandboxed_unit reachd-sandbox-swift "$tests_bin --testing-library swift-testing --filter INIParserTests --filter ConfigurationFilesTests --filter SystemdSocketActivationTests"
+fi
+# The system bus (ModemManager is asked there): dbus-daemon must accept the service's user.
+sandboxed_unit reachd-sandbox-dbus "/usr/bin/busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetConnectionUnixUser s org.freedesktop.DBus"
+# Its own machine id, so its journal is its own.
+mkdir -p "$upper/etc" && systemd-id128 new > "$upper/etc/machine-id"
+
+# --- Boot. unshare execs bash, which execs nspawn: $! is nspawn's PID.
+unshare -m --propagation private bash -c '
+  mount -t overlay overlay -o "lowerdir=/,upperdir=$1,workdir=$2" "$3" &&
+  exec systemd-nspawn --quiet --register=no --keep-unit --private-network -D "$3" -b --console=pipe
+' _ "$upper" "$work/overlay-work" "$root" > "$work/console.log" 2>&1 &
+nspawn_pid=$!
+
+leader=
+for _ in $(seq 100); do
+  for child in $(pgrep -P "$nspawn_pid" || true); do
+    [ "$(cat /proc/"$child"/comm 2>/dev/null)" = systemd ] && leader=$child
+  done
+  [ -n "$leader" ] && break
+  sleep 0.1
+done
+if [ -z "$leader" ]; then
+  echo "check-systemd: FAIL: systemd did not start in the container:" >&2; cat "$work/console.log" >&2; exit 1
+fi
+# PID 1 exists before its bus does: wait for the private socket, then for the boot to finish.
+for _ in $(seq 300); do nsenter -t "$leader" -a test -S /run/systemd/private 2>/dev/null && break; sleep 0.1; done
+state=$(timeout 60 nsenter -t "$leader" -a systemctl is-system-running --wait 2>&1 || true)
+log "container booted (systemd PID $leader on the host): $state"
+
+inside systemctl daemon-reload
+
+# What a package's postinst does: create the system user of sysusers.d/reachd.conf.
+inside systemd-sysusers >/dev/null
+reachd_uid=$(inside id -u reachd) || fail "systemd-sysusers did not create user reachd"
+
+# --- 0. The sandbox lets Swift and D-Bus work.
+if [ -x "$tests_bin" ]; then
+  if timeout 120 nsenter -t "$leader" -a systemctl start reachd-sandbox-swift.service &&
+     inside journalctl -u reachd-sandbox-swift.service --no-pager -o cat | grep -Eq "Test run with [1-9][0-9]* tests.* passed"; then
+    log "Swift tests pass under reachd.service's sandbox (MemoryDenyWriteExecute, SystemCallFilter, PrivateUsers)"
+  else
+    fail "the Swift tests fail under reachd.service's sandbox:"
+    inside journalctl -u reachd-sandbox-swift.service --no-pager -o cat | tail -20 >&2
+  fi
+fi
+if timeout 30 nsenter -t "$leader" -a systemctl start reachd-sandbox-dbus.service; then
+  log "the system bus answers reachd.service's user"
+else
+  fail "the system bus refuses reachd.service's user:"
+  inside journalctl -u reachd-sandbox-dbus.service --no-pager -o cat | tail -5 >&2
+fi
+
+# --- 1. The service starts and reports ready.
+inside systemctl start reachd.socket
+[ "$(inside systemctl is-active reachd.socket)" = active ] || fail "reachd.socket is not active"
+[ "$(inside systemctl is-active reachd.service || true)" = inactive ] || fail "reachd.service runs before anyone asked"
+if timeout 60 nsenter -t "$leader" -a systemctl start reachd.service; then
+  log "reachd.service: $(inside systemctl is-active reachd.service)"
+else
+  fail "systemctl start reachd.service failed"
+fi
+pid=$(inside systemctl show -p MainPID --value reachd.service)
+uid=$(inside awk '/^Uid:/ { print $2 }' /proc/"$pid"/status 2>/dev/null || echo "?")
+[ "$uid" = "$reachd_uid" ] || fail "reachd runs as uid $uid (expected user reachd, $reachd_uid)"
+
+# --- 2. STATUS= reaches systemd, and follows the network.
+status_text() { inside systemctl show -p StatusText --value reachd.service; }
+text=$(status_text)
+log "StatusText: '$text'"
+[ "$text" = "not reachable" ] || fail "StatusText is '$text', expected 'not reachable' (no network in the container)"
+if [ "$standin" != 1 ]; then
+  inside ip link add rch0 type veth peer name rch0p
+  inside ip link set rch0p up
+  inside ip link set rch0 up
+  inside ip addr add 10.231.0.2/24 dev rch0
+  inside ip route add default via 10.231.0.1 dev rch0
+  status_is() { [ "$(status_text)" = "$1" ]; }
+  wait_for 10 "StatusText 'ethernet via rch0, internet not checked' (is '$(status_text)')" \
+    status_is "ethernet via rch0, internet not checked" && log "StatusText: '$(status_text)'"
+  inside ip link del rch0
+  wait_for 10 "StatusText back to 'not reachable'" status_is "not reachable" || true
+fi
+
+# --- 3. An unprivileged user asks through the socket.
+if out=$(as_user "${reachctl[@]}" 2>&1); then
+  log "reachctl status as nobody: $out"
+else
+  fail "reachctl status as nobody failed: $out"
+fi
+
+# --- 4. Socket activation.
+inside systemctl stop reachd.service 2>/dev/null   # "can still be activated by reachd.socket": yes
+[ "$(inside systemctl is-active reachd.service || true)" = inactive ] || fail "reachd.service did not stop"
+[ "$(inside systemctl is-active reachd.socket)" = active ] || fail "stopping the service stopped the socket"
+inside test -S /run/reachd/io.reachd.Reachability || fail "the socket file went with the service"
+if out=$(as_user "${reachctl[@]}" 2>&1); then
+  log "first connection with the service stopped: $out"
+else
+  fail "reachctl status with the service stopped (socket activation) failed: $out"
+fi
+[ "$(inside systemctl is-active reachd.service || true)" = active ] || fail "socket activation did not start reachd.service"
+
+# --- 5. Reload with a broken configuration, then a good one.
+pid=$(inside systemctl show -p MainPID --value reachd.service)
+inside sh -c 'printf "[Events]\nHistory=lots\n" > /etc/reachd/reachd.conf.d/90-broken.conf'
+inside systemctl reload reachd.service || fail "systemctl reload (broken config) failed"
+sleep 1
+[ "$(inside systemctl is-active reachd.service || true)" = active ] || fail "a broken config on reload stopped reachd"
+[ "$(inside systemctl show -p MainPID --value reachd.service)" = "$pid" ] || fail "a broken config on reload restarted reachd"
+if [ "$standin" != 1 ]; then
+  wait_for 5 "the journal naming the broken file" \
+    sh -c "nsenter -t $leader -a journalctl -u reachd.service --no-pager | grep -q '90-broken.conf:2'"
+fi
+inside rm /etc/reachd/reachd.conf.d/90-broken.conf
+inside systemctl reload reachd.service || fail "systemctl reload (good config) failed"
+sleep 1
+[ "$(inside systemctl is-active reachd.service || true)" = active ] || fail "reload stopped reachd"
+as_user "${reachctl[@]}" >/dev/null 2>&1 || fail "reachctl status after reload failed"
+
+# --- 6. No watchdog kill, no restart, nothing refused by the sandbox.
+[ "$(inside systemctl show -p WatchdogUSec --value reachd.service)" = 2s ] || fail "the test watchdog drop-in is not in effect"
+sleep 3   # more than one watchdog period since the last (re)start
+[ "$(inside systemctl is-active reachd.service || true)" = active ] || fail "reachd.service is no longer active"
+[ "$(inside systemctl show -p NRestarts --value reachd.service)" = 0 ] || fail "reachd.service restarted (watchdog or crash)"
+journal=$(inside journalctl -u reachd.service -u reachd.socket --no-pager -o cat 2>&1 || true)
+if grep -Eiq 'watchdog timeout|SIGSYS|Bad system call|core-dump|Failed with result' <<<"$journal"; then
+  fail "the journal shows trouble"
+fi
+
+if [ $failures -gt 0 ]; then
+  echo "--- journal of reachd in the container:" >&2
+  printf '%s\n' "$journal" | tail -40 >&2
+  exit 1
+fi
+log "reachd under systemd as PID 1: ok$([ "$standin" = 1 ] && echo " (stand-in daemon: reachd not built yet)")"
