@@ -1,4 +1,5 @@
 import CNetlink
+import CSystemd // owns <sys/socket.h>'s SOCK_* enum once sd-daemon.h is in the module graph
 import Foundation
 import ReachabilityCore
 #if canImport(Glibc)
