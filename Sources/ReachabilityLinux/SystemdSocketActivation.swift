@@ -1,3 +1,4 @@
+import CNetlink
 import CSystemd
 #if canImport(Glibc)
 import Glibc
