@@ -154,3 +154,74 @@ def ctxt_switches(pid):
         except (FileNotFoundError, ProcessLookupError):
             pass
     return vol, nonvol
+
+
+def task_counters(pid):
+    """{tid: (run_ns, voluntary, nonvoluntary)} for every live thread of `pid`."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                run = int(f.read().split()[0])
+            vol = nonvol = 0
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        vol = int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches"):
+                        nonvol = int(line.split()[1])
+            out[tid] = (run, vol, nonvol)
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            pass
+    return out
+
+
+class ThreadSampler:
+    """Accumulates per-thread CPU time and context switches of a process over a window.
+
+    /proc/PID/status counts only its own thread, and a thread that exits takes its counters
+    with it; so every thread is sampled every `period` s and the per-thread deltas are summed.
+    A thread born in the window counts from zero. What a thread did after the last sample before
+    it exited is lost (at most `period`); `threads_seen`/`threads_gone` show the churn."""
+
+    def __init__(self, pid, period=0.1):
+        import threading
+        self.pid, self.period = pid, period
+        self.last = task_counters(pid)
+        self.start_tids = set(self.last)
+        self.run_ns = self.vol = self.nonvol = 0
+        self.seen = set(self.last)
+        self.stat0 = proc_cpu(pid)[0]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _sample(self):
+        cur = task_counters(self.pid)
+        for tid, (r, v, n) in cur.items():
+            r0, v0, n0 = self.last.get(tid, (0, 0, 0))
+            self.run_ns += r - r0
+            self.vol += v - v0
+            self.nonvol += n - n0
+        self.seen |= set(cur)
+        self.last = {**self.last, **cur}
+        self.current = set(cur)
+
+    def _loop(self):
+        while not self._stop.wait(self.period):
+            self._sample()
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        stat1 = proc_cpu(self.pid)[0]
+        return {"cpu_s_schedstat": self.run_ns / 1e9, "cpu_s_stat": stat1 - self.stat0,
+                "voluntary": self.vol, "nonvoluntary": self.nonvol,
+                "threads_at_start": len(self.start_tids), "threads_at_end": len(self.current),
+                "threads_born": len(self.seen - self.start_tids),
+                "threads_gone": len(self.seen - self.current)}

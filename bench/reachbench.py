@@ -336,7 +336,7 @@ def fanout_run(args, topo, n, triggers):
         rss = d.status()
         toggler = nl.LinkToggler(topo.b, PEER)
         lasts, firsts, events, errors = [], [], 0, []
-        cpu0 = d.cpu()
+        sampler = nl.ThreadSampler(d.pid)
         state = True
         for i in range(triggers):
             state = not state
@@ -360,16 +360,15 @@ def fanout_run(args, topo, n, triggers):
                 lasts.append(got[1])
         toggler.check_errors()
         toggler.close()
-        cpu1 = d.cpu()
+        w = sampler.stop()
         fo.stop()
-        cpu_s = cpu1[0] - cpu0[0]
-        run_s = cpu1[1] - cpu0[1]
+        cpu_s, run_s = w["cpu_s_stat"], w["cpu_s_schedstat"]
         return {"subscribers": n, "triggers": triggers, "events": events, "connect_s": connect_s,
                 "first": summary_ms(firsts), "last": summary_ms(lasts), "errors": errors[:5],
                 "error_count": len(errors), "rss_kib": rss.get("VmRSS"),
                 "cpu_ms_per_event_stat": cpu_s / events * 1e3 if events else None,
                 "cpu_ms_per_event_schedstat": run_s / events * 1e3 if events else None,
-                "threads": cpu1[2]}
+                "threads": w["threads_at_end"], "voluntary": w["voluntary"], "nonvoluntary": w["nonvoluntary"]}
     finally:
         d.stop()
         topo.restore()
@@ -436,7 +435,7 @@ def storm_run(args, topo, mode, changes):
         time.sleep(0.3)
         toggler = nl.LinkToggler(topo.b, PEER) if mode == "carrier" else nl.LinkToggler(topo.a, LINK)
         state = True
-        cpu0 = d.cpu()
+        sampler = nl.ThreadSampler(d.pid)
         t0 = now()
         for _ in range(changes):
             state = not state
@@ -454,7 +453,7 @@ def storm_run(args, topo, mode, changes):
             stop(ipp)
             return {"mode": mode, "changes": changes, "daemon_exited": d.proc.returncode,
                     "log_tail": d.log_text()[-1500:]}
-        cpu1 = d.cpu()
+        w = sampler.stop()
         running = vl.get_status(d.sock)
         st = d.status()
         col.stop()
@@ -481,8 +480,8 @@ def storm_run(args, topo, mode, changes):
                 "subscriber_errors": errors, "subscriber_closed": col.closed,
                 "overrun_log_lines": len(overrun_lines), "overrun_log_sample": overrun_lines[:3],
                 "final_equals_fresh": equal, "diff": diff,
-                "final_status": running.get("status"), "cpu_s": cpu1[0] - cpu0[0],
-                "cpu_s_schedstat": cpu1[1] - cpu0[1],
+                "final_status": running.get("status"), "cpu_s": w["cpu_s_stat"],
+                "cpu_s_schedstat": w["cpu_s_schedstat"],
                 "vmhwm_kib": st.get("VmHWM"), "rss_kib": st.get("VmRSS")}
     finally:
         d.stop()
@@ -496,10 +495,10 @@ def idle_run(args, topo, seconds):
     d = daemon_started(args, topo.a, "idle")
     try:
         sub, _ = vl.subscribe(d.sock)
-        time.sleep(3)
-        cpu0, ctx0 = d.cpu(), nl.ctxt_switches(d.pid)
+        time.sleep(10)      # past start-up: Dispatch lets idle worker threads go after a few seconds
+        sampler = nl.ThreadSampler(d.pid, period=0.5)
         time.sleep(seconds)
-        cpu1, ctx1 = d.cpu(), nl.ctxt_switches(d.pid)
+        w = sampler.stop()
         st = d.status()
         sub.sock.setblocking(False)
         extra = 0
@@ -508,18 +507,19 @@ def idle_run(args, topo, seconds):
         except BlockingIOError:
             pass
         sub.close()
-        return {"seconds": seconds, "cpu_ms": (cpu1[0] - cpu0[0]) * 1e3,
-                "cpu_ms_schedstat": (cpu1[1] - cpu0[1]) * 1e3,
-                "voluntary": ctx1[0] - ctx0[0], "nonvoluntary": ctx1[1] - ctx0[1],
-                "threads": cpu1[2], "threads_before": cpu0[2], "events_while_idle": extra,
-                "rss_kib": st.get("VmRSS"), "vmhwm_kib": st.get("VmHWM")}
+        return {"seconds": seconds, "cpu_ms": w["cpu_s_stat"] * 1e3, "cpu_ms_schedstat": w["cpu_s_schedstat"] * 1e3,
+                "voluntary": w["voluntary"], "nonvoluntary": w["nonvoluntary"],
+                "threads": w["threads_at_end"], "threads_at_start": w["threads_at_start"],
+                "threads_born": w["threads_born"], "threads_gone": w["threads_gone"],
+                "events_while_idle": extra, "rss_kib": st.get("VmRSS"), "vmhwm_kib": st.get("VmHWM")}
     finally:
         d.stop()
 
 
 def startup_run(args, topo, runs):
     """Time from spawning `ip netns exec NS reachd` to READY=1 on our NOTIFY_SOCKET, and to the
-    first GetStatus answer; minus the cost of `ip netns exec NS true` itself."""
+    first GetStatus answer (polled every 2 ms in the same loop); plus what `ip netns exec NS true`
+    alone costs, which both include."""
     ready, answer, notify_ok = [], [], True
     for i in range(runs):
         path = os.path.join(OUT, f"notify-{i}.sock")
@@ -528,15 +528,26 @@ def startup_run(args, topo, runs):
         ns_sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
         ns_sock.bind(path)
         d = Daemon(args, topo.a, f"startup{i}", env={"NOTIFY_SOCKET": path})
-        t_ready = None
-        deadline = d.t_spawn + 10
-        while now() < deadline and t_ready is None:
-            r, _, _ = select.select([ns_sock], [], [], max(0.0, deadline - now()))
+        t_ready = t_ans = None
+        deadline = d.t_spawn + 15
+        while now() < deadline and (t_ready is None or t_ans is None):
+            if t_ans is not None and now() > t_ans + 2.0:
+                break                                    # answers, but no READY=1 in 2 s
+            r, _, _ = select.select([ns_sock], [], [], 0.002)
             if r:
                 msg = ns_sock.recv(4096)
-                if b"READY=1" in msg.split(b"\n"):
+                if b"READY=1" in msg.split(b"\n") and t_ready is None:
                     t_ready = now()
-        t_ans = d.wait_ready(10)
+            if t_ans is None and os.path.exists(d.sock):
+                try:
+                    vl.get_status(d.sock)
+                    t_ans = now()
+                except (OSError, RuntimeError, ValueError):
+                    pass
+            if d.proc.poll() is not None:
+                raise RuntimeError(f"reachd exited with {d.proc.returncode} at start-up; see {d.log_path}")
+        if t_ans is None:
+            raise RuntimeError(f"reachd did not answer GetStatus within 15 s; see {d.log_path}")
         if t_ready is None:
             notify_ok = False
         else:
@@ -623,8 +634,8 @@ def table(res):
     i = res.get("idle")
     if i:
         rows.append(f"Idle ({i['seconds']} s, 1 subscriber, connectivity check {'off' if res['config_applied'] else 'NOT disabled (no --config support)'}): "
-                    f"CPU {fmt(i['cpu_ms_schedstat'], 3)} ms (stat {fmt(i['cpu_ms'], 0)} ms), context switches {i['voluntary']} voluntary + {i['nonvoluntary']} non-voluntary "
-                    f"over {i['threads']} threads")
+                    f"CPU {fmt(i['cpu_ms_schedstat'], 3)} ms (stat {fmt(i['cpu_ms'], 0)} ms), context switches {i['voluntary']} voluntary + {i['nonvoluntary']} non-voluntary; "
+                    f"threads {i['threads_at_start']} → {i['threads']} ({i['threads_born']} born, {i['threads_gone']} gone); events {i['events_while_idle']}")
     s = res.get("startup")
     fo = {f["subscribers"]: f for f in res.get("fanout", [])}
     if i and s:
