@@ -239,32 +239,56 @@ def latency_run(args, topo, daemon, mode, count, gap):
         drain()
         state = not state
         t0 = toggler.set_up(state)
+        # Only raw reads while waiting: each chunk keeps the stamp of the select() that saw it,
+        # and nothing is parsed until both sides have a complete message, so parsing one side
+        # never delays the stamp of the other.
         t_r = t_i = None
         reason = None
+        r_chunks, i_chunks = [], []
+        r_done = i_done = False
         deadline = t0 + 3.0
         while (t_r is None or t_i is None) and now() < deadline:
             ready, _, _ = select.select([sub, ipm], [], [], max(0.0, deadline - now()))
             t = now()
-            if sub in ready and t_r is None:
+            if sub in ready:
                 try:
-                    for m in sub.feed():
+                    data = sub.sock.recv(1 << 20)
+                except BlockingIOError:
+                    data = b""
+                if data:
+                    r_chunks.append((t, data))
+                    r_done = r_done or b"\0" in data
+            if ipm in ready:
+                try:
+                    data = os.read(ipm.fd, 1 << 16)
+                except BlockingIOError:
+                    data = b""
+                if data:
+                    i_chunks.append((t, data))
+                    i_done = i_done or b"\n" in data
+            if not (r_done and i_done):
+                continue
+            if t_r is None:
+                for tc, data in r_chunks:
+                    sub.buf += data
+                    for m in sub._split():
                         ev = m.get("parameters", {}).get("event")
                         if ev and t_r is None:
                             li = iface(ev["current"], LINK)
                             if li is not None and li.get(field) == state:
-                                t_r, reason = t, ev["reason"]["code"]
-                except BlockingIOError:
-                    pass
-            elif sub in ready:
-                try:
-                    sub.feed()
-                except BlockingIOError:
-                    pass
-            if ipm in ready:
-                for line in ipm.lines():
-                    fl = IpMonitor.flags_of(line, LINK)
-                    if fl is not None and t_i is None and (ipflag in fl) == state:
-                        t_i = t
+                                t_r, reason = tc, ev["reason"]["code"]
+                r_chunks, r_done = [], False
+            if t_i is None:
+                for tc, data in i_chunks:
+                    ipm.buf += data
+                    *full, ipm.buf = ipm.buf.split(b"\n")
+                    for line in full:
+                        fl = IpMonitor.flags_of(line.decode(errors="replace"), LINK)
+                        if fl is not None and t_i is None and (ipflag in fl) == state:
+                            t_i = tc
+                i_chunks, i_done = [], False
+            r_done = r_done or t_r is not None
+            i_done = i_done or t_i is not None
         toggler.check_errors()
         if t_r is None or t_i is None:
             missed += 1
