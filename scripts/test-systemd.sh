@@ -8,13 +8,16 @@
 #      (a veth with an address and a default route, made inside the container's own netns),
 #   3. `reachctl status` answers through /run/reachd/io.reachd.Reachability as an unprivileged user,
 #   4. socket activation: with the service stopped and the socket kept, a connection starts it,
-#   5. `systemctl reload` with a broken configuration leaves it running (same PID); a fixed one reloads,
+#   5. `systemctl reload` with a broken configuration leaves it running (same PID); a fixed one reloads;
+#      a broken one at start fails with 78 (EX_CONFIG) and is not restarted,
 #   6. the watchdog never fired (NRestarts=0) and nothing in the unit was refused by the sandbox.
 # While reachd is not built yet (the binary prints "not built yet"), a Python stand-in takes its
-# place so the harness itself stays tested; REACHD_STANDIN=1 forces it. Needs root; skips otherwise.
+# place so the harness itself stays tested; REACHD_STANDIN=1 forces it. Needs root; skips otherwise
+# (and with REACHD_SKIP_SYSTEMD_TEST=1). About 15 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [ "${REACHD_SKIP_SYSTEMD_TEST:-0}" = 1 ]; then echo "check-systemd: skipped (REACHD_SKIP_SYSTEMD_TEST=1)"; exit 0; fi
 if [ "$(id -u)" -ne 0 ]; then echo "check-systemd: skipped: needs root (systemd-nspawn)"; exit 0; fi
 for tool in systemd-nspawn unshare nsenter; do
   command -v $tool >/dev/null || { echo "check-systemd: skipped: $tool missing (scripts/deps.sh installs systemd-container)"; exit 0; }
@@ -71,7 +74,8 @@ mkdir -p "$upper/etc/reachd/reachd.conf.d"
 printf '[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n' > "$upper/etc/reachd/reachd.conf.d/50-test.conf"
 # A short watchdog, so that a daemon that does not ping is caught within the run.
 mkdir -p "$upper/etc/systemd/system/reachd.service.d"
-printf '[Service]\nWatchdogSec=2s\n' > "$upper/etc/systemd/system/reachd.service.d/50-test-watchdog.conf"
+# And a short start timeout: a daemon that never sends READY=1 fails in 20 s, not 90.
+printf '[Service]\nWatchdogSec=2s\nTimeoutStartSec=20s\n' > "$upper/etc/systemd/system/reachd.service.d/50-test-watchdog.conf"
 # Oneshot units made of reachd.service's [Service] section, to run other programs under exactly
 # its sandbox (user, MemoryDenyWriteExecute=, SystemCallFilter=, RestrictAddressFamilies=, …).
 sandboxed_unit() { # name, command line
@@ -145,7 +149,7 @@ inside systemctl start reachd.socket
 if timeout 60 nsenter -t "$leader" -a systemctl start reachd.service; then
   log "reachd.service: $(inside systemctl is-active reachd.service)"
 else
-  fail "systemctl start reachd.service failed"
+  fail "systemctl start reachd.service failed (no READY=1 within 20 s? reachd must call SystemdNotifier.ready())"
 fi
 pid=$(inside systemctl show -p MainPID --value reachd.service)
 uid=$(inside awk '/^Uid:/ { print $2 }' /proc/"$pid"/status 2>/dev/null || echo "?")
@@ -205,13 +209,28 @@ sleep 1
 [ "$(inside systemctl is-active reachd.service || true)" = active ] || fail "reload stopped reachd"
 as_user "${reachctl[@]}" >/dev/null 2>&1 || fail "reachctl status after reload failed"
 
+# --- 5b. A broken configuration at start: the service fails (78, EX_CONFIG) and is not restarted.
+if [ "$standin" != 1 ]; then
+  inside sh -c 'printf "[Monitor]\nDebounce=soon\n" > /etc/reachd/reachd.conf.d/90-broken.conf'
+  if timeout 60 nsenter -t "$leader" -a systemctl restart reachd.service 2>/dev/null; then
+    fail "reachd started with a broken configuration"
+  fi
+  sleep 3   # longer than RestartSec=: a restart would have happened by now
+  [ "$(inside systemctl show -p ExecMainStatus --value reachd.service)" = 78 ] ||
+    fail "a broken configuration at start exited $(inside systemctl show -p ExecMainStatus --value reachd.service), expected 78"
+  [ "$(inside systemctl show -p NRestarts --value reachd.service)" = 0 ] || fail "a broken configuration was restarted"
+  inside rm /etc/reachd/reachd.conf.d/90-broken.conf
+  inside systemctl reset-failed reachd.service
+  timeout 60 nsenter -t "$leader" -a systemctl start reachd.service || fail "reachd did not start with the configuration fixed"
+fi
+
 # --- 6. No watchdog kill, no restart, nothing refused by the sandbox.
 [ "$(inside systemctl show -p WatchdogUSec --value reachd.service)" = 2s ] || fail "the test watchdog drop-in is not in effect"
 sleep 3   # more than one watchdog period since the last (re)start
 [ "$(inside systemctl is-active reachd.service || true)" = active ] || fail "reachd.service is no longer active"
 [ "$(inside systemctl show -p NRestarts --value reachd.service)" = 0 ] || fail "reachd.service restarted (watchdog or crash)"
 journal=$(inside journalctl -u reachd.service -u reachd.socket --no-pager -o cat 2>&1 || true)
-if grep -Eiq 'watchdog timeout|SIGSYS|Bad system call|core-dump|Failed with result' <<<"$journal"; then
+if grep -Eiq "watchdog timeout|SIGSYS|Bad system call|core-dump|Failed with result '(watchdog|signal|core-dump|timeout)'" <<<"$journal"; then
   fail "the journal shows trouble"
 fi
 

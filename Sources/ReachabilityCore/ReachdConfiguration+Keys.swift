@@ -1,3 +1,5 @@
+import Foundation
+
 // The table of every section and key reachd understands, networkd style: one row per key with
 // its parser. `Key=` (empty value) resets a key to its default, and a list key to empty, as in
 // systemd; a later assignment of a plain key replaces the earlier one, a later assignment of a
@@ -161,13 +163,19 @@ extension ReachdConfiguration {
         return mode
     }
 
-    /// An `http://HOST[:PORT][/PATH]` URL. https is not accepted: the check is plain HTTP so
-    /// that a captive portal can answer it.
+    /// An `http://HOST[:PORT][/PATH]` URL (parsed as the connectivity check will: URLComponents).
+    /// https is refused here, at load time: the check is plain HTTP (no TLS), so that a captive
+    /// portal can answer it, and a URL it cannot use is a configuration error.
     static func httpURL(_ value: String) throws(ValueError) -> String {
-        let rest = value.hasPrefix("http://") ? value.dropFirst("http://".count) : nil
-        guard let rest, let host = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first,
-              !host.isEmpty, !value.contains(where: { $0 == " " || $0 == "\t" }) else {
-            throw ValueError("bad URL (expected http://HOST[:PORT]/PATH; https is not supported)")
+        let usage = "(expected http://HOST[:PORT]/PATH; https is not supported)"
+        guard !value.contains(where: { $0 == " " || $0 == "\t" }),
+              let components = URLComponents(string: value), let scheme = components.scheme?.lowercased() else {
+            throw ValueError("bad URL \(usage)")
+        }
+        guard scheme == "http" else { throw ValueError("bad URL scheme '\(scheme)' \(usage)") }
+        guard let host = components.percentEncodedHost, !host.isEmpty else { throw ValueError("bad URL: no host \(usage)") }
+        if let port = components.port, !(1...65535).contains(port) {
+            throw ValueError("bad URL: port \(port) out of range")
         }
         return value
     }

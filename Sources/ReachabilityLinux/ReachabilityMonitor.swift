@@ -1,11 +1,21 @@
+import CNetlink
 import Dispatch
 import Foundation
 import ReachabilityCore
 
-/// Keeps a live picture of links, addresses and default routes from netlink and emits a
+/// Keeps a live picture of links, addresses and routes from netlink and emits a
 /// `ReachabilityEvent` the moment the machine's `Status` changes.
 ///
+/// One raw libnl socket, subscribed to the link, IPv4/IPv6 address and IPv4/IPv6 route groups,
+/// is read by a `DispatchSourceRead` on `queue`. Each time the socket is readable the monitor
+/// drains it (`nl_recvmsgs` until EAGAIN), applies every message to its `KernelStateTable` and
+/// classifies once, so a burst of messages yields at most one event. The socket subscribes
+/// before the monitor dumps the kernel's state, so nothing falls between the two. When the kernel
+/// overruns the socket (ENOBUFS, seen as `-NLE_NOMEM`) the monitor keeps draining, re-dumps
+/// everything and reports the difference with reason `resync`.
+///
 /// One serial queue owns all state; observers are called on that queue and must not block it.
+/// `status`, `overrunCount` and `configuration` are readable from any thread.
 public final class ReachabilityMonitor: @unchecked Sendable {
     /// What the monitor watches and how it names things.
     public struct Configuration: Sendable {
@@ -21,6 +31,12 @@ public final class ReachabilityMonitor: @unchecked Sendable {
         public var debounceMilliseconds: Int = 0
         /// The sequence number of the initial state (see `StatusTracker`).
         public var firstSequence: Int = 0
+        /// The network namespace (a name under /run/netns or an absolute path) whose sockets the
+        /// monitor opens; nil for the caller's own. Tests run the monitor against their namespaces.
+        public var networkNamespace: String? = nil
+        /// The netlink socket's receive buffer in bytes. Big, so that bursts do not overrun it;
+        /// tests make it small to provoke overruns.
+        public var receiveBufferSize: Int = 8 << 20
 
         public init() {}
     }
@@ -28,11 +44,314 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     /// Identifies an observer for `removeObserver`.
     public struct ObserverToken: Hashable, Sendable { let id: Int }
 
-    public let configuration: Configuration
+    /// The serial queue that owns all state; observers run on it.
     public let queue: DispatchQueue
 
+    // MARK: State published for other threads (the only lock; the queue owns everything else).
+
+    private let lock = NSLock()
+    private var publishedStatus: Status
+    private var publishedOverruns = 0
+    private var publishedConfiguration: Configuration
+
+    /// The current status; safe from any thread.
+    public var status: Status { lock.withLock { publishedStatus } }
+    /// How many times the kernel overran the netlink socket (each one followed by a re-dump).
+    public var overrunCount: Int { lock.withLock { publishedOverruns } }
+    /// The configuration in force.
+    public var configuration: Configuration { lock.withLock { publishedConfiguration } }
+
+    // MARK: Queue-confined state.
+
+    private let queueKey = DispatchSpecificKey<Bool>()
+    private var config: Configuration
+    private var tracker: StatusTracker
+    private var table = KernelStateTable()
+    /// Per link index: the decided kind and the configuration's verdicts, cached until the link is renamed.
+    private var linkVerdicts: [Int: LinkVerdict] = [:]
+    private var modems: [ModemState] = []
+    private var probe: Probe?
+    private var socket: NetlinkSocket?
+    private var readSource: DispatchSourceRead?
+    private var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
+    private var streams: [Int: AsyncStream<ReachabilityEvent>.Continuation] = [:]
+    private var nextObserverID = 0
+    /// Messages were applied since the last classification.
+    private var dirty = false
+    /// The reason the next event must carry (resync after an overrun), overriding the derived one.
+    private var pendingReason: Reason?
+    /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
+    private var evaluationScheduled = false
+    private var generation = 0
+
+    private struct LinkVerdict {
+        let name: String
+        let kind: InterfaceKind
+        let metered: Bool
+        let ignored: Bool
+    }
+
     public init(configuration: Configuration = Configuration(), queue: DispatchQueue = DispatchQueue(label: "reachd.monitor")) {
-        self.configuration = configuration
         self.queue = queue
+        self.config = configuration
+        self.publishedConfiguration = configuration
+        self.tracker = StatusTracker(firstSequence: configuration.firstSequence)
+        self.publishedStatus = tracker.status
+        queue.setSpecific(key: queueKey, value: true)
+    }
+
+    deinit {
+        readSource?.cancel()
+    }
+
+    /// Subscribes to the rtnetlink groups, then dumps links, addresses and routes; the initial
+    /// status is ready when it returns. Observers are not told about the initial state (use
+    /// `initialEvent()` or `events()`). Calling it again while running does nothing.
+    public func start() throws {
+        try onQueue {
+            guard socket == nil else { return }
+            let configuration = config
+            let socket = try NetworkNamespace.run(in: configuration.networkNamespace) { () throws -> NetlinkSocket in
+                let socket = try NetlinkSocket { [weak self] message in self?.handle(message) }
+                try socket.setNonBlocking()
+                socket.disableSequenceCheck()
+                try socket.setReceiveBufferSize(configuration.receiveBufferSize)
+                try socket.addMemberships([RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
+                                           RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE])
+                return socket
+            }
+            // Subscribed first: whatever changes during the dump is queued on `socket` and applied after it.
+            table = try dumpKernelState()
+            linkVerdicts = [:]
+            dirty = false
+            pendingReason = nil
+            tracker = StatusTracker(snapshot: makeSnapshot(), firstSequence: tracker.sequence)
+            publish()
+            self.socket = socket
+            let source = DispatchSource.makeReadSource(fileDescriptor: socket.fileDescriptor, queue: queue)
+            source.setEventHandler { [weak self] in self?.drain() }
+            // The socket (and its fd) lives until the source no longer watches it.
+            source.setCancelHandler { withExtendedLifetime(socket) {} }
+            source.resume()
+            readSource = source
+        }
+    }
+
+    /// Stops watching; observers stay registered, `events()` streams finish. `start()` may be called again.
+    public func stop() {
+        onQueue {
+            readSource?.cancel()
+            readSource = nil
+            socket = nil
+            generation += 1
+            evaluationScheduled = false
+            for continuation in streams.values { continuation.finish() }
+            streams = [:]
+        }
+    }
+
+    /// The current status as the event `initial`, with the current sequence number.
+    public func initialEvent() -> ReachabilityEvent {
+        onQueue { tracker.initialEvent() }
+    }
+
+    /// Registers `handler`, called on `queue`, in order, for every event emitted from now on.
+    @discardableResult
+    public func addObserver(_ handler: @escaping @Sendable (ReachabilityEvent) -> Void) -> ObserverToken {
+        onQueue {
+            nextObserverID += 1
+            observers[nextObserverID] = handler
+            return ObserverToken(id: nextObserverID)
+        }
+    }
+
+    public func removeObserver(_ token: ObserverToken) {
+        onQueue {
+            observers[token.id] = nil
+            streams[token.id] = nil
+        }
+    }
+
+    /// The events as an async sequence: first the current state (`initial`), then every change.
+    /// It finishes when the monitor stops; ending the iteration unregisters it.
+    public func events() -> AsyncStream<ReachabilityEvent> {
+        let (stream, continuation) = AsyncStream<ReachabilityEvent>.makeStream(bufferingPolicy: .unbounded)
+        onQueue {
+            continuation.yield(tracker.initialEvent())
+            nextObserverID += 1
+            let id = nextObserverID
+            streams[id] = continuation
+            continuation.onTermination = { [weak self] _ in self?.removeObserver(ObserverToken(id: id)) }
+        }
+        return stream
+    }
+
+    /// The connectivity checker's latest result; re-classifies at once (reason `probeResult`).
+    public func setProbe(_ probe: Probe?) {
+        onQueue {
+            self.probe = probe
+            evaluate()
+        }
+    }
+
+    /// The ModemManager source's modems; re-classifies at once (reason `modemChanged`).
+    public func setModems(_ modems: [ModemState]) {
+        onQueue {
+            self.modems = modems
+            evaluate()
+        }
+    }
+
+    /// Applies a new configuration (kinds, metered, ignored, debounce); re-classifies with reason
+    /// `configReloaded`. The namespace, buffer size and sequence numbering of a running monitor stay.
+    public func reconfigure(_ configuration: Configuration) {
+        onQueue {
+            var next = configuration
+            if socket != nil {
+                next.networkNamespace = config.networkNamespace
+                next.receiveBufferSize = config.receiveBufferSize
+            }
+            next.firstSequence = config.firstSequence
+            config = next
+            lock.withLock { publishedConfiguration = next }
+            linkVerdicts = [:]
+            pendingReason = Reason(code: .configReloaded)
+            evaluate()
+        }
+    }
+
+    // MARK: Netlink
+
+    /// Called by the socket's NL_CB_VALID callback, on `queue`, inside `drain()`.
+    private func handle(_ message: OpaquePointer) {
+        for change in NetlinkMessageDecoder.changes(in: message) {
+            table.apply(change)
+            // A new link may reuse the index and name of a deleted one: decide its kind afresh.
+            if case .linkRemoved(let index) = change { linkVerdicts[index] = nil }
+            dirty = true
+        }
+    }
+
+    /// Reads everything the socket holds, then classifies once.
+    private func drain() {
+        guard let socket else { return }
+        var overrun = false
+        reading: while true {
+            switch socket.receive() {
+            case .received: continue
+            case .drained: break reading
+            case .overrun:
+                // Messages were lost; keep reading what is there, then re-read the kernel's state.
+                overrun = true
+                lock.withLock { publishedOverruns += 1 }
+            case .failed(let error):
+                log("netlink receive failed: \(error)")
+                break reading
+            }
+        }
+        if overrun {
+            do {
+                table = try dumpKernelState()
+                linkVerdicts = [:]
+                dirty = true
+                pendingReason = Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel")
+            } catch {
+                log("re-dump after overrun failed: \(error)")
+            }
+        }
+        guard dirty else { return }
+        scheduleEvaluation()
+    }
+
+    /// Dumps links, addresses and routes on a second, short-lived socket in the same namespace.
+    private func dumpKernelState() throws -> KernelStateTable {
+        final class Collector { var changes: [KernelChange] = [] }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let collector = Collector()
+            do {
+                try NetworkNamespace.run(in: config.networkNamespace) {
+                    let socket = try NetlinkSocket { message in
+                        collector.changes += NetlinkMessageDecoder.changes(in: message)
+                    }
+                    try socket.setReceiveBufferSize(1 << 20)
+                    for type in [RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE] { try socket.dump(Int32(type)) }
+                }
+                return KernelStateTable(collector.changes)
+            } catch let error as NetlinkError where error.code == NLE_DUMP_INTR && attempt < 5 {
+                // The kernel's tables changed during the dump (NLM_F_DUMP_INTR): read them again.
+                continue
+            }
+        }
+    }
+
+    // MARK: Classification
+
+    private func scheduleEvaluation() {
+        let delay = config.debounceMilliseconds
+        guard delay > 0 else { evaluate(); return }
+        guard !evaluationScheduled else { return }
+        evaluationScheduled = true
+        let scheduledGeneration = generation
+        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self] in
+            guard let self, self.generation == scheduledGeneration, self.evaluationScheduled else { return }
+            self.evaluationScheduled = false
+            self.evaluate()
+        }
+    }
+
+    /// Classifies the table once and emits an event if the status changed.
+    private func evaluate() {
+        dirty = false
+        evaluationScheduled = false
+        let reason = pendingReason
+        pendingReason = nil
+        let action = tracker.update(makeSnapshot(), reason: reason)
+        publish()
+        switch action {
+        case .none: break
+        case .emit(let event):
+            for id in observers.keys.sorted() { observers[id]?(event) }
+            for id in streams.keys.sorted() { streams[id]?.yield(event) }
+        }
+    }
+
+    private func makeSnapshot() -> NetworkSnapshot {
+        let sysfs = SysfsInterfaceFacts(root: config.sysfsRoot)
+        var kinds: [Int: InterfaceKind] = [:], metered: Set<Int> = [], ignored: Set<Int> = []
+        for (index, facts) in table.links {
+            let verdict: LinkVerdict
+            if let cached = linkVerdicts[index], cached.name == facts.name {
+                verdict = cached
+            } else {
+                verdict = LinkVerdict(name: facts.name,
+                                      kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.kindOverrides),
+                                      metered: Glob.matchesAny(config.meteredInterfaces, facts.name),
+                                      ignored: Glob.matchesAny(config.ignoredInterfaces, facts.name))
+                linkVerdicts[index] = verdict
+            }
+            kinds[index] = verdict.kind
+            if verdict.metered { metered.insert(index) }
+            if verdict.ignored { ignored.insert(index) }
+        }
+        return table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
+    }
+
+    private func publish() {
+        let status = tracker.status
+        lock.withLock { publishedStatus = status }
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` on `queue`: inline when already there (observers may call back), else `sync`.
+    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
+        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
+        return try queue.sync(execute: body)
+    }
+
+    private func log(_ message: String) {
+        FileHandle.standardError.write(Data("reachd monitor: \(message)\n".utf8))
     }
 }

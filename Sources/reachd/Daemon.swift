@@ -10,11 +10,14 @@ import Glibc
 /// The running daemon: the monitor feeding the varlink server, and the signal handling.
 final class Daemon: @unchecked Sendable {
     let log: Logger
-    let settings: DaemonSettings
+    var settings: DaemonSettings
     let options: DaemonOptions
-    private var monitor: ReachabilityMonitor?
-    private var server: ReachabilityServer?
+    let notifier = SystemdNotifier()
+    private(set) var monitor: ReachabilityMonitor?
+    private(set) var server: ReachabilityServer?
     private var signalSources: [DispatchSourceSignal] = []
+    /// Run after a successful SIGHUP reload with the new file (connectivity check, cellular).
+    var reloadHooks: [(ReachdConfiguration) -> Void] = []
 
     init(options: DaemonOptions, settings: DaemonSettings, log: Logger) {
         self.options = options; self.settings = settings; self.log = log
@@ -44,7 +47,8 @@ final class Daemon: @unchecked Sendable {
             case .error: log.error(message)
             }
         }
-        monitor.addObserver { event in
+        monitor.addObserver { [weak self] event in
+            self?.notifyStatus(event.current)
             log.info("#\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue)")
             server.publish(event)
         }
@@ -53,7 +57,7 @@ final class Daemon: @unchecked Sendable {
         server.publish(monitor.initialEvent())
         self.server = server
 
-        if let fd = SocketLocation.activatedSocket(environment: environment) {
+        if let fd = activatedSocket() {
             try server.listen(fileDescriptor: fd)
             log.info("listening on the socket passed by systemd")
         } else {
@@ -61,16 +65,19 @@ final class Daemon: @unchecked Sendable {
                                                   environment: environment, log: log)
             try SocketLocation.claim(path)
             try server.listen(at: path)
+            try applySocketGroup(path: path)
             log.info("listening on \(path)")
         }
         let status = monitor.initialEvent().current
         log.info("status: \(status.status.rawValue)\(status.primary.map { " (\($0.name))" } ?? "")")
         installSignalHandlers()
+        notifyReady(status)
     }
 
     /// Stops serving, removes the socket, exits 0.
     func stop(signal name: String) {
         log.info("\(name): stopping")
+        _ = notifier.stopping()
         server?.stop()
         monitor?.stop()
         exit(0)
@@ -84,5 +91,10 @@ final class Daemon: @unchecked Sendable {
             source.resume()
             signalSources.append(source)
         }
+        signal(SIGHUP, SIG_IGN)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
+        hangup.setEventHandler { [weak self] in self?.reload() }
+        hangup.resume()
+        signalSources.append(hangup)
     }
 }

@@ -1,20 +1,34 @@
+import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// What the daemon runs with: the monitor's configuration and the server's.
-///
-/// SEAM for the configuration helper: `load(configPath:)` returns the built-in defaults for now.
-/// The config parser (ReachabilityCore, `/etc/reachd/reachd.conf` + `reachd.conf.d/*.conf`)
-/// replaces its body and fills these fields; `--check-config` and SIGHUP use the same call.
+/// What the daemon runs with, derived from reachd.conf (DESIGN.md §5): the monitor's
+/// configuration, the server's, and the socket's path, mode and group.
 struct DaemonSettings {
+    /// The parsed file, as `--check-config` validated it.
+    var file = ReachdConfiguration()
     var monitor = ReachabilityMonitor.Configuration()
     var server = ReachabilityServer.Configuration()
     /// `[Socket] Path=`; `--socket` and REACHD_SOCKET win over it.
     var socketPath: String?
+    /// `[Socket] Group=`, applied to a socket file the daemon binds itself.
+    var socketGroup: String?
 
-    /// Loads the configuration (`configPath` or the default files). Throws a message naming
-    /// file, line and key when it is bad.
+    /// Loads `configPath` (which must exist) or `/etc/reachd/reachd.conf` (defaults when absent),
+    /// then its `reachd.conf.d/*.conf` drop-ins. Throws a `ConfigurationError` naming file, line and key.
     static func load(configPath: String?) throws -> DaemonSettings {
-        DaemonSettings()
+        let file = try ReachdConfiguration.load(mainFile: configPath ?? ReachdConfiguration.defaultPath,
+                                                mustExist: configPath != nil)
+        var settings = DaemonSettings()
+        settings.file = file
+        settings.monitor = ReachabilityMonitor.Configuration(file)
+        settings.server.historySize = file.events.history
+        settings.server.socketMode = mode_t(file.socket.mode)
+        settings.socketPath = file.socket.path
+        settings.socketGroup = file.socket.group
+        return settings
     }
 }

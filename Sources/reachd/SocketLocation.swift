@@ -77,15 +77,4 @@ enum SocketLocation {
             }
         }
     }
-
-    /// The listening socket systemd passed (LISTEN_FDS/LISTEN_PID, sd_listen_fds(3)), fd 3.
-    /// Unsets the variables so children do not inherit them.
-    static func activatedSocket(environment: [String: String]) -> Int32? {
-        guard let pid = environment["LISTEN_PID"].flatMap(Int32.init), pid == getpid(),
-              let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1 else { return nil }
-        unsetenv("LISTEN_PID"); unsetenv("LISTEN_FDS"); unsetenv("LISTEN_FDNAMES")
-        let fd: Int32 = 3
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        return UnixSocket.isListeningStreamSocket(fd) ? fd : nil
-    }
 }

@@ -14,4 +14,6 @@ extension ReachabilityMonitor {
                           reason: Reason(code: .initial), previous: nil, current: Status.initial())
     }
     func addObserver(_ handler: @escaping @Sendable (ReachabilityEvent) -> Void) {}
+    var status: Status { Status.initial() }
+    func reconfigure(_ configuration: Configuration) {}
 }

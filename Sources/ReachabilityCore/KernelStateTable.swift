@@ -1,0 +1,144 @@
+/// A link as netlink reports it, before its kind is decided.
+public struct LinkFacts: Equatable, Hashable, Sendable {
+    public var index: Int
+    public var name: String
+    /// `IFLA_INFO_KIND`, nil for physical NICs.
+    public var rtnlKind: String?
+    /// `ifi_type` (ARPHRD_*).
+    public var arpType: Int
+    /// IFF_UP.
+    public var up: Bool
+    /// IFF_LOWER_UP.
+    public var carrier: Bool
+    /// IFF_LOOPBACK.
+    public var loopback: Bool
+    public var operstate: String
+
+    public init(index: Int, name: String, rtnlKind: String? = nil, arpType: Int = ARPType.ether, up: Bool,
+                carrier: Bool, loopback: Bool = false, operstate: String) {
+        self.index = index; self.name = name; self.rtnlKind = rtnlKind; self.arpType = arpType
+        self.up = up; self.carrier = carrier; self.loopback = loopback; self.operstate = operstate
+    }
+
+    /// The kernel's operstate names (`IF_OPER_*`), as `ip link` prints them in lower case.
+    public static func operstateName(_ value: Int) -> String {
+        switch value {
+        case 1: return "notpresent"
+        case 2: return "down"
+        case 3: return "lowerlayerdown"
+        case 4: return "testing"
+        case 5: return "dormant"
+        case 6: return "up"
+        default: return "unknown"
+        }
+    }
+}
+
+/// One netlink message, decoded: what it changes in the table.
+public enum KernelChange: Equatable, Sendable {
+    /// RTM_NEWLINK (new link or any change of an existing one).
+    case link(LinkFacts)
+    /// RTM_DELLINK.
+    case linkRemoved(index: Int)
+    /// RTM_NEWADDR (also updates of flags, e.g. DAD finished).
+    case addressAdded(AddressState)
+    /// RTM_DELADDR.
+    case addressRemoved(AddressState)
+    /// RTM_NEWROUTE; `replace` when the message carried NLM_F_REPLACE (`ip route replace`).
+    case routeAdded(RouteState, replace: Bool)
+    /// RTM_DELROUTE.
+    case routeRemoved(RouteState)
+}
+
+/// The monitor's own picture of the kernel — links by index, addresses, main-table routes — kept
+/// from netlink messages. Not the libnl cache manager: that merges IPv6 routes of the same prefix
+/// on different links. It also fills in what the kernel does not say (DESIGN.md §7): IPv4 routes
+/// vanish without RTM_DELROUTE when their link goes down, and every route of a deleted link goes.
+public struct KernelStateTable: Equatable, Sendable {
+    public private(set) var links: [Int: LinkFacts] = [:]
+    private var addresses: [AddressKey: AddressState] = [:]
+    private var routes: [RouteKey: RouteState] = [:]
+
+    public init() {}
+
+    /// Applies `changes` in order.
+    public init(_ changes: [KernelChange]) {
+        for change in changes { apply(change) }
+    }
+
+    public var allAddresses: [AddressState] { Array(addresses.values) }
+    public var allRoutes: [RouteState] { Array(routes.values) }
+
+    /// Applies one decoded netlink message.
+    public mutating func apply(_ change: KernelChange) {
+        switch change {
+        case .link(let facts):
+            if let before = links[facts.index], before.up, !facts.up {
+                // Admin down flushes the link's IPv4 routes silently (IPv6 ones come with RTM_DELROUTE).
+                routes = routes.filter { !($0.value.oif == facts.index && $0.value.family == .ipv4) }
+            }
+            links[facts.index] = facts
+        case .linkRemoved(let index):
+            links[index] = nil
+            addresses = addresses.filter { $0.value.ifindex != index }
+            routes = routes.filter { $0.value.oif != index }
+        case .addressAdded(let address):
+            addresses[AddressKey(address)] = address
+        case .addressRemoved(let address):
+            addresses[AddressKey(address)] = nil
+        case .routeAdded(let route, let replace):
+            guard Self.isTracked(route) else { return }
+            if replace {
+                let slot = RouteKey.Slot(route)
+                routes = routes.filter { RouteKey.Slot($0.value) != slot }
+            }
+            routes[RouteKey(route)] = route
+        case .routeRemoved(let route):
+            guard Self.isTracked(route) else { return }
+            routes[RouteKey(route)] = nil
+        }
+    }
+
+    /// Only the main table counts; the local table (255) and the link-local fe80::/64 routes that
+    /// every IPv6 link has are noise for reachability.
+    public static func isTracked(_ route: RouteState) -> Bool {
+        guard route.table == RouteState.mainTable else { return false }
+        if route.family == .ipv6, route.prefixLength == 64, let destination = route.destination,
+           destination.lowercased().hasPrefix("fe80:") { return false }
+        return true
+    }
+
+    /// The classifier's input. `kinds` holds each link's decided kind (links without one are
+    /// `other`); links in `ignored` disappear with their addresses and routes.
+    public func snapshot(kinds: [Int: InterfaceKind], metered: Set<Int> = [], ignored: Set<Int> = [],
+                         modems: [ModemState] = [], probe: Probe? = nil) -> NetworkSnapshot {
+        var linkStates: [Int: LinkState] = [:]
+        for (index, facts) in links where !ignored.contains(index) {
+            linkStates[index] = LinkState(index: index, name: facts.name, kind: kinds[index] ?? .other, up: facts.up,
+                                          carrier: facts.carrier, operstate: facts.operstate, metered: metered.contains(index))
+        }
+        return NetworkSnapshot(links: linkStates,
+                               addresses: Set(addresses.values.filter { !ignored.contains($0.ifindex) }),
+                               routes: Set(routes.values.filter { !ignored.contains($0.oif) }),
+                               modems: modems, probe: probe)
+    }
+}
+
+/// An address is one per (link, family, address, prefix); a new message about it replaces its flags.
+private struct AddressKey: Hashable {
+    let ifindex: Int, family: AddressFamily, address: String, prefixLength: Int
+    init(_ a: AddressState) { ifindex = a.ifindex; family = a.family; address = a.address; prefixLength = a.prefixLength }
+}
+
+/// A route is one per (destination, metric, next hop): IPv6 keeps equal prefixes on different
+/// links apart. `Slot` is what NLM_F_REPLACE replaces (the kernel's fib key, without the next hop).
+private struct RouteKey: Hashable {
+    struct Slot: Hashable {
+        let family: AddressFamily, table: UInt32, destination: String?, prefixLength: Int, metric: UInt32
+        init(_ r: RouteState) {
+            family = r.family; table = r.table; destination = r.destination; prefixLength = r.prefixLength; metric = r.metric
+        }
+    }
+    let slot: Slot, oif: Int, gateway: String?
+    init(_ r: RouteState) { slot = Slot(r); oif = r.oif; gateway = r.gateway }
+}

@@ -1,0 +1,136 @@
+import CNetlink
+import Foundation
+import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns rtnetlink messages into `KernelChange`s with libnl's parsers (`nl_msg_parse` →
+/// `rtnl_link` / `rtnl_addr` / `rtnl_route`), so no attribute is decoded by hand.
+enum NetlinkMessageDecoder {
+    /// The context of one `nl_msg_parse` call (capture-free callback + `Unmanaged`).
+    private final class Parse {
+        let type: Int
+        let flags: Int32
+        var changes: [KernelChange] = []
+        init(type: Int, flags: Int32) { self.type = type; self.flags = flags }
+    }
+
+    /// Decodes one message; messages that do not matter (other types, AF_BRIDGE port news) give none.
+    static func changes(in message: OpaquePointer) -> [KernelChange] {
+        guard let header = nlmsg_hdr(message) else { return [] }
+        let type = Int(header.pointee.nlmsg_type)
+        switch type {
+        case RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR, RTM_DELADDR, RTM_NEWROUTE, RTM_DELROUTE: break
+        default: return []
+        }
+        let parse = Parse(type: type, flags: Int32(header.pointee.nlmsg_flags))
+        let context = Unmanaged.passRetained(parse)
+        defer { context.release() }
+        _ = nl_msg_parse(message, { object, arg in
+            guard let object, let arg else { return }
+            let parse = Unmanaged<Parse>.fromOpaque(arg).takeUnretainedValue()
+            parse.changes += NetlinkMessageDecoder.decode(object, type: parse.type, flags: parse.flags)
+        }, context.toOpaque())
+        return parse.changes
+    }
+
+    static func decode(_ object: OpaquePointer, type: Int, flags: Int32) -> [KernelChange] {
+        switch type {
+        case RTM_NEWLINK, RTM_DELLINK:
+            // A bridge reports its ports with AF_BRIDGE link messages; their RTM_DELLINK means
+            // "left the bridge", not "deleted".
+            guard rtnl_link_get_family(object) != AF_BRIDGE else { return [] }
+            let index = Int(rtnl_link_get_ifindex(object))
+            if type == RTM_DELLINK { return [.linkRemoved(index: index)] }
+            let flags = rtnl_link_get_flags(object)
+            let facts = LinkFacts(
+                index: index,
+                name: rtnl_link_get_name(object).map { String(cString: $0) } ?? "if\(index)",
+                rtnlKind: rtnl_link_get_type(object).map { String(cString: $0) },
+                arpType: Int(rtnl_link_get_arptype(object)),
+                up: flags & UInt32(IFF_UP.rawValue) != 0,
+                carrier: flags & UInt32(IFF_LOWER_UP.rawValue) != 0,
+                loopback: flags & UInt32(IFF_LOOPBACK.rawValue) != 0,
+                operstate: LinkFacts.operstateName(Int(rtnl_link_get_operstate(object))))
+            return [.link(facts)]
+        case RTM_NEWADDR, RTM_DELADDR:
+            guard let family = family(rtnl_addr_get_family(object)),
+                  let local = rtnl_addr_get_local(object), let text = string(local) else { return [] }
+            let addressFlags = rtnl_addr_get_flags(object)
+            let address = AddressState(
+                ifindex: Int(rtnl_addr_get_ifindex(object)), family: family, address: text,
+                prefixLength: Int(rtnl_addr_get_prefixlen(object)), scope: scope(rtnl_addr_get_scope(object)),
+                tentative: addressFlags & UInt32(IFA_F_TENTATIVE | IFA_F_DADFAILED) != 0)
+            return [type == RTM_NEWADDR ? .addressAdded(address) : .addressRemoved(address)]
+        case RTM_NEWROUTE, RTM_DELROUTE:
+            guard let family = family(Int32(rtnl_route_get_family(object))) else { return [] }
+            // Cached clones (RTM_F_CLONED) are not routes of the table.
+            guard rtnl_route_get_flags(object) & UInt32(RTM_F_CLONED) == 0 else { return [] }
+            let destination = rtnl_route_get_dst(object)
+            let prefixLength = destination.map { Int(nl_addr_get_prefixlen($0)) } ?? 0
+            let destinationText = prefixLength == 0 ? nil : destination.flatMap(string)
+            var hops: [(oif: Int, gateway: String?)] = []
+            for i in 0..<max(0, rtnl_route_get_nnexthops(object)) {
+                guard let hop = rtnl_route_nexthop_n(object, i) else { continue }
+                hops.append((Int(rtnl_route_nh_get_ifindex(hop)), rtnl_route_nh_get_gateway(hop).flatMap(string)))
+            }
+            if hops.isEmpty { hops = [(0, nil)] }
+            let routeType = routeType(rtnl_route_get_type(object))
+            return hops.map { hop in
+                let route = RouteState(family: family, table: rtnl_route_get_table(object), destination: destinationText,
+                                       prefixLength: prefixLength, gateway: hop.gateway, oif: hop.oif,
+                                       metric: rtnl_route_get_priority(object), type: routeType)
+                return type == RTM_NEWROUTE ? .routeAdded(route, replace: flags & 0x100 /* NLM_F_REPLACE */ != 0) : .routeRemoved(route)
+            }
+        default:
+            return []
+        }
+    }
+
+    private static func family(_ value: Int32) -> AddressFamily? {
+        switch value {
+        case AF_INET: return .ipv4
+        case AF_INET6: return .ipv6
+        default: return nil
+        }
+    }
+
+    /// RT_SCOPE_* → scope.
+    private static func scope(_ value: Int32) -> AddressScope {
+        switch value {
+        case 0: return .global      // RT_SCOPE_UNIVERSE
+        case 200: return .site
+        case 253: return .link
+        default: return .host
+        }
+    }
+
+    /// RTN_* → route type.
+    private static func routeType(_ value: UInt8) -> RouteType {
+        switch value {
+        case 1: return .unicast
+        case 2: return .local
+        case 3: return .broadcast
+        case 4: return .anycast
+        case 5: return .multicast
+        case 6: return .blackhole
+        case 7: return .unreachable
+        case 8: return .prohibit
+        case 9: return .throwRoute
+        default: return .other
+        }
+    }
+
+    /// The address of an `nl_addr` in text (`inet_ntop`), without prefix length.
+    static func string(_ address: OpaquePointer) -> String? {
+        let family = nl_addr_get_family(address)
+        let length = Int(nl_addr_get_len(address))
+        guard let bytes = nl_addr_get_binary_addr(address),
+              (family == AF_INET && length == 4) || (family == AF_INET6 && length == 16) else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(family, bytes, &buffer, socklen_t(buffer.count)) != nil else { return nil }
+        let bytesBeforeNUL = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytesBeforeNUL, as: UTF8.self)
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import ReachabilityCore
+import ReachabilityLinux
+
+extension Daemon {
+    /// SIGHUP: re-reads the configuration. A bad file is logged and the running configuration
+    /// stays; a good one is applied to the monitor (reason `configReloaded` when the status changes).
+    func reload() {
+        _ = notifier.reloading()
+        defer { _ = notifier.ready(status: monitor.map { $0.status.systemdStatusText }) }
+        let fresh: DaemonSettings
+        do {
+            fresh = try DaemonSettings.load(configPath: options.configPath)
+        } catch {
+            log.error("reload: \(error); keeping the running configuration")
+            return
+        }
+        var monitorConfiguration = fresh.monitor
+        monitorConfiguration.firstSequence = settings.monitor.firstSequence
+        if fresh.file.socket != settings.file.socket || fresh.file.events != settings.file.events {
+            log.warning("reload: [Socket] and [Events] changes take effect at the next start")
+        }
+        settings = fresh
+        settings.monitor = monitorConfiguration
+        monitor?.reconfigure(monitorConfiguration)
+        reloadHooks.forEach { $0(fresh.file) }
+        log.info("configuration reloaded")
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import ReachabilityCore
+import ReachabilityLinux
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Daemon {
+    /// The listening socket systemd passed (reachd.socket), or nil when started without one.
+    func activatedSocket() -> Int32? {
+        do {
+            return try SystemdSocketActivation.passedUnixStreamListener()
+        } catch {
+            log.warning("ignoring passed sockets: \(error)")
+            return nil
+        }
+    }
+
+    /// READY=1 once the first full state is known and the socket listens, with STATUS=, and
+    /// watchdog pings when the unit sets WatchdogSec=.
+    func notifyReady(_ status: Status) {
+        guard SystemdNotifier.isEnabled else { return }
+        _ = notifier.ready(status: status.systemdStatusText)
+        if let interval = notifier.startWatchdog() {
+            log.debug("watchdog every \(interval)")
+        }
+    }
+
+    /// Keeps systemd's STATUS= current; cheap when not under systemd.
+    func notifyStatus(_ status: Status) {
+        guard SystemdNotifier.isEnabled else { return }
+        _ = notifier.status(status.systemdStatusText)
+    }
+
+    /// `[Socket] Group=`: hands the socket file to that group, so only its members may connect
+    /// when `Mode=` leaves others out.
+    func applySocketGroup(path: String) throws {
+        guard let group = settings.socketGroup, !group.isEmpty else { return }
+        guard let entry = getgrnam(group) else {
+            throw SocketLocation.Failure(description: "[Socket] Group=\(group): no such group")
+        }
+        guard chown(path, uid_t.max, entry.pointee.gr_gid) == 0 else {
+            throw SocketLocation.Failure(description: "cannot give \(path) to group \(group): \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+import ReachabilityCore
+import ReachabilityLinux
+import TestSupport
+
+/// The monitor against real kernel objects in network namespaces made by each test.
+@Suite struct MonitorNamespaceTests {
+    @Test func ethernetCarrierLossAndLinkDown() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(monitor.status.status == .notReachable)
+        #expect(monitor.status.interfaces.map(\.name) == ["lo"])
+        let recorder = EventRecorder(monitor)
+
+        let uplink = try VethUplink(host: host, uplink: network)
+        #expect(waitUntil { monitor.status.status == .ethernet })
+        let online = monitor.status
+        #expect(online.primary?.name == "eth0")
+        #expect(online.primary?.kind == .ethernet)
+        #expect(online.gateways == ["10.77.0.1"])
+        #expect(online.ipv4)
+        #expect(online.flags.contains(.reachable))
+        #expect(online.primary?.addresses.contains("10.77.0.2/24") == true)
+
+        var seen = recorder.events.count
+        try uplink.dropCarrier()
+        #expect(waitUntil { monitor.status.status == .notReachable })
+        let lost = recorder.first(after: seen) { $0.status == .notReachable }
+        #expect(lost?.reason.code == .carrierLost)
+        #expect(lost?.reason.interface == "eth0")
+        #expect(lost?.previous?.status == .ethernet)
+        #expect(monitor.status.interfaces.first { $0.name == "eth0" }?.carrier == false)
+
+        seen = recorder.events.count
+        try uplink.restoreCarrier()
+        #expect(waitUntil { monitor.status.status == .ethernet })
+        #expect(recorder.first(after: seen) { $0.status == .ethernet }?.reason.code == .carrierGained)
+
+        seen = recorder.events.count
+        try host.ip("link set eth0 down")
+        #expect(waitUntil { monitor.status.status == .notReachable })
+        let down = recorder.first(after: seen) { $0.status == .notReachable }
+        #expect(down?.reason.code == .linkDown)
+        #expect(down?.reason.interface == "eth0")
+
+        // The IPv4 default route went with the link (no RTM_DELROUTE): bringing it up is not enough.
+        seen = recorder.events.count
+        try host.ip("link set eth0 up")
+        #expect(waitUntil { monitor.status.interfaces.first { $0.name == "eth0" }?.carrier == true })
+        #expect(monitor.status.status == .notReachable)
+        #expect(monitor.status.flags.contains(.connectionRequired))
+        try host.ip("route add default via 10.77.0.1 dev eth0")
+        #expect(waitUntil { monitor.status.status == .ethernet })
+        #expect(recorder.first(after: seen) { $0.status == .ethernet }?.reason.code == .routeAdded)
+
+        // Deleting the link removes everything about it.
+        seen = recorder.events.count
+        try host.ip("link del eth0")
+        #expect(waitUntil { monitor.status.interfaces.map(\.name) == ["lo"] })
+        #expect(monitor.status.status == .notReachable)
+        #expect(recorder.first(after: seen) { $0.status == .notReachable }.map { [.linkDown, .linkRemoved].contains($0.reason.code) } == true)
+
+        #expect(recorder.duplicates.isEmpty)
+        #expect(recorder.isChained)
+    }
+
+    @Test func metricSwitchChangesPrimary() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        _ = try VethUplink(host: host, uplink: network, inner: "eth0", outer: "up0", subnet: 77, metric: 100)
+        _ = try VethUplink(host: host, uplink: network, inner: "eth1", outer: "up1", subnet: 78, metric: 200)
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
+        try monitor.start()
+        defer { monitor.stop() }
+        let recorder = EventRecorder(monitor)
+        // The initial dump already sees both uplinks.
+        #expect(monitor.status.primary?.name == "eth0")
+        #expect(monitor.status.gateways == ["10.77.0.1"])
+
+        try host.ip("route del default via 10.77.0.1 dev eth0 metric 100")
+        try host.ip("route add default via 10.77.0.1 dev eth0 metric 300")
+        #expect(waitUntil { monitor.status.primary?.name == "eth1" })
+        #expect(monitor.status.status == .ethernet)
+        #expect(monitor.status.gateways == ["10.78.0.1"])
+        let switched = recorder.first { $0.primary?.name == "eth1" }
+        #expect(switched?.previous?.primary?.name == "eth0")
+        #expect(switched.map { [.routeRemoved, .routeAdded].contains($0.reason.code) } == true)
+
+        try host.ip("route replace default via 10.77.0.1 dev eth0 metric 300")   // no change at all
+        try host.ip("route add default via 10.77.0.1 dev eth0 metric 150")
+        #expect(waitUntil { monitor.status.primary?.name == "eth0" })
+        #expect(recorder.duplicates.isEmpty)
+        #expect(recorder.isChained)
+    }
+
+    @Test func tunWithDefaultRouteIsVPNOverEthernet() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
+        try monitor.start()
+        defer { monitor.stop() }
+        let recorder = EventRecorder(monitor)
+        _ = try VethUplink(host: host, uplink: network)
+        #expect(waitUntil { monitor.status.status == .ethernet })
+
+        try host.ip("tuntap add dev tun0 mode tun")
+        let reader = try TunReader(namespace: host, name: "tun0")
+        defer { reader.stop() }
+        try host.ip("addr add 10.8.0.2/24 dev tun0")
+        try host.ip("link set tun0 up")
+        #expect(waitUntil { monitor.status.interfaces.first { $0.name == "tun0" }?.carrier == true })
+        #expect(monitor.status.interfaces.first { $0.name == "tun0" }?.kind == .vpn)
+        try host.ip("route add default dev tun0 metric 50")
+        #expect(waitUntil { monitor.status.vpn?.name == "tun0" })
+        let status = monitor.status
+        #expect(status.status == .ethernet)
+        #expect(status.primary?.name == "eth0")
+        #expect(status.flags.contains(.transientConnection))
+        #expect(recorder.first { $0.vpn != nil }?.reason.code == .routeAdded)
+
+        // The reader goes away: the tun loses carrier and the VPN is gone.
+        reader.stop()
+        #expect(waitUntil { monitor.status.vpn == nil })
+        #expect(monitor.status.status == .ethernet)
+        #expect(recorder.duplicates.isEmpty)
+        #expect(recorder.isChained)
+    }
+
+    @Test func fakeSysfsMarksWifiAndOverridesWin() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        try sysfs.mark("wlan0", devtype: "wlan")
+        try sysfs.mark("eth1", devtype: "wlan")
+        _ = try VethUplink(host: host, uplink: network, inner: "wlan0", outer: "up0", subnet: 77, metric: 100)
+        var configuration = monitorConfiguration(host, sysfs: sysfs)
+        configuration.meteredInterfaces = ["wl*"]
+        let monitor = ReachabilityMonitor(configuration: configuration)
+        try monitor.start()
+        defer { monitor.stop() }
+        let recorder = EventRecorder(monitor)
+        #expect(monitor.status.status == .wifi)
+        #expect(monitor.status.primary?.kind == .wifi)
+        #expect(monitor.status.expensive)
+
+        // An override by glob beats sysfs; reconfiguring re-decides and says why.
+        configuration.kindOverrides = [(glob: "wlan[0-9]", kind: .wwan)]
+        configuration.meteredInterfaces = []
+        monitor.reconfigure(configuration)
+        #expect(monitor.status.status == .wwan)
+        #expect(recorder.events.last?.reason.code == .configReloaded)
+
+        // Ignored interfaces disappear.
+        configuration.ignoredInterfaces = ["wlan*"]
+        monitor.reconfigure(configuration)
+        #expect(monitor.status.status == .notReachable)
+        #expect(!monitor.status.interfaces.contains { $0.name == "wlan0" })
+        #expect(recorder.duplicates.isEmpty)
+    }
+
+    @Test func streamStartsWithInitialAndFollowsChanges() async throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        var configuration = monitorConfiguration(host, sysfs: sysfs)
+        configuration.firstSequence = 1000
+        configuration.debounceMilliseconds = 50
+        let monitor = ReachabilityMonitor(configuration: configuration)
+        try monitor.start()
+        var iterator = monitor.events().makeAsyncIterator()
+        let initial = await iterator.next()
+        #expect(initial?.event == .initial)
+        #expect(initial?.sequence == 1000)
+        #expect(initial?.previous == nil)
+        _ = try VethUplink(host: host, uplink: network)
+        var reached: ReachabilityEvent?
+        while let event = await iterator.next() {
+            #expect(event.event == .reachabilityChanged)
+            if event.current.status == .ethernet { reached = event; break }
+        }
+        #expect(reached?.sequence ?? 0 > 1000)
+        #expect(monitor.initialEvent().sequence == reached?.sequence)
+        monitor.stop()
+        #expect(await iterator.next() == nil)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import ReachabilityCore
+import ReachabilityLinux
+import TestSupport
+
+/// Records every event a monitor emits (observer callback, on the monitor's queue).
+final class EventRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [ReachabilityEvent] = []
+
+    init(_ monitor: ReachabilityMonitor) {
+        monitor.addObserver { [weak self] event in
+            guard let self else { return }
+            self.lock.withLock { self.recorded.append(event) }
+        }
+    }
+
+    var events: [ReachabilityEvent] { lock.withLock { recorded } }
+
+    /// Pairs of consecutive events whose `current` do not differ: duplicates, which must never happen.
+    var duplicates: [(Int, Int)] {
+        let events = self.events
+        guard events.count > 1 else { return [] }
+        return (1..<events.count).compactMap { i in
+            events[i].current.differs(from: events[i - 1].current) ? nil : (events[i - 1].sequence, events[i].sequence)
+        }
+    }
+
+    /// Every event has previous == the current of the event before it, and sequences rise by one.
+    var isChained: Bool {
+        let events = self.events
+        guard events.count > 1 else { return true }
+        return (1..<events.count).allSatisfy { i in
+            events[i].sequence == events[i - 1].sequence + 1 && events[i].previous == events[i - 1].current
+        }
+    }
+
+    /// The first event after the first `skip` ones whose current status satisfies `predicate`.
+    func first(after skip: Int = 0, where predicate: (Status) -> Bool) -> ReachabilityEvent? {
+        events.dropFirst(skip).first { predicate($0.current) }
+    }
+}
+
+/// A throw-away sysfs root: `class/net` exists; `mark(_:devtype:)` adds a `uevent`.
+final class FakeSysfs {
+    let root: String
+
+    init() throws {
+        root = NSTemporaryDirectory() + "reachd-sysfs-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root + "/class/net", withIntermediateDirectories: true)
+    }
+
+    func mark(_ name: String, devtype: String) throws {
+        let dir = "\(root)/class/net/\(name)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try "DEVTYPE=\(devtype)\nINTERFACE=\(name)\n".write(toFile: dir + "/uevent", atomically: true, encoding: .utf8)
+    }
+
+    func touch(_ name: String, _ file: String) throws {
+        let dir = "\(root)/class/net/\(name)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: dir + "/" + file, contents: Data())
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+}
+
+/// A monitor configuration for a test namespace. The host's /sys describes the host's
+/// interfaces, not the namespace's, so tests always give a fake sysfs root.
+func monitorConfiguration(_ namespace: TestNamespace, sysfs: FakeSysfs) -> ReachabilityMonitor.Configuration {
+    var configuration = ReachabilityMonitor.Configuration()
+    configuration.networkNamespace = namespace.name
+    configuration.sysfsRoot = sysfs.root
+    return configuration
+}
+
+/// A tun device attached by a small python process (a tun without a reader has no carrier).
+final class TunReader {
+    let process = Process()
+
+    init(namespace: TestNamespace, name: String) throws {
+        let script = """
+        import fcntl, struct, os, time
+        fd = os.open("/dev/net/tun", os.O_RDWR)
+        fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", b"\(name)", 0x0001 | 0x1000))
+        print("attached", flush=True)
+        while True:
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                time.sleep(0.1)
+        """
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        process.arguments = ["netns", "exec", namespace.name, "/usr/bin/python3", "-c", script]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// SIGKILL: children of the test process inherit a mask that blocks SIGTERM.
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    }
+
+    deinit { stop() }
+}
