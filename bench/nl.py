@@ -225,3 +225,25 @@ class ThreadSampler:
                 "threads_at_start": len(self.start_tids), "threads_at_end": len(self.current),
                 "threads_born": len(self.seen - self.start_tids),
                 "threads_gone": len(self.seen - self.current)}
+
+
+def netlink_drops(pid):
+    """Messages the kernel dropped on `pid`'s NETLINK_ROUTE sockets because their receive buffer
+    was full (the Drops column of /proc/PID/net/netlink, i.e. the overruns the daemon saw)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    drops = sockets = 0
+    with open(f"/proc/{pid}/net/netlink") as f:
+        header = f.readline().split()
+        for line in f:
+            row = dict(zip(header, line.split()))
+            if row.get("Inode") in inodes and row.get("Eth") == "0":
+                drops += int(row.get("Drops", 0))
+                sockets += 1
+    return drops, sockets

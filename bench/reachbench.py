@@ -478,6 +478,7 @@ def storm_run(args, topo, mode, changes):
             return {"mode": mode, "changes": changes, "daemon_exited": d.proc.returncode,
                     "log_tail": d.log_text()[-1500:]}
         w = sampler.stop()
+        drops, nl_socks = nl.netlink_drops(d.pid)
         running = vl.get_status(d.sock)
         st = d.status()
         col.stop()
@@ -503,6 +504,7 @@ def storm_run(args, topo, mode, changes):
                 "events": len(events), "reasons": reasons, "resyncs": reasons.get("resync", 0),
                 "subscriber_errors": errors, "subscriber_closed": col.closed,
                 "overrun_log_lines": len(overrun_lines), "overrun_log_sample": overrun_lines[:3],
+                "netlink_drops": drops, "netlink_sockets": nl_socks,
                 "final_equals_fresh": equal, "diff": diff,
                 "final_status": running.get("status"), "cpu_s": w["cpu_s_stat"],
                 "cpu_s_schedstat": w["cpu_s_schedstat"],
@@ -608,6 +610,7 @@ def machine():
             "os": first(". /etc/os-release && echo $PRETTY_NAME"),
             "swift": first("swift --version 2>&1 | head -1"),
             "commit": first(f"git -C {ROOT} rev-parse --short HEAD"),
+            "loadavg": first("cut -d' ' -f1-3 /proc/loadavg"),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
@@ -622,7 +625,8 @@ def fmt(v, digits=2):
 def table(res):
     rows = []
     m = res["machine"]
-    rows.append(f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Linux {m['kernel']}, {m['os']}")
+    rows.append(f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Linux {m['kernel']}, {m['os']}; "
+                f"load average at start {m.get('loadavg', '?')}, at end {res.get('loadavg_end', '?')}")
     rows.append(f"reachd: {res['daemon']} (commit {m['commit']}, {res['build']} build), {m['date']}")
     rows.append("")
     rows.append("| Event latency (trigger → arrival) | changes | reachd median | reachd p99 | ip monitor median | ip monitor p99 | ratio median | ratio p99 |")
@@ -646,14 +650,14 @@ def table(res):
                     f"{fmt(f['last']['p99_ms'], 3)} ms | {fmt(f['cpu_ms_per_event_schedstat'], 3)} ms (stat: {fmt(f['cpu_ms_per_event_stat'], 1)} ms) | "
                     f"{fmt((f['rss_kib'] or 0) / 1024, 1)} MiB | {f['error_count']} |")
     rows.append("")
-    rows.append("| Flap storm | changes sent | sent in | kernel msgs (ip monitor) | reachd events | resyncs | overrun log lines | final = fresh dump | reachd CPU | peak RSS |")
+    rows.append("| Flap storm | changes sent | sent in | kernel msgs (ip monitor) | reachd events | resyncs | netlink drops (overruns) | final = fresh dump | reachd CPU | peak RSS |")
     rows.append("|---|---|---|---|---|---|---|---|---|---|")
     for s in res.get("storm", []):
         if "daemon_exited" in s:
             rows.append(f"| {s['mode']} | {s['changes']} | reachd EXITED with {s['daemon_exited']} during the storm | | | | | | | |")
             continue
         rows.append(f"| {s['mode']} | {s['changes']} | {fmt(s['send_s'], 3)} s | {s['kernel_messages_seen_by_ip_monitor']} | {s['events']} | {s['resyncs']} | "
-                    f"{s['overrun_log_lines']} | {'yes' if s['final_equals_fresh'] else 'NO'} | {fmt(s['cpu_s_schedstat'], 3)} s | {fmt(s['vmhwm_kib'] / 1024, 1)} MiB |")
+                    f"{s['netlink_drops']} | {'yes' if s['final_equals_fresh'] else 'NO'} | {fmt(s['cpu_s_schedstat'], 3)} s | {fmt(s['vmhwm_kib'] / 1024, 1)} MiB |")
     rows.append("")
     i = res.get("idle")
     if i:
@@ -771,6 +775,8 @@ def main():
         kill_children()
         topo.destroy()
     res["wall_s"] = now() - t_start
+    res["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+    res["loadavg_end"] = " ".join(res["loadavg_end"])
     with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump(res, f, indent=2)
     text = table(res)
