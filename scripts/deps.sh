@@ -22,8 +22,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PIP_PACKAGES=(varlink python-dbusmock)
+# Debian's python3, not a pyenv/other one first on PATH: only its site-packages hold python3-dbus
+# (dbusmock needs it; building dbus-python from PyPI needs headers we don't install).
+PYTHON=/usr/bin/python3
+[ -x "$PYTHON" ] || PYTHON=python3
+if [ -x .venv/bin/python ] && ! .venv/bin/python -c 'import dbus' >/dev/null 2>&1; then
+  rm -rf .venv   # made by another python: its system site-packages lack python3-dbus
+fi
 if [ ! -x .venv/bin/python ]; then
-  python3 -m venv --system-site-packages .venv
+  "$PYTHON" -m venv --system-site-packages .venv
 fi
 for p in "${PIP_PACKAGES[@]}"; do
   .venv/bin/python -m pip show -q "$p" >/dev/null 2>&1 || .venv/bin/python -m pip install -q "$p"

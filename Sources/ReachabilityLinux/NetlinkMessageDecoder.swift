@@ -24,6 +24,15 @@ enum NetlinkMessageDecoder {
         case RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR, RTM_DELADDR, RTM_NEWROUTE, RTM_DELROUTE: break
         default: return []
         }
+        if type == RTM_NEWLINK || type == RTM_DELLINK {
+            // A bridge reports its ports with AF_BRIDGE link messages; their RTM_DELLINK means
+            // "left the bridge", not "deleted". Read the family from the raw `ifinfomsg`: libnl
+            // reports AF_BRIDGE for every link of kind bridge too.
+            guard Int(header.pointee.nlmsg_len) >= MemoryLayout<nlmsghdr>.size + MemoryLayout<ifinfomsg>.size,
+                  let body = nlmsg_data(header) else { return [] }
+            let family = body.assumingMemoryBound(to: ifinfomsg.self).pointee.ifi_family
+            guard Int32(family) != AF_BRIDGE else { return [] }
+        }
         let parse = Parse(type: type, flags: Int32(header.pointee.nlmsg_flags))
         let context = Unmanaged.passRetained(parse)
         defer { context.release() }
@@ -38,9 +47,6 @@ enum NetlinkMessageDecoder {
     static func decode(_ object: OpaquePointer, type: Int, flags: Int32) -> [KernelChange] {
         switch type {
         case RTM_NEWLINK, RTM_DELLINK:
-            // A bridge reports its ports with AF_BRIDGE link messages; their RTM_DELLINK means
-            // "left the bridge", not "deleted".
-            guard rtnl_link_get_family(object) != AF_BRIDGE else { return [] }
             let index = Int(rtnl_link_get_ifindex(object))
             if type == RTM_DELLINK { return [.linkRemoved(index: index)] }
             let flags = rtnl_link_get_flags(object)

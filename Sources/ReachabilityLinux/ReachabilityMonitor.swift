@@ -83,6 +83,8 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
     private var evaluationScheduled = false
     private var generation = 0
+    /// `start()` succeeded once: the tracker holds a real state whose numbering must go on.
+    private var hasStarted = false
 
     private struct LinkVerdict {
         let name: String
@@ -105,8 +107,10 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     }
 
     /// Subscribes to the rtnetlink groups, then dumps links, addresses and routes; the initial
-    /// status is ready when it returns. Observers are not told about the initial state (use
-    /// `initialEvent()` or `events()`). Calling it again while running does nothing.
+    /// status is ready when it returns. The initial state is no event (ask `initialEvent()`, or
+    /// use `events()`) — except for observers registered before the first start, or after a
+    /// `stop()`, who saw an older state: they get one event with reason `resync`.
+    /// Calling it while running does nothing. Throws `NetlinkError` or `NetworkNamespaceError`.
     public func start() throws {
         try onQueue {
             guard socket == nil else { return }
@@ -124,9 +128,17 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             table = try dumpKernelState()
             linkVerdicts = [:]
             dirty = false
-            pendingReason = nil
-            tracker = StatusTracker(snapshot: makeSnapshot(), firstSequence: tracker.sequence)
-            publish()
+            if hasStarted || !observers.isEmpty || !streams.isEmpty {
+                // Someone already saw a state (empty before the first start, stale after a stop):
+                // tell them what the kernel says now, as a numbered event.
+                pendingReason = Reason(code: .resync, detail: "state read from the kernel")
+                evaluate()
+            } else {
+                pendingReason = nil
+                tracker = StatusTracker(snapshot: makeSnapshot(), firstSequence: config.firstSequence)
+                publish()
+            }
+            hasStarted = true
             self.socket = socket
             let source = DispatchSource.makeReadSource(fileDescriptor: socket.fileDescriptor, queue: queue)
             source.setEventHandler { [weak self] in self?.drain() }

@@ -9,6 +9,7 @@ public func sh(_ command: String, check: Bool = true) throws -> (status: Int32, 
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", command]
+    process.environment = childEnvironment()
     let pipe = Pipe()
     process.standardOutput = pipe
     process.standardError = pipe
@@ -20,6 +21,13 @@ public func sh(_ command: String, check: Bool = true) throws -> (status: Int32, 
         throw ShellError(command: command, status: process.terminationStatus, output: output)
     }
     return (process.terminationStatus, output)
+}
+
+/// The environment for a child of a test: the test process's, without the sd-daemon variables,
+/// which tests of the notifier set process-wide for a moment; a reachd started meanwhile would
+/// otherwise send its READY=1 into that test's socket.
+public func childEnvironment(_ base: [String: String] = ProcessInfo.processInfo.environment) -> [String: String] {
+    base.filter { !["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"].contains($0.key) }
 }
 
 public struct ShellError: Error, CustomStringConvertible {

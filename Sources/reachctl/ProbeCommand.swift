@@ -2,22 +2,35 @@ import Foundation
 import ReachabilityClient
 import ReachabilityCore
 
-// PLACE FOR THE PROBE HELPER: `reachctl probe [--json]`.
-// This minimal version calls `io.reachd.Reachability.Probe` and prints the probe; replace the
-// human form as needed.
+/// `reachctl probe [--json]`: asks reachd to run the connectivity check now (a check already
+/// running is waited for) and prints its verdict. Exit 0 with a verdict, whatever it is;
+/// 1 when the check is disabled (`[Connectivity] Enabled=no`); 69 when reachd does not answer.
 func runProbe(client: ReachabilityClient, json: Bool) async -> Never {
     do {
         let reply = try await client.call(method: "\(ReachabilityClient.interface).Probe")
         let probe = try reply.decode(Probe.self, key: "probe")
-        if json {
-            printLine(jsonLine(probe))
-        } else {
-            let status = probe.httpStatus.map { " (HTTP \($0))" } ?? ""
-            let rtt = probe.rttMs.map { " in \(String(format: "%.1f", $0)) ms" } ?? ""
-            printLine("\(probe.result.rawValue)\(status)\(rtt) · \(probe.url)\(probe.error.map { " · \($0)" } ?? "")")
-        }
+        printLine(json ? jsonLine(probe) : Style().probe(probe))
         exit(ExitCode.success)
+    } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.probeDisabled.name {
+        fail("the connectivity check is disabled ([Connectivity] Enabled=no)")
     } catch {
         exitOnError(error)
+    }
+}
+
+extension Style {
+    /// The probe's summary with the verdict coloured: full green, portal/limited yellow, none red.
+    func probe(_ probe: Probe) -> String {
+        let line = probe.summary
+        let verdict = "internet: \(probe.result.rawValue)"
+        guard enabled, line.hasPrefix(verdict) else { return line }
+        let colour: String
+        switch probe.result {
+        case .full: colour = "32"
+        case .portal, .limited: colour = "33"
+        case .none: colour = "31"
+        case .unknown: return line
+        }
+        return "internet: " + paint(probe.result.rawValue, colour) + line.dropFirst(verdict.count)
     }
 }

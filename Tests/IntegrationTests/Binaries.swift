@@ -49,7 +49,7 @@ final class Child: @unchecked Sendable {
     init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        if let environment { process.environment = environment }
+        process.environment = childEnvironment(environment ?? ProcessInfo.processInfo.environment)
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice

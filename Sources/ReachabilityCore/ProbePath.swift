@@ -1,0 +1,28 @@
+/// The part of a `Status` a connectivity verdict depends on: the primary interface, its
+/// addresses and the gateways. When it changes, the last verdict is about another network and
+/// the check runs again at once.
+public struct ProbePath: Equatable, Hashable, Sendable {
+    /// The interface the check binds to (SO_BINDTODEVICE).
+    public var interface: String
+    public var index: Int
+    /// Addresses of the interface in CIDR form; their address parts are the fallback source
+    /// addresses when binding to the device is not permitted.
+    public var addresses: [String]
+    public var gateways: [String]
+
+    public init(interface: String, index: Int, addresses: [String], gateways: [String]) {
+        self.interface = interface; self.index = index; self.addresses = addresses; self.gateways = gateways
+    }
+
+    /// The path of `status`; nil when the machine is not reachable.
+    public init?(_ status: Status) {
+        guard status.reachable, let primary = status.primary else { return nil }
+        self.init(interface: primary.name, index: primary.index, addresses: primary.addresses.sorted(),
+                  gateways: status.gateways.sorted())
+    }
+
+    /// The addresses without their prefix length (`192.168.1.20`).
+    public var sourceAddresses: [String] {
+        addresses.map { cidr in cidr.split(separator: "/", maxSplits: 1).first.map(String.init) ?? cidr }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+
+/// Decides when the connectivity check runs; a state machine in the style of
+/// swift-service-lifecycle: each event method returns the actions to take, and the caller
+/// (ConnectivityChecker) performs them — runs the HTTP check, arms the timer, publishes.
+///
+/// The rules:
+/// - at start, and at once on every change of the primary path (`ProbePath`: interface,
+///   addresses, gateways); a check still running for the old path is cancelled and its result
+///   ignored;
+/// - every `interval` while the verdict is `full` (or `unknown`);
+/// - while `portal` or `limited`, again after a backoff that starts at `initialBackoff` and
+///   doubles up to `interval`, so a login at a captive portal is noticed within seconds;
+/// - never while not reachable: the verdict `none` is published at once;
+/// - a manual request (`Probe()`, `reachctl probe`) starts a check, or, while one runs, waits
+///   for that one (requests coalesce: never more than one check at a time);
+/// - disabled: nothing runs, connectivity is `unknown` (no probe), requests answer `disabled`.
+public struct ProbeScheduler: Sendable {
+    public struct Configuration: Equatable, Sendable {
+        public var enabled: Bool
+        public var url: String
+        /// Seconds between checks while the verdict is full.
+        public var interval: TimeInterval
+        /// First retry delay while portal/limited, in seconds.
+        public var initialBackoff: TimeInterval
+
+        public init(enabled: Bool = true, url: String, interval: TimeInterval = 300, initialBackoff: TimeInterval = 2) {
+            self.enabled = enabled; self.url = url
+            self.interval = max(interval, 1)
+            self.initialBackoff = min(max(initialBackoff, 0.1), self.interval)
+        }
+    }
+
+    /// What a manual request is answered with.
+    public enum Reply: Equatable, Sendable {
+        case probe(Probe)
+        /// `io.reachd.Reachability.ProbeDisabled`.
+        case disabled
+    }
+
+    public enum Action: Equatable, Sendable {
+        /// Run a check over `path`; report it with `probeCompleted(id:probe:)`.
+        case startProbe(id: Int, path: ProbePath)
+        /// The check `id` is stale: stop it if possible (its result is ignored anyway).
+        case cancelProbe(id: Int)
+        /// Arm the (single) timer, replacing any armed one; call `timerFired(id:)` when it fires.
+        case schedule(after: TimeInterval, timer: Int)
+        /// Disarm the timer.
+        case cancelTimer
+        /// Hand this verdict to the monitor (`setProbe`); nil: not checked (connectivity unknown).
+        case publish(Probe?)
+        /// Answer the manual requests `requests`.
+        case reply(requests: [Int], Reply)
+    }
+
+    public private(set) var configuration: Configuration
+    public private(set) var path: ProbePath?
+    /// The id of the check running now.
+    public private(set) var inFlight: Int?
+    /// The id of the armed timer.
+    public private(set) var timer: Int?
+    /// The delay of the last retry while portal/limited; nil while full.
+    public private(set) var backoff: TimeInterval?
+    /// Manual requests waiting for the running check.
+    public private(set) var pending: [Int] = []
+    private var started = false
+    private var nextID = 1
+    /// The result last published (nil: nothing, or `unknown`).
+    private var published: Connectivity?
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// The monitor's initial status is known: begin.
+    public mutating func start(path: ProbePath?, now: Date) -> [Action] {
+        guard !started else { return pathChanged(path, now: now) }
+        started = true
+        self.path = path
+        guard configuration.enabled else { return [.publish(nil)] }
+        return checkOrPublishNone(now: now)
+    }
+
+    /// The monitor's status changed; only a change of `ProbePath` matters.
+    public mutating func pathChanged(_ newPath: ProbePath?, now: Date) -> [Action] {
+        guard started, newPath != path else { return [] }
+        let wasReachable = path != nil
+        path = newPath
+        guard configuration.enabled else { return [] }
+        var actions = stopRunning()
+        backoff = nil
+        if newPath != nil && !wasReachable && published == Connectivity.none {
+            // "none" would contradict a reachable status until the check answers: not checked yet.
+            actions.append(.publish(nil))
+            published = nil
+        }
+        return actions + checkOrPublishNone(now: now)
+    }
+
+    /// A check finished. Results of cancelled (stale) checks are ignored.
+    public mutating func probeCompleted(id: Int, probe: Probe) -> [Action] {
+        guard started, id == inFlight else { return [] }
+        inFlight = nil
+        var actions: [Action] = [.publish(probe)]
+        published = probe.result
+        if !pending.isEmpty {
+            actions.append(.reply(requests: pending, .probe(probe)))
+            pending = []
+        }
+        let delay: TimeInterval
+        switch probe.result {
+        case .full, .unknown, .none:
+            backoff = nil
+            delay = configuration.interval
+        case .portal, .limited:
+            let next = backoff.map { $0 * 2 } ?? configuration.initialBackoff
+            backoff = min(next, configuration.interval)
+            delay = backoff ?? configuration.interval
+        }
+        let timerID = makeID()
+        timer = timerID
+        actions.append(.schedule(after: delay, timer: timerID))
+        return actions
+    }
+
+    /// The timer armed by `.schedule(after:timer:)` fired. Stale timers are ignored.
+    public mutating func timerFired(id: Int) -> [Action] {
+        guard started, configuration.enabled, id == timer else { return [] }
+        timer = nil
+        guard let path, inFlight == nil else { return [] }
+        return [startProbe(path)]
+    }
+
+    /// A manual check is requested (`Probe()`); answered by a later `.reply`.
+    public mutating func probeRequested(_ request: Int, now: Date) -> [Action] {
+        guard configuration.enabled else { return [.reply(requests: [request], .disabled)] }
+        guard let path else {
+            return [.reply(requests: [request], .probe(ProbeVerdict.notReachable(url: configuration.url, at: now)))]
+        }
+        pending.append(request)
+        if inFlight != nil { return [] }
+        var actions: [Action] = []
+        if timer != nil { actions.append(.cancelTimer); timer = nil }
+        actions.append(startProbe(path))
+        return actions
+    }
+
+    /// New settings (SIGHUP). Any change restarts the schedule with a check at once.
+    public mutating func reconfigure(_ newConfiguration: Configuration, now: Date) -> [Action] {
+        guard newConfiguration != configuration else { return [] }
+        configuration = newConfiguration
+        guard started else { return [] }
+        var actions = stopRunning()
+        backoff = nil
+        guard configuration.enabled else {
+            if !pending.isEmpty { actions.append(.reply(requests: pending, .disabled)); pending = [] }
+            published = nil
+            return actions + [.publish(nil)]
+        }
+        return actions + checkOrPublishNone(now: now)
+    }
+
+    /// Shut down: nothing runs after this; waiting requests are answered `disabled`.
+    public mutating func stop() -> [Action] {
+        var actions = stopRunning()
+        if !pending.isEmpty { actions.append(.reply(requests: pending, .disabled)); pending = [] }
+        started = false
+        return actions
+    }
+
+    private mutating func makeID() -> Int {
+        defer { nextID += 1 }
+        return nextID
+    }
+
+    private mutating func startProbe(_ path: ProbePath) -> Action {
+        let id = makeID()
+        inFlight = id
+        return .startProbe(id: id, path: path)
+    }
+
+    /// Cancels the running check and the timer.
+    private mutating func stopRunning() -> [Action] {
+        var actions: [Action] = []
+        if let inFlight { actions.append(.cancelProbe(id: inFlight)); self.inFlight = nil }
+        if timer != nil { actions.append(.cancelTimer); timer = nil }
+        return actions
+    }
+
+    /// With a path: check now. Without: publish `none` and answer waiting requests with it.
+    private mutating func checkOrPublishNone(now: Date) -> [Action] {
+        guard let path else {
+            let none = ProbeVerdict.notReachable(url: configuration.url, at: now)
+            published = Connectivity.none
+            var actions: [Action] = [.publish(none)]
+            if !pending.isEmpty { actions.append(.reply(requests: pending, .probe(none))); pending = [] }
+            return actions
+        }
+        return [startProbe(path)]
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+/// Turns the outcome of an HTTP check into a `Probe` verdict (NetworkManager's rules):
+///
+/// - not reachable at all → `none`;
+/// - the expected answer → `full`: with an empty `Response=`, HTTP 204 or a 200 with an empty
+///   body; with a `Response=`, a 200 whose body starts with it (surrounding white space ignored);
+/// - any other HTTP answer → `portal` (a redirect, a login page, 511, an error page):
+///   something between us and the internet answers in its place;
+/// - no HTTP answer (timeout, refused, reset, DNS failure, no route, garbage) → `limited`;
+/// - a URL reachd cannot check (https) → `unknown`.
+///
+/// `portalUrl` is where a user logs in: the redirect target (a relative `Location` resolved
+/// against the URL), else a `<meta http-equiv="refresh">` target in the page, else — for a
+/// page served in place of the expected answer — the check URL itself, which shows that page.
+public enum ProbeVerdict {
+    /// The verdict for `outcome` of a check of `url`.
+    public static func probe(url: String, expectedResponse: String, outcome: ProbeOutcome, reachable: Bool = true,
+                             rttMs: Double? = nil, checkedAt: Date) -> Probe {
+        guard reachable else { return notReachable(url: url, at: checkedAt) }
+        switch outcome {
+        case .failure(let failure):
+            let result: Connectivity
+            switch failure.kind {
+            case .timeout, .refused, .reset, .dnsFailure, .unreachable, .malformed, .other: result = .limited
+            case .unsupported: result = .unknown
+            }
+            return Probe(url: url, result: result, httpStatus: nil, rttMs: nil, portalUrl: nil,
+                         error: failure.message, checkedAt: checkedAt)
+        case .response(let response):
+            let verdict = judge(response, url: url, expectedResponse: expectedResponse)
+            return Probe(url: url, result: verdict.result, httpStatus: response.status, rttMs: rttMs,
+                         portalUrl: verdict.portalUrl, error: verdict.error, checkedAt: checkedAt)
+        }
+    }
+
+    /// The probe published while the machine is not reachable: no check is made.
+    public static func notReachable(url: String, at date: Date) -> Probe {
+        Probe(url: url, result: .none, error: "not reachable: no usable default route", checkedAt: date)
+    }
+
+    /// The probe for a check that could not run at all (bad URL): connectivity stays unknown.
+    public static func unknown(url: String, error: String, at date: Date) -> Probe {
+        Probe(url: url, result: .unknown, error: error, checkedAt: date)
+    }
+
+    static func judge(_ response: HTTPResponse, url: String, expectedResponse: String)
+        -> (result: Connectivity, portalUrl: String?, error: String?) {
+        let expected = expectedResponse.trimmingSpaces
+        let body = String(decoding: response.body, as: UTF8.self)
+        let isExpected: Bool
+        if expected.isEmpty {
+            isExpected = response.status == 204 || (response.status == 200 && body.trimmingSpaces.isEmpty)
+        } else {
+            isExpected = response.status == 200 && body.trimmingSpaces.hasPrefix(expected)
+        }
+        if isExpected { return (.full, nil, nil) }
+
+        let base = try? ProbeURL(url)
+        if (300...399).contains(response.status) {
+            guard let location = response.header("Location"), !location.trimmingSpaces.isEmpty else {
+                return (.portal, nil, "HTTP \(response.status) redirect without a Location")
+            }
+            let target = base?.resolve(location) ?? location.trimmingSpaces
+            return (.portal, target, "redirected to \(target)")
+        }
+        if let refresh = metaRefreshTarget(in: body) {
+            let target = base?.resolve(refresh) ?? refresh
+            return (.portal, target, "HTTP \(response.status) page refreshing to \(target)")
+        }
+        let what = expected.isEmpty ? "expected 204" : "expected 200 with \"\(expected.prefix(40))\""
+        return (.portal, url, "unexpected answer HTTP \(response.status) (\(what))")
+    }
+
+    /// The URL of `<meta http-equiv="refresh" content="0; url=…">` in `html`, if any.
+    static func metaRefreshTarget(in html: String) -> String? {
+        var searchFrom = html.startIndex
+        while let meta = html.range(of: "<meta", options: .caseInsensitive, range: searchFrom..<html.endIndex) {
+            guard let end = html.range(of: ">", range: meta.upperBound..<html.endIndex) else { return nil }
+            searchFrom = end.upperBound
+            let tag = html[meta.upperBound..<end.lowerBound]
+            guard tag.range(of: "http-equiv", options: .caseInsensitive) != nil,
+                  tag.range(of: "refresh", options: .caseInsensitive) != nil,
+                  let urlKey = tag.range(of: "url=", options: .caseInsensitive) else { continue }
+            var target = tag[urlKey.upperBound...].trimmingSpaces
+            if let first = target.first, first == "'" || first == "\"" { target.removeFirst() }
+            if let quote = target.firstIndex(where: { $0 == "'" || $0 == "\"" }) { target = String(target[..<quote]) }
+            target = target.trimmingSpaces
+            if !target.isEmpty { return target }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,14 @@
+import ReachabilityCore
+
+extension ConnectivityChecker.Configuration {
+    /// The checker's part of reachd's configuration: `[Connectivity]`.
+    /// Fields the file does not cover (backoff, namespace, hosts file) keep their defaults.
+    public init(_ config: ReachdConfiguration) {
+        self.init()
+        enabled = config.connectivity.enabled
+        url = config.connectivity.url
+        expectedResponse = config.connectivity.response
+        interval = config.connectivity.intervalSeconds
+        timeout = config.connectivity.timeoutSeconds
+    }
+}

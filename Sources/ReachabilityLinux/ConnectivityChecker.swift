@@ -1,0 +1,205 @@
+import Dispatch
+import Foundation
+import ReachabilityCore
+
+/// Where the connectivity checker gets the status from and hands its verdicts to: the
+/// `ReachabilityMonitor` in reachd (a protocol, so tests can stand in for it).
+public protocol ProbeTarget: AnyObject, Sendable {
+    /// The current status (safe from any thread).
+    var status: Status { get }
+    /// Takes a verdict (nil: not checked; connectivity unknown); re-classifies.
+    func setProbe(_ probe: Probe?)
+}
+
+/// The connectivity check (issue 4): runs `HTTPProbe` over the primary interface when
+/// `ProbeScheduler` says so and hands each verdict to the monitor.
+///
+/// Wiring (reachd): create it with the monitor as target, forward every monitor event with
+/// `statusChanged(event.current)` from an observer, call `start()` once the monitor has started.
+/// The checker keeps its state on its own serial queue, so an observer call only enqueues, and
+/// the HTTP checks run on threads of their own: a hanging check never delays an event.
+public final class ConnectivityChecker: @unchecked Sendable {
+    public struct Configuration: Equatable, Sendable {
+        /// `Enabled=`: false leaves connectivity `unknown`; `probeNow` answers `.disabled`.
+        public var enabled: Bool = true
+        /// `URL=`.
+        public var url: String = "http://connectivity-check.ubuntu.com/"
+        /// `Response=`: expected start of a 200 body; empty: 204 or an empty 200.
+        public var expectedResponse: String = ""
+        /// `Interval=`: seconds between checks while full.
+        public var interval: TimeInterval = 300
+        /// `Timeout=`: seconds one check may take (DNS, connect, answer).
+        public var timeout: TimeInterval = 5
+        /// First retry delay while portal/limited (doubles up to `interval`).
+        public var initialBackoff: TimeInterval = 2
+        /// Make the checks' sockets in this network namespace (tests); nil: the daemon's own.
+        public var networkNamespace: String? = nil
+        /// Resolve the URL's host from this hosts(5) file only (tests); nil: the system resolver.
+        public var hostsFile: String? = nil
+
+        public init() {}
+    }
+
+    /// The answer to `probeNow`.
+    public typealias Reply = ProbeScheduler.Reply
+
+    public let queue: DispatchQueue
+    private let target: any ProbeTarget
+    private var configuration: Configuration
+    private var scheduler: ProbeScheduler
+    /// Shared by all checks: bounds the threads that hanging look-ups can hold.
+    private var resolver: HostResolver
+    private var running: [Int: HTTPProbe.Handle] = [:]
+    private var timer: DispatchSourceTimer?
+    /// The scheduler's id of the armed timer: a handler of a replaced timer does nothing.
+    private var timerID: Int?
+    private var waiting: [Int: @Sendable (Reply) -> Void] = [:]
+    private var nextRequest = 1
+    private var actionObserver: (@Sendable (ProbeScheduler.Action) -> Void)?
+    private let log: @Sendable (String) -> Void
+
+    /// `log` receives warnings (an https or malformed URL); reachd passes its logger.
+    public init(configuration: Configuration, target: any ProbeTarget,
+                queue: DispatchQueue = DispatchQueue(label: "reachd.probe"),
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.configuration = configuration
+        self.target = target
+        self.queue = queue
+        self.log = log
+        self.scheduler = ProbeScheduler(configuration: Self.schedulerConfiguration(configuration))
+        self.resolver = Self.resolver(for: configuration)
+    }
+
+    /// Begins with the target's current status.
+    public func start() {
+        queue.async { [self] in
+            warnAboutURL()
+            perform(scheduler.start(path: ProbePath(target.status), now: Date()))
+        }
+    }
+
+    /// Stops checking; running checks are cancelled, waiting `probeNow` calls answered `.disabled`.
+    public func stop() {
+        queue.sync { perform(scheduler.stop()) }
+    }
+
+    /// Feeds a new status (from a monitor observer; any thread). Only a change of the primary
+    /// path (interface, addresses, gateways) or of reachability triggers a check.
+    public func statusChanged(_ status: Status) {
+        let path = ProbePath(status)
+        queue.async { [self] in perform(scheduler.pathChanged(path, now: Date())) }
+    }
+
+    /// Runs a check now (varlink `Probe()`, `reachctl probe`); while one runs, waits for it.
+    /// `completion` runs on the checker's queue.
+    public func probeNow(completion: @escaping @Sendable (Reply) -> Void) {
+        queue.async { [self] in
+            let request = nextRequest
+            nextRequest += 1
+            waiting[request] = completion
+            perform(scheduler.probeRequested(request, now: Date()))
+        }
+    }
+
+    /// Applies new settings (SIGHUP); any change checks again at once.
+    public func reconfigure(_ configuration: Configuration) {
+        queue.async { [self] in
+            self.configuration = configuration
+            resolver = Self.resolver(for: configuration)
+            warnAboutURL()
+            perform(scheduler.reconfigure(Self.schedulerConfiguration(configuration), now: Date()))
+        }
+    }
+
+    /// Test hook: sees every action the scheduler decides, in order, on the checker's queue.
+    public func observeActions(_ observer: @escaping @Sendable (ProbeScheduler.Action) -> Void) {
+        queue.sync { actionObserver = observer }
+    }
+
+    private static func schedulerConfiguration(_ c: Configuration) -> ProbeScheduler.Configuration {
+        ProbeScheduler.Configuration(enabled: c.enabled, url: c.url, interval: c.interval, initialBackoff: c.initialBackoff)
+    }
+
+    private static func resolver(for c: Configuration) -> HostResolver {
+        var configuration = HostResolver.Configuration()
+        configuration.timeout = c.timeout
+        configuration.networkNamespace = c.networkNamespace
+        configuration.hostsFile = c.hostsFile
+        return HostResolver(configuration: configuration)
+    }
+
+    private func warnAboutURL() {
+        guard configuration.enabled else { return }
+        do {
+            let url = try ProbeURL(configuration.url)
+            if url.isHTTPS { log("connectivity URL \(configuration.url) is https, which reachd cannot check (no TLS): connectivity stays unknown; use an http:// URL") }
+        } catch {
+            log("\(error): connectivity stays unknown")
+        }
+    }
+
+    // MARK: performing the scheduler's actions (on `queue`)
+
+    private func perform(_ actions: [ProbeScheduler.Action]) {
+        for action in actions {
+            actionObserver?(action)
+            switch action {
+            case .startProbe(let id, let path):
+                startProbe(id: id, path: path)
+            case .cancelProbe(let id):
+                running.removeValue(forKey: id)?.cancel()
+            case .schedule(let after, let timerID):
+                arm(after: after, timerID: timerID)
+            case .cancelTimer:
+                timer?.cancel()
+                timer = nil
+                timerID = nil
+            case .publish(let probe):
+                target.setProbe(probe)
+            case .reply(let requests, let reply):
+                for request in requests { waiting.removeValue(forKey: request)?(reply) }
+            }
+        }
+    }
+
+    private func startProbe(id: Int, path: ProbePath) {
+        let configuration = self.configuration
+        let url: ProbeURL
+        do {
+            url = try ProbeURL(configuration.url)
+        } catch {
+            // A URL that cannot be checked: answer at once, connectivity unknown.
+            let probe = ProbeVerdict.unknown(url: configuration.url, error: error.description, at: Date())
+            queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe)) }
+            return
+        }
+        let request = HTTPProbe.Request(url: url, interface: path.interface, sourceAddresses: path.sourceAddresses,
+                                        timeout: configuration.timeout, networkNamespace: configuration.networkNamespace,
+                                        resolver: resolver)
+        running[id] = HTTPProbe.start(request) { [weak self] result in
+            let probe = ProbeVerdict.probe(url: configuration.url, expectedResponse: configuration.expectedResponse,
+                                           outcome: result.outcome, rttMs: result.rttMs, checkedAt: Date())
+            guard let self else { return }
+            self.queue.async {
+                self.running.removeValue(forKey: id)
+                self.perform(self.scheduler.probeCompleted(id: id, probe: probe))
+            }
+        }
+    }
+
+    private func arm(after seconds: TimeInterval, timerID: Int) {
+        timer?.cancel()
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + .milliseconds(Int((seconds * 1000).rounded())))
+        source.setEventHandler { [weak self] in
+            guard let self, self.timerID == timerID else { return }
+            self.timer?.cancel()
+            self.timer = nil
+            self.timerID = nil
+            self.perform(self.scheduler.timerFired(id: timerID))
+        }
+        timer = source
+        self.timerID = timerID
+        source.resume()
+    }
+}

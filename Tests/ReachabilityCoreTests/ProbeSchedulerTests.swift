@@ -1,0 +1,216 @@
+import Foundation
+import Testing
+@testable import ReachabilityCore
+
+private let now = Date(timeIntervalSince1970: 1_800_000_000)
+private let url = "http://10.77.0.1/check"
+private let eth = ProbePath(interface: "eth0", index: 2, addresses: ["10.77.0.2/24"], gateways: ["10.77.0.1"])
+private let wlan = ProbePath(interface: "wlan0", index: 3, addresses: ["192.168.1.20/24"], gateways: ["192.168.1.1"])
+
+private func probe(_ result: Connectivity) -> Probe {
+    Probe(url: url, result: result, httpStatus: result == .full ? 204 : nil, checkedAt: now)
+}
+private let none = ProbeVerdict.notReachable(url: url, at: now)
+
+private func scheduler(enabled: Bool = true, interval: TimeInterval = 300) -> ProbeScheduler {
+    ProbeScheduler(configuration: .init(enabled: enabled, url: url, interval: interval, initialBackoff: 2))
+}
+
+/// The delays of `.schedule` actions.
+private func delays(_ actions: [ProbeScheduler.Action]) -> [TimeInterval] {
+    actions.compactMap { if case .schedule(let after, _) = $0 { return after } else { return nil } }
+}
+private func started(_ actions: [ProbeScheduler.Action]) -> Int? {
+    actions.lazy.compactMap { if case .startProbe(let id, _) = $0 { return id } else { return nil } }.first
+}
+private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
+    actions.lazy.compactMap { if case .schedule(_, let timer) = $0 { return timer } else { return nil } }.first
+}
+
+@Suite struct ProbeSchedulerTests {
+    @Test func checksAtStartAndThenEveryIntervalWhileFull() throws {
+        var s = scheduler()
+        let first = s.start(path: eth, now: now)
+        #expect(first == [.startProbe(id: 1, path: eth)])
+        let afterFull = s.probeCompleted(id: 1, probe: probe(.full))
+        #expect(afterFull == [.publish(probe(.full)), .schedule(after: 300, timer: 2)])
+        #expect(s.timerFired(id: 2) == [.startProbe(id: 3, path: eth)])
+        #expect(delays(s.probeCompleted(id: 3, probe: probe(.full))) == [300])
+    }
+
+    /// The backoff table: while portal or limited the retry delay doubles from 2 s up to the interval.
+    @Test(arguments: [Connectivity.portal, .limited])
+    func backoffDoublesUpToTheInterval(_ result: Connectivity) throws {
+        var s = scheduler(interval: 30)
+        var id = try #require(started(s.start(path: eth, now: now)))
+        var seen: [TimeInterval] = []
+        for _ in 0..<7 {
+            let actions = s.probeCompleted(id: id, probe: probe(result))
+            seen += delays(actions)
+            let timer = try #require(timerID(actions))
+            id = try #require(started(s.timerFired(id: timer)))
+        }
+        #expect(seen == [2, 4, 8, 16, 30, 30, 30])
+        // Logged in: back to the interval, and a later portal starts the backoff afresh.
+        #expect(delays(s.probeCompleted(id: id, probe: probe(.full))) == [30])
+        #expect(s.backoff == nil)
+    }
+
+    @Test func backoffRestartsAfterFull() throws {
+        var s = scheduler()
+        var id = try #require(started(s.start(path: eth, now: now)))
+        var actions = s.probeCompleted(id: id, probe: probe(.portal))
+        #expect(delays(actions) == [2])
+        let firstTimer = try #require(timerID(actions))
+        id = try #require(started(s.timerFired(id: firstTimer)))
+        actions = s.probeCompleted(id: id, probe: probe(.full))
+        #expect(delays(actions) == [300])
+        let secondTimer = try #require(timerID(actions))
+        id = try #require(started(s.timerFired(id: secondTimer)))
+        #expect(delays(s.probeCompleted(id: id, probe: probe(.limited))) == [2])
+    }
+
+    @Test func unknownVerdictUsesTheInterval() throws {
+        var s = scheduler()
+        let id = try #require(started(s.start(path: eth, now: now)))
+        #expect(delays(s.probeCompleted(id: id, probe: probe(.unknown))) == [300])
+    }
+
+    @Test func pathChangeChecksAtOnceAndIgnoresTheStaleResult() throws {
+        var s = scheduler()
+        let old = try #require(started(s.start(path: eth, now: now)))
+        let change = s.pathChanged(wlan, now: now)
+        #expect(change == [.cancelProbe(id: old), .startProbe(id: 2, path: wlan)])
+        // The old check answers late: ignored, nothing published.
+        #expect(s.probeCompleted(id: old, probe: probe(.portal)) == [])
+        #expect(s.probeCompleted(id: 2, probe: probe(.full)) == [.publish(probe(.full)), .schedule(after: 300, timer: 3)])
+    }
+
+    @Test func pathChangeWhileWaitingCancelsTheTimer() throws {
+        var s = scheduler()
+        let id = try #require(started(s.start(path: eth, now: now)))
+        let timer = try #require(timerID(s.probeCompleted(id: id, probe: probe(.full))))
+        var moved = eth
+        moved.addresses = ["10.77.0.3/24"]
+        #expect(s.pathChanged(moved, now: now) == [.cancelTimer, .startProbe(id: timer + 1, path: moved)])
+        #expect(s.timerFired(id: timer) == [])  // the stale timer does nothing
+    }
+
+    @Test func samePathIsNotAChange() throws {
+        var s = scheduler()
+        _ = s.start(path: eth, now: now)
+        #expect(s.pathChanged(eth, now: now) == [])
+    }
+
+    @Test func notReachablePublishesNoneAtOnceAndDoesNotCheck() throws {
+        var s = scheduler()
+        #expect(s.start(path: nil, now: now) == [.publish(none)])
+        #expect(s.timerFired(id: 1) == [])
+        let id = try #require(started(s.pathChanged(eth, now: now)))
+        let timer = try #require(timerID(s.probeCompleted(id: id, probe: probe(.full))))
+        #expect(s.pathChanged(nil, now: now) == [.cancelTimer, .publish(none)])
+        #expect(s.timerFired(id: timer) == [])
+    }
+
+    @Test func notReachableWhileCheckingCancelsIt() throws {
+        var s = scheduler()
+        let id = try #require(started(s.start(path: eth, now: now)))
+        #expect(s.pathChanged(nil, now: now) == [.cancelProbe(id: id), .publish(none)])
+        #expect(s.probeCompleted(id: id, probe: probe(.limited)) == [])
+    }
+
+    @Test func reachableAgainClearsNoneBeforeChecking() throws {
+        var s = scheduler()
+        _ = s.start(path: nil, now: now)
+        // "none" with a reachable status would be wrong: not checked yet (unknown) until the check answers.
+        #expect(s.pathChanged(eth, now: now) == [.publish(nil), .startProbe(id: 1, path: eth)])
+    }
+
+    @Test func manualRequestStartsACheckAndReschedules() throws {
+        var s = scheduler()
+        let id = try #require(started(s.start(path: eth, now: now)))
+        let timer = try #require(timerID(s.probeCompleted(id: id, probe: probe(.full))))
+        let manual = s.probeRequested(7, now: now)
+        #expect(manual == [.cancelTimer, .startProbe(id: timer + 1, path: eth)])
+        let done = s.probeCompleted(id: timer + 1, probe: probe(.portal))
+        #expect(done == [.publish(probe(.portal)), .reply(requests: [7], .probe(probe(.portal))), .schedule(after: 2, timer: timer + 2)])
+    }
+
+    @Test func manualRequestsCoalesceWithTheRunningCheck() throws {
+        var s = scheduler()
+        let id = try #require(started(s.start(path: eth, now: now)))
+        #expect(s.probeRequested(1, now: now) == [])
+        #expect(s.probeRequested(2, now: now) == [])
+        let done = s.probeCompleted(id: id, probe: probe(.full))
+        #expect(done.contains(.reply(requests: [1, 2], .probe(probe(.full)))))
+        #expect(started(done) == nil)
+    }
+
+    @Test func manualRequestSurvivesAPathChange() throws {
+        var s = scheduler()
+        let old = try #require(started(s.start(path: eth, now: now)))
+        _ = s.probeRequested(1, now: now)
+        let new = try #require(started(s.pathChanged(wlan, now: now)))
+        #expect(s.probeCompleted(id: old, probe: probe(.full)) == [])
+        #expect(s.probeCompleted(id: new, probe: probe(.limited)).contains(.reply(requests: [1], .probe(probe(.limited)))))
+    }
+
+    @Test func manualRequestWhileNotReachableAnswersNone() {
+        var s = scheduler()
+        _ = s.start(path: nil, now: now)
+        #expect(s.probeRequested(4, now: now) == [.reply(requests: [4], .probe(none))])
+    }
+
+    @Test func waitingRequestIsAnsweredWhenTheMachineGoesOffline() throws {
+        var s = scheduler()
+        let id = try #require(started(s.start(path: eth, now: now)))
+        _ = s.probeRequested(5, now: now)
+        #expect(s.pathChanged(nil, now: now) == [.cancelProbe(id: id), .publish(none), .reply(requests: [5], .probe(none))])
+    }
+
+    @Test func disabledPublishesUnknownAndAnswersDisabled() {
+        var s = scheduler(enabled: false)
+        #expect(s.start(path: eth, now: now) == [.publish(nil)])
+        #expect(s.pathChanged(wlan, now: now) == [])
+        #expect(s.pathChanged(nil, now: now) == [])
+        #expect(s.probeRequested(1, now: now) == [.reply(requests: [1], .disabled)])
+        #expect(s.timerFired(id: 1) == [])
+    }
+
+    @Test func reconfigureDisableAndEnable() throws {
+        var s = scheduler()
+        let id = try #require(started(s.start(path: eth, now: now)))
+        _ = s.probeRequested(9, now: now)
+        let off = s.reconfigure(.init(enabled: false, url: url), now: now)
+        #expect(off == [.cancelProbe(id: id), .reply(requests: [9], .disabled), .publish(nil)])
+        let on = s.reconfigure(.init(enabled: true, url: "http://10.77.0.1/other"), now: now)
+        #expect(on == [.startProbe(id: id + 1, path: eth)])
+        #expect(s.reconfigure(.init(enabled: true, url: "http://10.77.0.1/other"), now: now) == [])
+    }
+
+    @Test func stopCancelsEverything() throws {
+        var s = scheduler()
+        let id = try #require(started(s.start(path: eth, now: now)))
+        _ = s.probeRequested(3, now: now)
+        #expect(s.stop() == [.cancelProbe(id: id), .reply(requests: [3], .disabled)])
+        #expect(s.probeCompleted(id: id, probe: probe(.full)) == [])
+    }
+
+    @Test func pathFromStatus() {
+        var status = Status.initial()
+        #expect(ProbePath(status) == nil)
+        let iface = Interface(name: "eth0", index: 2, kind: .ethernet, up: true, carrier: true, operstate: "up",
+                              addresses: ["10.77.0.2/24", "fd00::2/64"], metered: false)
+        status.reachable = true
+        status.primary = iface
+        status.gateways = ["10.77.0.1"]
+        let path = ProbePath(status)
+        #expect(path?.interface == "eth0")
+        #expect(path?.sourceAddresses == ["10.77.0.2", "fd00::2"])
+        // Connectivity, probe and flags are not part of the path.
+        var probed = status
+        probed.connectivity = .full
+        probed.probe = probe(.full)
+        #expect(ProbePath(probed) == path)
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import ReachabilityCore
+import ReachabilityLinux
+import TestSupport
+import Testing
+
+/// Everything a source reported, in order.
+final class ModemRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _reports: [[ModemState]] = []
+    private var _logs: [String] = []
+    var reports: [[ModemState]] { lock.withLock { _reports } }
+    var logs: [String] { lock.withLock { _logs } }
+    func record(_ modems: [ModemState]) { lock.withLock { _reports.append(modems) } }
+    func log(_ line: String) { lock.withLock { _logs.append(line) } }
+}
+
+private let modem0 = "/org/freedesktop/ModemManager1/Modem/0"
+private let modem1 = "/org/freedesktop/ModemManager1/Modem/1"
+private let lte = ModemAccessTechnology.lte.rawValue
+private let nr = ModemAccessTechnology.fiveGNR.rawValue
+private let gsmGprsEdge = ModemAccessTechnology([.gsm, .gprs, .edge]).rawValue
+
+private func makeSource(_ bus: PrivateBus?, address: String? = nil, recorder: ModemRecorder) -> ModemManagerSource {
+    ModemManagerSource(queue: DispatchQueue(label: "test.modems"), busAddress: address ?? bus?.address,
+                       log: { recorder.log($0) }, onChange: { recorder.record($0) })
+}
+
+/// What the classifier makes of the source's modems with the net port `name` as the only,
+/// default-routed link, which sysfs calls plain ethernet (a veth here).
+private func classify(_ modems: [ModemState], interface name: String = "veth-mm0") -> Status {
+    let snapshot = NetworkSnapshot(
+        links: [7: LinkState(index: 7, name: name, kind: .ethernet, up: true, carrier: true, operstate: "up")],
+        addresses: [AddressState(ifindex: 7, family: .ipv4, address: "100.64.0.2", prefixLength: 30)],
+        routes: [RouteState(family: .ipv4, gateway: "100.64.0.1", oif: 7)], modems: modems)
+    return Classifier.classify(snapshot, since: Date(timeIntervalSince1970: 0))
+}
+
+@Suite(.serialized) struct ModemManagerSourceTests {
+    @Test func technologyChangesFollowThroughToTheStatus() throws {
+        if let reason = dbusMockUnavailable { print(reason); return }
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus)
+        try mm.addModem(0, netPort: "veth-mm0", access: lte, registration: 1)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        source.start()
+        #expect(source.isConnected)
+
+        let lteModem = ModemState(path: modem0, interfaces: ["veth-mm0"], accessTechnologies: lte, signalQuality: 71, roaming: false)
+        #expect(waitUntil(timeout: 10) { source.modems == [lteModem] })
+        #expect(classify(source.modems).status == .wwan4G)
+        #expect(classify(source.modems).primary?.kind == .wwan)
+        #expect(classify(source.modems).cellular?.accessTechnology == "lte")
+
+        // 5G NSA: LTE anchor plus NR.
+        try mm.setAccessTechnologies(0, lte | nr)
+        #expect(waitUntil(timeout: 10) { source.modems.first?.accessTechnologies == lte | nr })
+        #expect(classify(source.modems).status == .wwan5G)
+        #expect(classify(source.modems).cellular?.accessTechnology == "5gnr")
+
+        try mm.setAccessTechnologies(0, gsmGprsEdge)
+        #expect(waitUntil(timeout: 10) { source.modems.first?.accessTechnologies == gsmGprsEdge })
+        #expect(classify(source.modems).status == .wwan2G)
+        #expect(classify(source.modems).cellular?.accessTechnology == "edge")
+        #expect(classify(source.modems).cellular?.generation == "2G")
+
+        try mm.control("SetRegistrationState", "0", "5")
+        #expect(waitUntil(timeout: 10) { source.modems.first?.roaming == true })
+        try mm.control("SetModemProperty", "0", "SignalQuality", "q:33")
+        #expect(waitUntil(timeout: 10) { source.modems.first?.signalQuality == 33 })
+        #expect(classify(source.modems).cellular?.roaming == true)
+        #expect(classify(source.modems).cellular?.signalQuality == 33)
+
+        // One report per change, none repeated.
+        let reports = recorder.reports
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 != $1 })
+    }
+
+    @Test func modemsComeAndGoWithTheirBearers() throws {
+        if let reason = dbusMockUnavailable { print(reason); return }
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        source.start()
+
+        // A modem without a net port whose data goes through a PPP bearer.
+        try mm.addModem(1, netPort: "", access: ModemAccessTechnology.umts.rawValue, registration: 0xFFFF_FFFF)
+        #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem1] })
+        #expect(source.modems.first?.interfaces == [])
+        #expect(source.modems.first?.roaming == nil)
+        try mm.control("AddBearer", "1", "4", "ppp0", "1")
+        #expect(waitUntil(timeout: 10) { source.modems.first?.interfaces == ["ppp0"] })
+        #expect(classify(source.modems, interface: "ppp0").status == .wwan3G)
+        try mm.control("SetBearer", "4", "''", "0")
+        #expect(waitUntil(timeout: 10) { source.modems.first?.interfaces == [] })
+
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem0, modem1] })
+
+        // Removed: the interface is no longer the modem's, and falls back to its sysfs kind.
+        try mm.control("RemoveModem", "0")
+        #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem1] })
+        #expect(classify(source.modems).status == .ethernet)
+        #expect(classify(source.modems).cellular == nil)
+        try mm.control("RemoveModem", "1")
+        #expect(waitUntil(timeout: 10) { source.modems.isEmpty })
+    }
+
+    @Test func modemManagerCrashAndRestart() throws {
+        if let reason = dbusMockUnavailable { print(reason); return }
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus)
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        source.start()
+        #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem0] })
+
+        mm.kill()
+        #expect(waitUntil(timeout: 10) { source.modems.isEmpty })
+        #expect(classify(source.modems).status == .ethernet)
+        #expect(source.isConnected)
+
+        // Back, with a different modem: nothing of the old one survives.
+        try mm.start()
+        try mm.addModem(1, netPort: "wwan1", access: nr | lte)
+        #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem1] })
+        #expect(source.modems.first?.interfaces == ["wwan1"])
+
+        // Restarted again with modems already present at start: read by GetManagedObjects.
+        mm.kill()
+        #expect(waitUntil(timeout: 10) { source.modems.isEmpty })
+        try mm.start()
+        try mm.addModem(0, netPort: "veth-mm0", access: gsmGprsEdge)
+        #expect(waitUntil(timeout: 10) { source.modems.first?.accessTechnologies == gsmGprsEdge })
+        #expect(recorder.logs.contains { $0.contains("left the bus") })
+    }
+
+    @Test func modemManagerAbsentAtStart() throws {
+        if let reason = dbusMockUnavailable { print(reason); return }
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus, start: false)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        source.start()
+        #expect(source.isConnected)
+        #expect(waitUntil(timeout: 10) { recorder.logs.contains { $0.contains("not running") } })
+        #expect(source.modems.isEmpty)
+
+        try mm.start()
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem0] })
+    }
+
+    @Test func garbageAnswersAreSurvived() throws {
+        if let reason = dbusMockUnavailable { print(reason); return }
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus, garbage: true)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        source.start()
+        #expect(waitUntil(timeout: 10) { recorder.logs.contains { $0.contains("not a{oa{sa{sv}}}") } })
+        #expect(source.modems.isEmpty)
+
+        // Well-formed signals after a garbage reply still count…
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem0] })
+        // …and a property of the wrong type reads as unknown rather than stopping anything.
+        try mm.control("SetModemProperty", "0", "AccessTechnologies", "s:lte")
+        #expect(waitUntil(timeout: 10) { source.modems.first?.accessTechnologies == 0 })
+        #expect(classify(source.modems).status == .wwan)
+        try mm.control("SetModemProperty", "0", "AccessTechnologies", "i:16384")
+        try mm.setAccessTechnologies(0, nr | lte)
+        #expect(waitUntil(timeout: 10) { source.modems.first?.accessTechnologies == nr | lte })
+    }
+
+    @Test func noBusLeavesTheSourceInert() throws {
+        let recorder = ModemRecorder()
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-no-bus-\(UUID().uuidString)").path
+        let source = makeSource(nil, address: "unix:path=\(missing)", recorder: recorder)
+        source.start()
+        source.start()
+        #expect(!source.isConnected)
+        #expect(source.modems.isEmpty)
+        #expect(recorder.reports.isEmpty)
+        #expect(recorder.logs.count == 2)
+        #expect(recorder.logs.first?.contains("no D-Bus system bus") == true)
+        #expect(recorder.logs.first?.contains("sd_bus_start") == true)
+        source.stop()
+    }
+
+    @Test func stoppedSourceReportsNothingMore() throws {
+        if let reason = dbusMockUnavailable { print(reason); return }
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus)
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        source.start()
+        #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem0] })
+        source.stop()
+        #expect(!source.isConnected)
+        let count = recorder.reports.count
+        try mm.setAccessTechnologies(0, nr | lte)
+        try mm.control("RemoveModem", "0")
+        // A second source on the same bus sees the change, so it was sent; the stopped one didn't report it.
+        let witness = makeSource(bus, recorder: ModemRecorder())
+        defer { witness.stop() }
+        witness.start()
+        #expect(waitUntil(timeout: 10) { witness.isConnected })
+        try mm.addModem(1, netPort: "wwan1", access: lte)
+        #expect(waitUntil(timeout: 10) { witness.modems.map(\.path) == [modem1] })
+        #expect(recorder.reports.count == count)
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small HTTP server (python3 http.server) inside a test's namespace, playing the internet or
+/// a captive portal. Its answer is the mode in a control file, read on every request, so a test
+/// switches it (portal → logged in) while the daemon side keeps running. Every request line is
+/// appended to a log (path, Host, User-Agent).
+final class ProbeServer: @unchecked Sendable {
+    enum Mode: Sendable {
+        case noContent                 // 204
+        case emptyOK                   // 200, empty body
+        case body(String)              // 200 with this body
+        case redirect(String)          // 302 with this Location
+        case login                     // 200, a chunked HTML login page
+        case hang                      // read the request, never answer
+        case slow(Double)              // 204 after this many seconds
+
+        var text: String {
+            switch self {
+            case .noContent: return "204"
+            case .emptyOK: return "empty200"
+            case .body(let body): return "body:" + body
+            case .redirect(let location): return "redirect:" + location
+            case .login: return "login"
+            case .hang: return "hang"
+            case .slow(let seconds): return "slow:\(seconds)"
+            }
+        }
+    }
+
+    static let script = #"""
+import http.server, signal, sys, time
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
+port, control, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def do_GET(self):
+        try:
+            with open(control) as f:
+                mode = f.read().strip()
+        except OSError:
+            mode = "204"
+        with open(control + ".log", "a") as f:
+            f.write("%s %s %s\n" % (self.path, self.headers.get("Host"), self.headers.get("User-Agent")))
+        if mode == "204":
+            self.send_response(204); self.end_headers()
+        elif mode == "empty200":
+            self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
+        elif mode.startswith("body:"):
+            body = mode[5:].encode()
+            self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+            self.wfile.write(body)
+        elif mode.startswith("redirect:"):
+            self.send_response(302); self.send_header("Location", mode[9:]); self.send_header("Content-Length", "0"); self.end_headers()
+        elif mode == "login":
+            self.send_response(200); self.send_header("Content-Type", "text/html"); self.send_header("Transfer-Encoding", "chunked"); self.end_headers()
+            for part in (b"<html><body><h1>Welcome</h1>", b"<form action=/login>Please log in</form></body></html>"):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+        elif mode == "hang":
+            time.sleep(3600)
+        elif mode.startswith("slow:"):
+            time.sleep(float(mode[5:]))
+            self.send_response(204); self.end_headers()
+
+server = http.server.ThreadingHTTPServer(("0.0.0.0", port), Handler)
+server.daemon_threads = True
+open(ready, "w").write("ready")
+server.serve_forever()
+"""#
+
+    let namespace: TestNamespace
+    let port: Int
+    private let directory: URL
+    private let process = Process()
+
+    private var controlPath: String { directory.appendingPathComponent("mode").path }
+
+    /// Starts the server on `port` in `namespace` and waits until it listens.
+    init(in namespace: TestNamespace, port: Int = 8080, mode: Mode = .noContent) throws {
+        self.namespace = namespace
+        self.port = port
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-probe-\(namespace.name)-\(port)")
+        try? FileManager.default.removeItem(at: directory)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let scriptPath = directory.appendingPathComponent("server.py").path
+        try Self.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
+        let ready = directory.appendingPathComponent("ready").path
+        try set(mode)
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "exec ip netns exec \(namespace.name) python3 \(scriptPath) \(port) \(controlPath) \(ready)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard waitUntil(timeout: 15, { FileManager.default.fileExists(atPath: ready) }) else {
+            stop()
+            throw ProbeServerError(description: "python3 probe server in \(namespace.name) did not start")
+        }
+    }
+
+    /// Switches the answer for the next requests (written atomically).
+    func set(_ mode: Mode) throws {
+        try mode.text.write(toFile: controlPath, atomically: true, encoding: .utf8)
+    }
+
+    /// The requests seen so far: "path host user-agent" per line.
+    var requests: [String] {
+        let text = (try? String(contentsOfFile: controlPath + ".log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    func stop() {
+        if process.isRunning {
+            // SIGKILL: a child spawned from a Dispatch worker inherits its blocked SIGTERM.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit { stop() }
+}
+
+struct ProbeServerError: Error, CustomStringConvertible {
+    let description: String
+}
