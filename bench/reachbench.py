@@ -456,7 +456,9 @@ def storm_run(args, topo, mode, changes):
     try:
         col = Collector(d.sock)
         col.start()
-        ipp = spawn(["ip", "-n", topo.a, "monitor", "link"], stdout=subprocess.PIPE)
+        ip_err_path = os.path.join(OUT, f"storm-{mode}-ip-monitor.err")
+        ip_err = open(ip_err_path, "w")
+        ipp = spawn(["ip", "-n", topo.a, "monitor", "link"], stdout=subprocess.PIPE, stderr=ip_err)
         counter = LineCounter(ipp)
         counter.start()
         time.sleep(0.3)
@@ -486,6 +488,9 @@ def storm_run(args, topo, mode, changes):
         st = d.status()
         col.stop()
         stop(ipp)
+        ip_err.close()
+        with open(ip_err_path) as f:
+            ip_overruns = sum(1 for l in f if "No buffer space" in l)
         msgs = col.messages()
         events = [m["parameters"]["event"] for m in msgs if "parameters" in m and "event" in m.get("parameters", {})]
         errors = [m["error"] for m in msgs if "error" in m]
@@ -503,7 +508,7 @@ def storm_run(args, topo, mode, changes):
             a, b = vl.strip_times(running), vl.strip_times(fresh)
             diff = {k: {"running": a.get(k), "fresh": b.get(k)} for k in set(a) | set(b) if a.get(k) != b.get(k)}
         return {"mode": mode, "changes": changes, "send_s": t_sent, "settle_s": settle_s,
-                "kernel_messages_seen_by_ip_monitor": counter.count,
+                "kernel_messages_seen_by_ip_monitor": counter.count, "ip_monitor_overruns": ip_overruns,
                 "events": len(events), "reasons": reasons, "resyncs": reasons.get("resync", 0),
                 "subscriber_errors": errors, "subscriber_closed": col.closed,
                 "overrun_log_lines": len(overrun_lines), "overrun_log_sample": overrun_lines[:3],
@@ -538,7 +543,6 @@ def idle_run(args, topo, seconds):
         sub.close()
         return {"seconds": seconds, "cpu_ms": w["cpu_s_stat"] * 1e3, "cpu_ms_schedstat": w["cpu_s_schedstat"] * 1e3,
                 "voluntary": w["voluntary"], "nonvoluntary": w["nonvoluntary"],
-                "reader_cpu_ms_per_event": wr["cpu_s_schedstat"] / events * 1e3 if events else None,
                 "threads": w["threads_at_end"], "threads_at_start": w["threads_at_start"],
                 "threads_born": w["threads_born"], "threads_gone": w["threads_gone"],
                 "events_while_idle": extra, "rss_kib": st.get("VmRSS"), "vmhwm_kib": st.get("VmHWM")}
@@ -660,7 +664,8 @@ def table(res):
         if "daemon_exited" in s:
             rows.append(f"| {s['mode']} | {s['changes']} | reachd EXITED with {s['daemon_exited']} during the storm | | | | | | | |")
             continue
-        rows.append(f"| {s['mode']} | {s['changes']} | {fmt(s['send_s'], 3)} s | {s['kernel_messages_seen_by_ip_monitor']} | {s['events']} | {s['resyncs']} | "
+        ipo = f" (ip monitor overran {s['ip_monitor_overruns']}x)" if s.get("ip_monitor_overruns") else ""
+        rows.append(f"| {s['mode']} | {s['changes']} | {fmt(s['send_s'], 3)} s | {s['kernel_messages_seen_by_ip_monitor']}{ipo} | {s['events']} | {s['resyncs']} | "
                     f"{s['netlink_drops']} | {'yes' if s['final_equals_fresh'] else 'NO'} | {fmt(s['cpu_s_schedstat'], 3)} s | {fmt(s['vmhwm_kib'] / 1024, 1)} MiB |")
     rows.append("")
     i = res.get("idle")
