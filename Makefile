@@ -57,7 +57,7 @@ install: $(if $(BIN_DIR),,release)
 uninstall:
 	@scripts/install.sh uninstall "" "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
 
-# Benchmarks (issue 8): on demand only, never part of `make test`. Root, ~6 minutes, 2 cores.
+# Benchmarks (issue 8): on demand only, never part of `make test`. Root, ~2.5 minutes on 2 cores.
 # Builds reachd in release mode and writes the figures into BENCHMARKS.md.
 BENCH_ARGS ?=
 bench: release

@@ -178,7 +178,8 @@ def measure(name, topo, bus_addr, start_script, matcher, changes, gap):
         if not lat:
             return {"name": name, "error": f"no D-Bus signal matched in {changes} changes (see bench/out/others/{name}.log)"}
         return {"name": name, "changes": len(lat), "missed": missed, "median_ms": d["median_ms"], "p99_ms": d["p99_ms"],
-                "ip_median_ms": m["median_ms"], "ip_p99_ms": m["p99_ms"], "ratio_median": d["median_ms"] / m["median_ms"]}
+                "ip_median_ms": m["median_ms"], "ip_p99_ms": m["p99_ms"], "ratio_median": d["median_ms"] / m["median_ms"],
+                "minus_ip_median_ms": sorted(a - b for a, b in zip(lat, ipl))[len(lat) // 2] * 1e3}
     finally:
         rb.stop(daemon)
         logf.close()

@@ -637,19 +637,19 @@ def table(res):
                 f"load average at start {m.get('loadavg', '?')}, at end {res.get('loadavg_end', '?')}")
     rows.append(f"reachd: {res['daemon']} (commit {m['commit']}, {res['build']} build), {m['date']}")
     rows.append("")
-    rows.append("| Event latency (trigger → arrival) | changes | reachd median | reachd p99 | ip monitor median | ip monitor p99 | ratio median | ratio p99 |")
-    rows.append("|---|---|---|---|---|---|---|---|")
+    rows.append("| Event latency (trigger → arrival) | changes | reachd median | reachd p99 | ip monitor median | ip monitor p99 | ratio median | ratio p99 | median of (reachd − ip) per change |")
+    rows.append("|---|---|---|---|---|---|---|---|---|")
     for l in res.get("latency", []):
         rows.append(f"| {l['mode']} up/down, {fmt(l['gap_ms'], 0)} ms gap | {l['changes']} | {fmt(l['reachd']['median_ms'], 3)} ms | "
                     f"{fmt(l['reachd']['p99_ms'], 3)} ms | {fmt(l['ip_monitor']['median_ms'], 3)} ms | {fmt(l['ip_monitor']['p99_ms'], 3)} ms | "
-                    f"{fmt(l['ratio_median'])}x | {fmt(l['ratio_p99'])}x |")
+                    f"{fmt(l['ratio_median'])}x | {fmt(l['ratio_p99'])}x | {fmt(l['reachd_minus_ip_median_ms'], 3)} ms |")
     for o in res.get("others", []):
         if "error" in o:
-            rows.append(f"| {o['name']}: not measured — {o['error']} | | | | | | | |")
+            rows.append(f"| {o['name']}: not measured — {o['error']} | | | | | | | | |")
             continue
         rows.append(f"| {o['name']} {o.get('version', '')}: carrier → D-Bus PropertiesChanged (in place of reachd) | {o['changes']} | "
                     f"{fmt(o['median_ms'], 3)} ms | {fmt(o['p99_ms'], 3)} ms | {fmt(o['ip_median_ms'], 3)} ms | {fmt(o['ip_p99_ms'], 3)} ms | "
-                    f"{fmt(o['ratio_median'])}x | {fmt(o['p99_ms'] / o['ip_p99_ms'])}x |")
+                    f"{fmt(o['ratio_median'])}x | {fmt(o['p99_ms'] / o['ip_p99_ms'])}x | {fmt(o.get('minus_ip_median_ms'), 3)} ms |")
     rows.append("")
     rows.append("| Fan-out | trigger → first subscriber (median) | trigger → last subscriber (median) | p99 last | reachd CPU per event | reader CPU per event | reachd RSS | errors |")
     rows.append("|---|---|---|---|---|---|---|---|")
@@ -715,6 +715,7 @@ def main():
     ap.add_argument("--only", default="latency,fanout,storm,idle,startup,others")
     ap.add_argument("--others-script", default=os.path.join(HERE, "others.py"))
     ap.add_argument("--no-write", action="store_true", help="don't touch BENCHMARKS.md")
+    ap.add_argument("--daemon-args", default="", help="extra reachd arguments, e.g. \"--log-level warning\"")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (network namespaces)")
@@ -733,13 +734,13 @@ def main():
     conf = os.path.join(OUT, "bench.conf")
     with open(conf, "w") as f:
         f.write("# written by bench/reachbench.py\n[Connectivity]\nEnabled=no\n\n[Cellular]\nModemManager=no\n")
-    args.daemon_config_args = ["--config", conf]
+    args.daemon_config_args = ["--config", conf] + args.daemon_args.split()
     config_applied = True
     if not args.fake:
         r = subprocess.run([args.reachd, "--config", conf, "--check-config"], capture_output=True, text=True)
         if r.returncode != 0:
             log(f"reachd does not take --config/--check-config ({r.returncode}: {(r.stderr or r.stdout).strip()[:200]}); running without")
-            args.daemon_config_args = []
+            args.daemon_config_args = args.daemon_args.split()
             config_applied = False
 
     only = set(args.only.split(","))
