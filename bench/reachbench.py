@@ -138,6 +138,10 @@ class Daemon:
     def wait_ready(self, timeout=30.0):
         return vl.wait_for_socket(self.sock, timeout, self.proc)
 
+    def check_alive(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"reachd exited with {self.proc.returncode}; see {self.log_path}")
+
     def cpu(self):
         return nl.proc_cpu(self.pid)
 
@@ -290,6 +294,7 @@ def latency_run(args, topo, daemon, mode, count, gap):
             r_done = r_done or t_r is not None
             i_done = i_done or t_i is not None
         toggler.check_errors()
+        daemon.check_alive()
         if t_r is None or t_i is None:
             missed += 1
             log(f"latency {mode} #{i}: {'reachd' if t_r is None else 'ip monitor'} saw nothing in 3 s")
@@ -378,6 +383,9 @@ def fanout_run(args, topo, n, triggers):
                         got = (float(first) - t0, float(last) - t0)
                 elif line.startswith(("error", "closed")):
                     errors.append(line)
+            d.check_alive()
+            if fo.proc.poll() is not None:
+                raise RuntimeError(f"fanout {n}: the subscriber process exited with {fo.proc.returncode}")
             if got is None:
                 log(f"fanout {n} #{i}: no complete event within 10 s")
             else:
