@@ -19,13 +19,16 @@ public struct ProbeScheduler: Sendable {
     public struct Configuration: Equatable, Sendable {
         public var enabled: Bool
         public var url: String
+        /// `Response=`: not used for scheduling, but a new one makes the last verdict stale.
+        public var expectedResponse: String
         /// Seconds between checks while the verdict is full.
         public var interval: TimeInterval
         /// First retry delay while portal/limited, in seconds.
         public var initialBackoff: TimeInterval
 
-        public init(enabled: Bool = true, url: String, interval: TimeInterval = 300, initialBackoff: TimeInterval = 2) {
-            self.enabled = enabled; self.url = url
+        public init(enabled: Bool = true, url: String, expectedResponse: String = "", interval: TimeInterval = 300,
+                    initialBackoff: TimeInterval = 2) {
+            self.enabled = enabled; self.url = url; self.expectedResponse = expectedResponse
             self.interval = max(interval, 1)
             self.initialBackoff = min(max(initialBackoff, 0.1), self.interval)
         }
@@ -145,7 +148,8 @@ public struct ProbeScheduler: Sendable {
         return actions
     }
 
-    /// New settings (SIGHUP). Any change restarts the schedule with a check at once.
+    /// New settings (SIGHUP). Any change (enabled, URL, Response, interval, backoff) restarts the
+    /// schedule with a check at once.
     public mutating func reconfigure(_ newConfiguration: Configuration, now: Date) -> [Action] {
         guard newConfiguration != configuration else { return [] }
         configuration = newConfiguration

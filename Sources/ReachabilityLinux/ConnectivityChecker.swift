@@ -14,8 +14,9 @@ public protocol ProbeTarget: AnyObject, Sendable {
 /// The connectivity check (issue 4): runs `HTTPProbe` over the primary interface when
 /// `ProbeScheduler` says so and hands each verdict to the monitor.
 ///
-/// Wiring (reachd): create it with the monitor as target, forward every monitor event with
-/// `statusChanged(event.current)` from an observer, call `start()` once the monitor has started.
+/// Wiring (reachd, `Daemon+Connectivity.swift`): create it with the monitor as target and call
+/// `attach(to: monitor)` once the monitor has started (it forwards every event's status to
+/// `statusChanged` and starts); `probeNow` answers varlink `Probe()`; `reconfigure` on SIGHUP.
 /// The checker keeps its state on its own serial queue, so an observer call only enqueues, and
 /// the HTTP checks run on threads of their own: a hanging check never delays an event.
 public final class ConnectivityChecker: @unchecked Sendable {
@@ -79,6 +80,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     }
 
     /// Stops checking; running checks are cancelled, waiting `probeNow` calls answered `.disabled`.
+    /// Not from the checker's own queue (it waits for it).
     public func stop() {
         queue.sync { perform(scheduler.stop()) }
     }
@@ -101,7 +103,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
         }
     }
 
-    /// Applies new settings (SIGHUP); any change checks again at once.
+    /// Applies new settings (SIGHUP): a change of Enabled, URL, Response or Interval checks again
+    /// at once; a new Timeout applies from the next check.
     public func reconfigure(_ configuration: Configuration) {
         queue.async { [self] in
             self.configuration = configuration
@@ -117,7 +120,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
     }
 
     private static func schedulerConfiguration(_ c: Configuration) -> ProbeScheduler.Configuration {
-        ProbeScheduler.Configuration(enabled: c.enabled, url: c.url, interval: c.interval, initialBackoff: c.initialBackoff)
+        ProbeScheduler.Configuration(enabled: c.enabled, url: c.url, expectedResponse: c.expectedResponse,
+                                     interval: c.interval, initialBackoff: c.initialBackoff)
     }
 
     private static func resolver(for c: Configuration) -> HostResolver {

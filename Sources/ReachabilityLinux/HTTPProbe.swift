@@ -114,7 +114,9 @@ public enum HTTPProbe {
             defer { connection.close() }
             switch connection.exchange() {
             case .success(let response):
-                return Result(outcome: .response(response), rttMs: Date().timeIntervalSince(started) * 1000)
+                // To 0.1 ms, as reported: finer digits are noise.
+                let rtt = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
+                return Result(outcome: .response(response), rttMs: rtt)
             case .failure(let failure):
                 // Another address can help when this one refused or has no route; not after a timeout.
                 guard failure.kind == .refused || failure.kind == .unreachable else {

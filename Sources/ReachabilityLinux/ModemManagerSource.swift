@@ -40,6 +40,10 @@ public final class ModemManagerSource: @unchecked Sendable {
     /// Logged conditions, so that each is logged once per occurrence, not per message.
     private var reportedAbsent = false
     private var reportedGarbage = false
+    /// The first GetManagedObjects answer (and the bearers it named) has been taken in.
+    private var answered = false
+    /// Callers of `start(waitingUpTo:)` waiting for that.
+    private var answerWaiters: [DispatchSemaphore] = []
 
     /// Method calls time out after this long (a hung ModemManager must not leave us waiting 25 s).
     static let callTimeoutMicroseconds: UInt64 = 10_000_000
@@ -76,9 +80,32 @@ public final class ModemManagerSource: @unchecked Sendable {
         onQueue { self.connect() }
     }
 
-    /// Disconnects. `onChange` is not called again. Callable from any thread.
+    /// Like `start()`, then waits until ModemManager's first answer (its modems, or that it is not
+    /// running) has been reported through `onChange`, at most `timeout` seconds: started before
+    /// the daemon declares itself ready, the first status already knows the cellular facts.
+    /// Returns false on timeout (the answer is still taken in when it comes). Never waits when
+    /// called on `queue` (the answer needs it).
+    @discardableResult
+    public func start(waitingUpTo timeout: TimeInterval) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        let done: Bool = onQueue {
+            self.connect()
+            if self.answered || self.bus == nil { return true }
+            self.answerWaiters.append(semaphore)
+            return false
+        }
+        if done { return true }
+        guard DispatchQueue.getSpecific(key: queueKey) == nil else { return false }
+        return semaphore.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Disconnects, and reports no modems (`onChange([])`, when there were some) so that a
+    /// monitor forgets them; nothing more is reported after. Callable from any thread.
     public func stop() {
-        onQueue { self.disconnect() }
+        onQueue {
+            self.disconnect()
+            self.publish()
+        }
     }
 
     /// The modems last reported. Callable from any thread, `queue` included.
@@ -118,6 +145,8 @@ public final class ModemManagerSource: @unchecked Sendable {
     }
 
     private func disconnect() {
+        answered = false
+        signalAnswerWaiters()
         calls = [:]
         matches = []
         cancelSources()
@@ -264,6 +293,7 @@ public final class ModemManagerSource: @unchecked Sendable {
         calls[ObjectIdentifier(pending)] = nil
         switch pending.purpose {
         case .managedObjects:
+            answered = true
             if let error = message.error {
                 owner = nil
                 model.reset()
@@ -351,7 +381,15 @@ public final class ModemManagerSource: @unchecked Sendable {
             if case .bearer = call.purpose { return true }
             return false
         }
-        if !waitingForBearers { publish() }
+        if !waitingForBearers {
+            publish()
+            if answered { signalAnswerWaiters() }
+        }
+    }
+
+    private func signalAnswerWaiters() {
+        answerWaiters.forEach { $0.signal() }
+        answerWaiters = []
     }
 
     private func publish() {

@@ -105,7 +105,9 @@ extension ReachabilityServer {
             let seen = replay.first?.event.previous ?? current
             connection.subscription = SubscriptionFilter(statusOnly: statusOnly, lastSent: seen)
             log(.debug, "connection \(connection.id): resumes after \(after), replaying \(replay.count)")
-            for entry in replay { connection.deliver(entry.event, bytes: entry.bytes, force: false) }
+            // Forced past the queue bound (the history bounds it): a subscriber that catches up
+            // after a long absence must not be dropped for the size of what it missed.
+            for entry in replay { connection.deliver(entry.event, bytes: entry.bytes, force: true) }
         } else {
             connection.subscription = SubscriptionFilter(statusOnly: statusOnly)
             let reason: Reason.Code = after == nil ? .initial : .resync

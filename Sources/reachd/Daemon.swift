@@ -18,6 +18,8 @@ final class Daemon: @unchecked Sendable {
     private var signalSources: [DispatchSourceSignal] = []
     /// Run after a successful SIGHUP reload with the new file (connectivity check, cellular).
     var reloadHooks: [(ReachdConfiguration) -> Void] = []
+    /// ModemManager, unless `[Cellular] ModemManager=no`.
+    var modemSource: ModemManagerSource?
 
     init(options: DaemonOptions, settings: DaemonSettings, log: Logger) {
         self.options = options; self.settings = settings; self.log = log
@@ -36,6 +38,7 @@ final class Daemon: @unchecked Sendable {
         let monitor = ReachabilityMonitor(configuration: monitorConfiguration)
         try monitor.start()
         self.monitor = monitor
+        startCellular(monitor: monitor)
 
         let server = ReachabilityServer(initial: monitor.initialEvent(), configuration: settings.server)
         let log = self.log
@@ -56,6 +59,7 @@ final class Daemon: @unchecked Sendable {
         // (the server ignores it unless the sequence number moved on).
         server.publish(monitor.initialEvent())
         self.server = server
+        startConnectivityCheck(monitor: monitor, server: server)
 
         if let fd = activatedSocket() {
             try server.listen(fileDescriptor: fd)
@@ -79,6 +83,7 @@ final class Daemon: @unchecked Sendable {
         log.info("\(name): stopping")
         _ = notifier.stopping()
         server?.stop()
+        modemSource?.stop()
         monitor?.stop()
         exit(0)
     }

@@ -115,21 +115,29 @@ func run(_ executable: String, _ arguments: [String], timeout: TimeInterval = 20
 
 /// reachd running in a network namespace (`ip netns exec`), on a socket in its own directory.
 final class DaemonUnderTest: @unchecked Sendable {
+    /// The connectivity check off: tests never let it reach out to the default URL.
+    static let defaultConfig = "[Connectivity]\nEnabled=no\n"
+
     let namespace: TestNamespace
     let directory: String
     let socketPath: String
+    let configPath: String
     private(set) var child: Child
 
-    init(namespace: TestNamespace, directory: String? = nil) throws {
+    /// `config`: the daemon's reachd.conf (`--config`); by default the connectivity check is off.
+    init(namespace: TestNamespace, directory: String? = nil, config: String = DaemonUnderTest.defaultConfig) throws {
         self.namespace = namespace
         self.directory = try directory ?? temporaryDirectory()
         socketPath = self.directory + "/io.reachd.Reachability"
-        child = try Self.launch(namespace: namespace, socketPath: socketPath)
+        configPath = self.directory + "/reachd.conf"
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        child = try Self.launch(namespace: namespace, socketPath: socketPath, configPath: configPath)
         try waitForSocket()
     }
 
-    private static func launch(namespace: TestNamespace, socketPath: String) throws -> Child {
-        try Child(ipCommand, ["netns", "exec", namespace.name, Binaries.reachd, "--socket", socketPath, "--log-level", "debug"])
+    private static func launch(namespace: TestNamespace, socketPath: String, configPath: String) throws -> Child {
+        try Child(ipCommand, ["netns", "exec", namespace.name, Binaries.reachd, "--socket", socketPath,
+                              "--config", configPath, "--log-level", "debug"])
     }
 
     private func waitForSocket() throws {
@@ -151,7 +159,7 @@ final class DaemonUnderTest: @unchecked Sendable {
     /// Stops and starts the daemon again on the same socket.
     func restart() throws {
         stop()
-        child = try Self.launch(namespace: namespace, socketPath: socketPath)
+        child = try Self.launch(namespace: namespace, socketPath: socketPath, configPath: configPath)
         try waitForSocket()
     }
 

@@ -91,29 +91,86 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    @Test func journalPrefixesWhenStderrIsTheJournal() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let ns = try TestNamespace(tag: "j")
+        defer { ns.destroy() }
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        let path = directory + "/io.reachd.Reachability"
+        let child = try Child(ipCommand, ["netns", "exec", ns.name, "env", "JOURNAL_STREAM=8:1234", Binaries.reachd, "--socket", path])
+        #expect(waitUntil(timeout: 10) { (try? run(Binaries.reachctl, ["status", "--socket", path]).status) == 0 })
+        child.signal(SIGTERM)
+        #expect(child.wait() == 0)
+        let lines = child.stderr.split(separator: "\n")
+        #expect(lines.contains("<6>listening on \(path)"), "\(child.stderr)")
+        #expect(lines.allSatisfy { $0.hasPrefix("<") }, "\(child.stderr)")
+        // Plain otherwise.
+        #expect(try run(Binaries.reachd, ["--socket", path, "--bogus"]).stderr.hasPrefix("reachd: "))
+    }
+
+    @Test func socketActivation() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate") else {
+            print("skipped: systemd-socket-activate not installed"); return
+        }
+        let ns = try TestNamespace(tag: "a")
+        defer { ns.destroy() }
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        let path = directory + "/io.reachd.Reachability"
+        // systemd-socket-activate listens, then starts reachd with LISTEN_FDS=1 on the first
+        // connection. It closes every other descriptor, which Foundation's Process mistakes for
+        // an exit, so it runs detached with a log file instead of as a Child.
+        let log = directory + "/log"
+        let pid = try sh("\(ipCommand) netns exec \(ns.name) /usr/bin/systemd-socket-activate -l \(path) \(Binaries.reachd) >\(log) 2>&1 & echo $!")
+            .output.trimmingCharacters(in: .whitespacesAndNewlines)
+        defer { _ = try? sh("kill -9 \(pid)", check: false) }
+        #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: path) })
+        let status = try run(Binaries.reachctl, ["status", "--socket", path])
+        #expect(status.status == 0, "\(status.stderr)")
+        let logText = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        #expect(logText().contains("listening on the socket passed by systemd"), "\(logText())")
+        _ = try sh("kill -TERM \(pid)")
+        #expect(waitUntil(timeout: 10) { !FileManager.default.fileExists(atPath: "/proc/\(pid)") || logText().contains("SIGTERM: stopping") })
+        #expect(logText().contains("SIGTERM: stopping"))
+    }
+
     @Test func pythonVarlinkClientTalksToReachd() throws {
         guard isRoot else { print(rootSkipMessage); return }
         guard FileManager.default.isExecutableFile(atPath: Binaries.python) else {
             Issue.record("no .venv/bin/python: run scripts/deps.sh (make test does)")
             return
         }
-        let ns = try TestNamespace(tag: "p")
-        defer { ns.destroy() }
-        let daemon = try DaemonUnderTest(namespace: ns)
-        let result = try run(Binaries.python, [Binaries.pythonClient, daemon.socketPath, "1"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let objects = result.stdout.split(separator: "\n").compactMap {
-            try? WireJSON.decoder().decode([String: JSONValue].self, from: Data($0.utf8))
+        let host = try TestNamespace(tag: "p"), uplink = try TestNamespace(tag: "pu")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        // GetInfo, GetStatus, Subscribe without more, then Subscribe with more for 3 events.
+        let python = try Child(Binaries.python, [Binaries.pythonClient, daemon.socketPath, "3"])
+        func objects() -> [[String: JSONValue]] {
+            python.lines.compactMap { try? WireJSON.decoder().decode([String: JSONValue].self, from: Data($0.utf8)) }
         }
-        #expect(objects.count == 4, "\(result.stdout)")
-        guard objects.count == 4 else { return }
-        let info = objects[0]["info"]?.objectValue
+        #expect(waitUntil(timeout: 15) { objects().contains { $0["event"] != nil } }, "\(python.stderr)")
+        _ = try VethUplink(host: host, uplink: uplink)
+        #expect(python.wait(timeout: 15) == 0, "\(python.stderr)")
+
+        let all = objects()
+        #expect(all.count == 6, "\(python.lines)")
+        guard all.count == 6 else { return }
+        let info = all[0]["info"]?.objectValue
         #expect(info?["vendor"] == .string("reachd"))
         #expect(info?["interfaces"] == .array([.string("org.varlink.service"), .string("io.reachd.Reachability")]))
-        #expect(objects[1]["status"]?.objectValue?["status"] == .string("notReachable"))
-        #expect(objects[2]["error"] == .string("io.reachd.Reachability.ExpectedMore"))
-        let event = objects[3]["event"]?.objectValue
-        #expect(event?["event"] == .string("initial"))
-        #expect(event?["reason"]?.objectValue?["code"] == .string("initial"))
+        #expect(all[1]["status"]?.objectValue?["status"] == .string("notReachable"))
+        #expect(all[2]["error"] == .string("io.reachd.Reachability.ExpectedMore"))
+        let events = all[3...].compactMap { $0["event"]?.objectValue }
+        #expect(events.first?["event"] == .string("initial"))
+        #expect(events.first?["reason"]?.objectValue?["code"] == .string("initial"))
+        for event in events.dropFirst() {
+            #expect(event["event"] == .string("reachabilityChanged"))
+            #expect(event["previous"]?.objectValue != nil)
+            #expect(event["reason"]?.objectValue?["interface"] == .string("eth0"))
+        }
+        let sequences = events.compactMap { $0["sequence"]?.intValue }
+        #expect(sequences == sequences.sorted() && Set(sequences).count == 3)
     }
 }

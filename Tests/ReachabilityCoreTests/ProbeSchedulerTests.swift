@@ -186,6 +186,9 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         let on = s.reconfigure(.init(enabled: true, url: "http://10.77.0.1/other"), now: now)
         #expect(on == [.startProbe(id: id + 1, path: eth)])
         #expect(s.reconfigure(.init(enabled: true, url: "http://10.77.0.1/other"), now: now) == [])
+        // A new Response= makes the running check's verdict stale.
+        let response = s.reconfigure(.init(enabled: true, url: "http://10.77.0.1/other", expectedResponse: "ok"), now: now)
+        #expect(response == [.cancelProbe(id: id + 1), .startProbe(id: id + 2, path: eth)])
     }
 
     @Test func stopCancelsEverything() throws {

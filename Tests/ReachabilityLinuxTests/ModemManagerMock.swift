@@ -51,6 +51,7 @@ final class PrivateBus: @unchecked Sendable {
         """
         try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        process.environment = childEnvironment()
         process.arguments = ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -99,7 +100,7 @@ final class ModemManagerMock: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: venvPython)
         process.arguments = ["-m", "dbusmock", "--system", "--template", "\(packageRoot)/Tests/python/modemmanager_reachd.py",
                              "--parameters", parameters]
-        var environment = ProcessInfo.processInfo.environment
+        var environment = childEnvironment()
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice

@@ -196,6 +196,53 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         source.stop()
     }
 
+    @Test func startCanWaitForTheFirstAnswer() throws {
+        if let reason = dbusMockUnavailable { print(reason); return }
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus)
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        // With a bearer to read as well: reported together, before start returns.
+        try mm.control("AddBearer", "0", "0", "wwan0", "1")
+        #expect(source.start(waitingUpTo: 10))
+        #expect(source.modems.first?.interfaces == ["veth-mm0", "wwan0"])
+        #expect(recorder.reports.count == 1)
+
+        // ModemManager absent: the answer is "not running", no modems, and no wait.
+        mm.kill()
+        let lonely = makeSource(bus, recorder: ModemRecorder())
+        defer { lonely.stop() }
+        #expect(lonely.start(waitingUpTo: 10))
+        #expect(lonely.isConnected)
+        #expect(lonely.modems.isEmpty)
+
+        // No bus: nothing to wait for.
+        let inert = makeSource(nil, address: "unix:path=/nonexistent/reachd-bus", recorder: ModemRecorder())
+        #expect(inert.start(waitingUpTo: 10))
+        #expect(!inert.isConnected)
+    }
+
+    @Test func busGoingAwayClearsTheModems() throws {
+        if let reason = dbusMockUnavailable { print(reason); return }
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus)
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        source.start()
+        #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem0] })
+
+        bus.stop()
+        #expect(waitUntil(timeout: 10) { !source.isConnected })
+        #expect(source.modems.isEmpty)
+        #expect(recorder.reports.last == [])
+        #expect(recorder.logs.contains { $0.contains("lost the D-Bus connection") })
+        mm.kill()
+    }
+
     @Test func stoppedSourceReportsNothingMore() throws {
         if let reason = dbusMockUnavailable { print(reason); return }
         let bus = try PrivateBus()
@@ -207,10 +254,13 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem0] })
         source.stop()
         #expect(!source.isConnected)
+        // Stopping forgets the modems (a monitor fed by it must not keep stale ones)…
+        #expect(source.modems.isEmpty)
+        #expect(recorder.reports.last == [])
         let count = recorder.reports.count
         try mm.setAccessTechnologies(0, nr | lte)
         try mm.control("RemoveModem", "0")
-        // A second source on the same bus sees the change, so it was sent; the stopped one didn't report it.
+        // …and then reports nothing. A second source on the same bus sees changes, so they are sent.
         let witness = makeSource(bus, recorder: ModemRecorder())
         defer { witness.stop() }
         witness.start()

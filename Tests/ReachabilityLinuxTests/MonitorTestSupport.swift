@@ -91,6 +91,7 @@ final class TunReader {
                 time.sleep(0.1)
         """
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        process.environment = childEnvironment()
         process.arguments = ["netns", "exec", namespace.name, "/usr/bin/python3", "-c", script]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

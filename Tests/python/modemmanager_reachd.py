@@ -130,3 +130,14 @@ def SetBearer(self, index, interface, connected):
     """Changes a bearer's Interface and Connected (PropertiesChanged on the bearer)."""
     mockobject.objects[bearer_path(index)].UpdateProperties(BEARER_IFACE, {
         "Interface": dbus.String(interface), "Connected": dbus.Boolean(connected)})
+
+
+@dbus.service.method(MOCK_IFACE, in_signature="", out_signature="ybnqiuxtdsogva(su)a{sv}")
+def AllTypes(self):
+    """One value of every type reachd's D-Bus decoder reads (its test compares them)."""
+    return (dbus.Byte(7), dbus.Boolean(True), dbus.Int16(-3), dbus.UInt16(65535), dbus.Int32(-70000),
+            dbus.UInt32(4000000000), dbus.Int64(-5000000000), dbus.UInt64(18000000000000000000),
+            dbus.Double(2.5), dbus.String("h\u00e9llo"), dbus.ObjectPath("/a/b"), dbus.Signature("a{sv}"),
+            dbus.UInt32(9, variant_level=1),
+            dbus.Array([dbus.Struct((dbus.String("wwan0"), dbus.UInt32(2)), signature="su")], signature="(su)"),
+            dbus.Dictionary({"k": dbus.Boolean(False, variant_level=1)}, signature="sv"))

@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,8 +7,8 @@ import Glibc
 /// a captive portal. Its answer is the mode in a control file, read on every request, so a test
 /// switches it (portal → logged in) while the daemon side keeps running. Every request line is
 /// appended to a log (path, Host, User-Agent).
-final class ProbeServer: @unchecked Sendable {
-    enum Mode: Sendable {
+public final class ProbeServer: @unchecked Sendable {
+    public enum Mode: Sendable {
         case noContent                 // 204
         case emptyOK                   // 200, empty body
         case body(String)              // 200 with this body
@@ -18,7 +17,7 @@ final class ProbeServer: @unchecked Sendable {
         case hang                      // read the request, never answer
         case slow(Double)              // 204 after this many seconds
 
-        var text: String {
+        public var text: String {
             switch self {
             case .noContent: return "204"
             case .emptyOK: return "empty200"
@@ -75,15 +74,15 @@ open(ready, "w").write("ready")
 server.serve_forever()
 """#
 
-    let namespace: TestNamespace
-    let port: Int
+    public let namespace: TestNamespace
+    public let port: Int
     private let directory: URL
     private let process = Process()
 
     private var controlPath: String { directory.appendingPathComponent("mode").path }
 
     /// Starts the server on `port` in `namespace` and waits until it listens.
-    init(in namespace: TestNamespace, port: Int = 8080, mode: Mode = .noContent) throws {
+    public init(in namespace: TestNamespace, port: Int = 8080, mode: Mode = .noContent) throws {
         self.namespace = namespace
         self.port = port
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-probe-\(namespace.name)-\(port)")
@@ -94,6 +93,7 @@ server.serve_forever()
         let ready = directory.appendingPathComponent("ready").path
         try set(mode)
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.environment = childEnvironment()
         process.arguments = ["-c", "exec ip netns exec \(namespace.name) python3 \(scriptPath) \(port) \(controlPath) \(ready)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -105,17 +105,17 @@ server.serve_forever()
     }
 
     /// Switches the answer for the next requests (written atomically).
-    func set(_ mode: Mode) throws {
+    public func set(_ mode: Mode) throws {
         try mode.text.write(toFile: controlPath, atomically: true, encoding: .utf8)
     }
 
     /// The requests seen so far: "path host user-agent" per line.
-    var requests: [String] {
+    public var requests: [String] {
         let text = (try? String(contentsOfFile: controlPath + ".log", encoding: .utf8)) ?? ""
         return text.split(separator: "\n").map(String.init)
     }
 
-    func stop() {
+    public func stop() {
         if process.isRunning {
             // SIGKILL: a child spawned from a Dispatch worker inherits its blocked SIGTERM.
             kill(process.processIdentifier, SIGKILL)
@@ -127,6 +127,6 @@ server.serve_forever()
     deinit { stop() }
 }
 
-struct ProbeServerError: Error, CustomStringConvertible {
-    let description: String
+public struct ProbeServerError: Error, CustomStringConvertible {
+    public let description: String
 }

@@ -1,0 +1,14 @@
+import Dispatch
+import ReachabilityCore
+
+extension ModemManagerSource {
+    /// A source that feeds `monitor`: it runs on the monitor's queue and hands every change to
+    /// `monitor.setModems(_:)` (the monitor re-classifies, reason `modemChanged`).
+    /// Call `start()` after (or before) `monitor.start()`, and `stop()` when done.
+    public convenience init(monitor: ReachabilityMonitor, busAddress: String? = nil,
+                            log: @escaping @Sendable (String) -> Void = ModemManagerSource.logToStandardError) {
+        self.init(queue: monitor.queue, busAddress: busAddress, log: log) { [weak monitor] modems in
+            monitor?.setModems(modems)
+        }
+    }
+}

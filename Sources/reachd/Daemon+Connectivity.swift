@@ -1,0 +1,30 @@
+import Foundation
+import ReachabilityCore
+import ReachabilityLinux
+import ReachabilityServer
+
+extension Daemon {
+    /// The connectivity check (`[Connectivity]`): follows the monitor, hands it each verdict,
+    /// answers varlink `Probe()`, and takes new settings on SIGHUP.
+    func startConnectivityCheck(monitor: ReachabilityMonitor, server: ReachabilityServer) {
+        let log = self.log
+        let checker = ConnectivityChecker(configuration: .init(settings.file), target: monitor,
+                                          log: { log.warning($0) })
+        checker.attach(to: monitor)
+        server.probeHandler = { completion in
+            checker.probeNow { reply in
+                switch reply {
+                case .probe(let probe):
+                    do {
+                        completion(try .reply("probe", probe))
+                    } catch {
+                        completion(.error(VarlinkError("org.varlink.service.InternalError")))
+                    }
+                case .disabled:
+                    completion(.error(.probeDisabled))
+                }
+            }
+        }
+        reloadHooks.append { file in checker.reconfigure(.init(file)) }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import ReachabilityCore
+import Testing
+import TestSupport
+
+/// reachd's connectivity check end to end: the daemon in `host`, the probe server in `uplink`,
+/// `reachctl probe` / `reachctl wait --internet` against it.
+@Suite struct ProbeIntegrationTests {
+    static func config(port: Int = 8080, enabled: Bool = true) -> String {
+        """
+        [Connectivity]
+        Enabled=\(enabled ? "yes" : "no")
+        URL=http://10.77.0.1:\(port)/generate_204
+        Interval=60
+        Timeout=2
+        """
+    }
+
+    @Test func reachctlProbeReportsFullThenPortal() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let server = try ProbeServer(in: uplink, mode: .noContent)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config())
+
+        let json = try daemon.reachctl(["probe", "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let probe = try WireJSON.decoder().decode(Probe.self, from: Data(json.stdout.utf8))
+        #expect(probe.result == .full)
+        #expect(probe.httpStatus == 204)
+        #expect(probe.url == "http://10.77.0.1:8080/generate_204")
+        #expect(waitUntil(timeout: 10) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true })
+
+        try server.set(.redirect("/login"))
+        let human = try daemon.reachctl(["probe"])
+        #expect(human.status == 0)
+        #expect(human.stdout.hasPrefix("internet: portal · HTTP 302 · "))
+        #expect(human.stdout.hasSuffix(" ms · log in at http://10.77.0.1:8080/login · http://10.77.0.1:8080/generate_204"))
+        let status = try WireJSON.decoder().decode(Status.self, from: Data(try daemon.reachctl(["status", "--json"]).stdout.utf8))
+        #expect(status.connectivity == .portal)
+        #expect(status.probe?.portalUrl == "http://10.77.0.1:8080/login")
+    }
+
+    @Test func waitInternetReturnsOnceLoggedIn() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let server = try ProbeServer(in: uplink, mode: .login)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config())
+        #expect(waitUntil(timeout: 10) { (try? daemon.reachctl(["status"]).stdout.contains("internet: portal")) == true })
+
+        let wait = try Child(Binaries.reachctl, ["wait", "--internet", "--timeout", "30", "--socket", daemon.socketPath])
+        #expect(waitUntil(timeout: 2) { !wait.isRunning } == false)  // still waiting behind the portal
+        try server.set(.noContent)
+        #expect(wait.wait(timeout: 30) == 0, "\(wait.stderr)")
+        #expect(wait.lines.last?.contains("internet: full") == true)
+    }
+
+    /// Disabled: `reachctl probe` exits 1, connectivity unknown, no request; enabled by SIGHUP:
+    /// checked at once.
+    @Test func probeDisabledThenEnabledByReload() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let server = try ProbeServer(in: uplink, mode: .noContent)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config(enabled: false))
+        let probe = try daemon.reachctl(["probe"])
+        #expect(probe.status == 1)
+        #expect(probe.stderr.contains("disabled"))
+        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: unknown"))
+        #expect(server.requests.isEmpty)
+
+        try Self.config().write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        daemon.child.signal(SIGHUP)
+        #expect(waitUntil(timeout: 15) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true })
+        #expect(try daemon.reachctl(["probe"]).status == 0)
+    }
+
+    /// reachd as an unprivileged user (as under reachd.service): the check still binds to the
+    /// interface (SO_BINDTODEVICE, or its address) and reports full.
+    @Test func unprivilegedDaemonChecks() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let server = try ProbeServer(in: uplink, mode: .noContent)
+        defer { server.stop() }
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        try Self.config().write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
+        try sh("chown -R nobody '\(directory)'")
+        let socket = directory + "/io.reachd.Reachability"
+        let child = try Child(ipCommand, ["netns", "exec", host.name, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                          Binaries.reachd, "--socket", socket, "--config", directory + "/reachd.conf"])
+        defer { child.signal(SIGTERM); child.wait() }
+        #expect(waitUntil(timeout: 15) {
+            (try? run(Binaries.reachctl, ["status", "--socket", socket]).stdout.contains("internet: full")) == true
+        }, "\(child.stderr)")
+        #expect(server.requests.count >= 1)
+    }
+}
