@@ -58,6 +58,7 @@ final class Daemon: @unchecked Sendable {
         // An event between initialEvent() and addObserver would be missed: re-read the state
         // (the server ignores it unless the sequence number moved on).
         server.publish(monitor.initialEvent())
+        server.checkHandler = Self.checkHandler(monitor: monitor)
         self.server = server
         startConnectivityCheck(monitor: monitor, server: server)
 

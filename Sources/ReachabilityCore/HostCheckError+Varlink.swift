@@ -1,0 +1,11 @@
+/// How a host check's failure goes on the wire.
+extension HostCheckError {
+    /// `org.varlink.service.InvalidParameter(parameter:)` for a malformed host or port,
+    /// `io.reachd.Reachability.HostNotFound(host:)` for a name that does not resolve.
+    public var varlinkError: VarlinkError {
+        switch self {
+        case let .invalidParameter(parameter, _): return .invalidParameter(parameter)
+        case let .hostNotFound(host, _): return .hostNotFound(host)
+        }
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import ReachabilityCore
+import ReachabilityLinux
+import ReachabilityServer
+
+extension Daemon {
+    /// Answers `io.reachd.Reachability.Check` with a `HostChecker` judged against the monitor's
+    /// current status. Each check runs on a thread of its own, so the server's queue, the
+    /// monitor's queue and other clients never wait for a resolver or a TCP connect.
+    static func checkHandler(monitor: ReachabilityMonitor, checker: HostChecker = HostChecker()) -> ReachabilityServer.CheckHandler {
+        return { host, port, completion in
+            checker.check(host: host, port: port, status: { monitor.status }) { result in
+                switch result {
+                case let .success(answer):
+                    do {
+                        completion(try .reply("result", answer))
+                    } catch {
+                        // Encoding a HostCheck (strings, booleans, finite numbers) does not fail.
+                        completion(.error(.methodNotImplemented("io.reachd.Reachability.Check")))
+                    }
+                case let .failure(error):
+                    completion(.error(error.varlinkError))
+                }
+            }
+        }
+    }
+}
