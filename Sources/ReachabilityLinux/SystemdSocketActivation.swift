@@ -1,4 +1,3 @@
-import CNetlink
 import CSystemd
 #if canImport(Glibc)
 import Glibc
