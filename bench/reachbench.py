@@ -685,7 +685,7 @@ def table(res):
     s = res.get("startup")
     fo = {f["subscribers"]: f for f in res.get("fanout", [])}
     if i and s:
-        rows.append(f"Footprint: RSS idle {fmt(i['rss_kib'] / 1024, 1)} MiB; with 1,000 subscribers {fmt((fo.get(1000, {}).get('rss_kib') or 0) / 1024, 1)} MiB; "
+        rows.append(f"Footprint: RSS idle {fmt(i['rss_kib'] / 1024, 1)} MiB; with 1,000 subscribers {fmt(fo[1000]['rss_kib'] / 1024, 1) if fo.get(1000, {}).get('rss_kib') else '—'} MiB; "
                     f"start-up to {'READY=1' if s['ready_notify'] else 'first GetStatus answer (no READY=1 received)'} "
                     f"{fmt(s['ready_median_ms'] if s['ready_notify'] else s['getstatus_median_ms'], 1)} ms median of {s['runs']} "
                     f"(first GetStatus answer {fmt(s['getstatus_median_ms'], 1)} ms; includes `ip netns exec` ≈ {fmt(s['ip_netns_exec_overhead_ms'], 1)} ms)")
