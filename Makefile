@@ -58,3 +58,9 @@ install: $(if $(BIN_DIR),,release)
 # Leaves an edited $(SYSCONFDIR)/reachd/reachd.conf (and any drop-ins) in place.
 uninstall:
 	@scripts/install.sh uninstall "" "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
+
+# Benchmarks (issue 8): on demand only, never part of `make test`. Root, ~2.5 minutes on 2 cores.
+# Builds reachd in release mode and writes the figures into BENCHMARKS.md.
+BENCH_ARGS ?=
+bench: release
+	bench/run.sh --reachd $$($(SWIFT) build -c release --show-bin-path)/reachd $(BENCH_ARGS)
