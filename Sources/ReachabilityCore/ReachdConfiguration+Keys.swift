@@ -163,20 +163,17 @@ extension ReachdConfiguration {
         return mode
     }
 
-    /// An `http://HOST[:PORT][/PATH]` URL (parsed as the connectivity check will: URLComponents).
-    /// https is refused here, at load time: the check is plain HTTP (no TLS), so that a captive
-    /// portal can answer it, and a URL it cannot use is a configuration error.
+    /// The connectivity check's URL, parsed by the same `ProbeURL` the check uses, so a file
+    /// that loads is a URL the check can take. https loads (as NetworkManager accepts it); the
+    /// checker warns and reports connectivity `unknown` for it, since reachd speaks no TLS.
     static func httpURL(_ value: String) throws(ValueError) -> String {
-        let usage = "(expected http://HOST[:PORT]/PATH; https is not supported)"
-        guard !value.contains(where: { $0 == " " || $0 == "\t" }),
-              let components = URLComponents(string: value), let scheme = components.scheme?.lowercased() else {
-            throw ValueError("bad URL \(usage)")
+        guard !value.contains(where: { $0 == " " || $0 == "\t" }) else {
+            throw ValueError("bad URL: contains white space (expected http://HOST[:PORT]/PATH)")
         }
-        guard scheme == "http" else { throw ValueError("bad URL scheme '\(scheme)' \(usage)") }
-        guard let host = components.percentEncodedHost, !host.isEmpty else { throw ValueError("bad URL: no host \(usage)") }
-        if let port = components.port, !(1...65535).contains(port) {
-            throw ValueError("bad URL: port \(port) out of range")
+        do {
+            return try ProbeURL(value).string
+        } catch {
+            throw ValueError("bad URL: \(error.problem) (expected http://HOST[:PORT]/PATH)")
         }
-        return value
     }
 }

@@ -92,6 +92,10 @@ let configCases: [ConfigCase] = [
     ConfigCase(name: "URL with IPv6 literal, port and query", text: "[Connectivity]\nURL=HTTP://[::1]:8080/generate_204?x=1\n") { c in
         c.connectivity.url = "HTTP://[::1]:8080/generate_204?x=1"
     },
+    // https loads, as NetworkManager accepts it; the checker warns and reports `unknown` (no TLS).
+    ConfigCase(name: "https URL loads", text: "[Connectivity]\nURL=https://example.com/check\n") { c in
+        c.connectivity.url = "https://example.com/check"
+    },
     ConfigCase(name: "mode without leading zero, zero history", text: "[Socket]\nMode=600\n[Events]\nHistory=0\n") { c in
         c.socket.mode = 0o600; c.events.history = 0
     },
@@ -129,16 +133,16 @@ let configErrorCases: [ConfigErrorCase] = [
           message: "r.conf:2: [Connectivity] Interval=0: bad time span (must be greater than 0)"),
     .init(text: "[Connectivity]\nTimeout=x\n",
           message: "r.conf:2: [Connectivity] Timeout=x: bad time span (expected seconds, e.g. 5 or 2.5s)"),
-    .init(text: "[Connectivity]\nURL=https://example.com/\n",
-          message: "r.conf:2: [Connectivity] URL=https://example.com/: bad URL scheme 'https' (expected http://HOST[:PORT]/PATH; https is not supported)"),
+    .init(text: "[Connectivity]\nURL=ftp://example.com/\n",
+          message: "r.conf:2: [Connectivity] URL=ftp://example.com/: bad URL: scheme ftp is not http (expected http://HOST[:PORT]/PATH)"),
     .init(text: "[Connectivity]\nURL=http:///path\n",
-          message: "r.conf:2: [Connectivity] URL=http:///path: bad URL: no host (expected http://HOST[:PORT]/PATH; https is not supported)"),
+          message: "r.conf:2: [Connectivity] URL=http:///path: bad URL: no host (expected http://HOST[:PORT]/PATH)"),
     .init(text: "[Connectivity]\nURL=connectivity-check.ubuntu.com\n",
-          message: "r.conf:2: [Connectivity] URL=connectivity-check.ubuntu.com: bad URL (expected http://HOST[:PORT]/PATH; https is not supported)"),
+          message: "r.conf:2: [Connectivity] URL=connectivity-check.ubuntu.com: bad URL: not an absolute URL (expected http://HOST[:PORT]/PATH)"),
     .init(text: "[Connectivity]\nURL=http://h:70000/\n",
-          message: "r.conf:2: [Connectivity] URL=http://h:70000/: bad URL: port 70000 out of range"),
+          message: "r.conf:2: [Connectivity] URL=http://h:70000/: bad URL: port 70000 out of range (expected http://HOST[:PORT]/PATH)"),
     .init(text: "[Connectivity]\nURL=http://a b/\n",
-          message: "r.conf:2: [Connectivity] URL=http://a b/: bad URL (expected http://HOST[:PORT]/PATH; https is not supported)"),
+          message: "r.conf:2: [Connectivity] URL=http://a b/: bad URL: contains white space (expected http://HOST[:PORT]/PATH)"),
     .init(text: "[Interfaces]\nKind.eth*=fiber\n",
           message: "r.conf:2: [Interfaces] Kind.eth*=fiber: bad kind (expected one of loopback, ethernet, wifi, wwan, vpn, bridge, virtual, other)"),
     .init(text: "[Interfaces]\nKind.eth*=WiFi\n",

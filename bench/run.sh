@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# `make bench`: builds the fan-out client, runs every benchmark (bench/reachbench.py) against the
+# reachd binary given, prints the table and rewrites the figures in BENCHMARKS.md.
+# Whatever happens, it leaves no namespace and no process behind: reachbench.py cleans up after
+# itself, and this trap removes the namespaces of this run (rb<id>-*, rbo<id>-*) and ends the
+# processes still inside them.
+#   bench/run.sh --reachd PATH [reachbench.py options]      (--fake: self-check of the harness)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" -ne 0 ]; then
+  echo "bench: needs root (network namespaces); skipped" >&2
+  exit 1
+fi
+export BENCH_ID="${BENCH_ID:-$$}"
+PYTHON="${PYTHON:-python3}"
+
+cleanup() {
+  local ns
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^rbo?${BENCH_ID}-" || true); do
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -TERM 2>/dev/null || true
+    sleep 0.2
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  rm -f bench/out/*.sock
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mkdir -p bench/out
+gcc -O2 -Wall -Wextra -o bench/out/fanout bench/fanout.c
+start=$(date +%s)
+"$PYTHON" bench/reachbench.py "$@"
+echo "bench: done in $(( $(date +%s) - start )) s"
