@@ -57,6 +57,7 @@ struct NetworkDetectorTests {
         let network = try TestNetwork(subnet: 101)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let server = try TestHTTPServer(in: network.uplinkNamespace, port: 8080, directory: directory)
         defer { server.stop() }
         let url = "http://\(network.uplink.gatewayAddress):8080/generate_204"
@@ -92,6 +93,7 @@ struct NetworkDetectorTests {
         let network = try TestNetwork(subnet: 102)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let server = try TestHTTPServer(in: network.uplinkNamespace, port: 8080, directory: directory)
         defer { server.stop() }
         let url = "http://\(network.uplink.gatewayAddress):8080/portal"

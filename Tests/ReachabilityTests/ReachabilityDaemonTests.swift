@@ -14,6 +14,7 @@ struct ReachabilityDaemonTests {
         let network = try TestNetwork(subnet: 81)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let daemon = try ReachdDaemon(in: network.host, directory: directory)
         defer { daemon.stop() }
 
@@ -66,6 +67,7 @@ struct ReachabilityDaemonTests {
         let network = try TestNetwork(subnet: 82)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let daemon = try ReachdDaemon(in: network.host, directory: directory,
                                       config: ReachdDaemon.noProbe + "[Interfaces]\nKind.eth*=\(kind)\n")
         defer { daemon.stop() }
@@ -93,6 +95,7 @@ struct ReachabilityDaemonTests {
         // The target lives in the uplink namespace, behind the default route.
         try network.uplinkNamespace.ip("addr add 10.183.0.1/32 dev lo")
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let daemon = try ReachdDaemon(in: network.host, directory: directory)
         defer { daemon.stop() }
 
@@ -122,6 +125,7 @@ struct ReachabilityDaemonTests {
         let network = try TestNetwork(subnet: 84)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let daemon = try ReachdDaemon(in: network.host, directory: directory)
         defer { daemon.stop() }
 
@@ -161,6 +165,7 @@ struct ReachabilityDaemonTests {
         let network = try TestNetwork(subnet: 85)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let daemon = try ReachdDaemon(in: network.host, directory: directory)
         defer { daemon.stop() }
 
@@ -197,6 +202,7 @@ struct ReachabilityDaemonTests {
         let network = try TestNetwork(subnet: 88)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let daemon = try ReachdDaemon(in: network.host, directory: directory)
         defer { daemon.stop() }
 
@@ -223,6 +229,7 @@ struct ReachabilityDaemonTests {
         let network = try TestNetwork(subnet: 86)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let daemon = try ReachdDaemon(in: network.host, directory: directory)
         defer { daemon.stop() }
 
@@ -254,6 +261,7 @@ struct ReachabilityDaemonTests {
         let network = try TestNetwork(subnet: 87)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let socketPath = directory.path + "/io.reachd.Reachability"
 
         let reachability = try Reachability(source: .auto, socketPath: socketPath)

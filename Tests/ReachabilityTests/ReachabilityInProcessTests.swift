@@ -91,6 +91,7 @@ struct ReachabilityInProcessTests {
         let network = try TestNetwork(subnet: 97)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
+        defer { directory.remove() }
         let server = try TestHTTPServer(in: network.uplinkNamespace, port: 8080, directory: directory)
         defer { server.stop() }
 
