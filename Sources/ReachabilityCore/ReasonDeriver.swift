@@ -17,6 +17,15 @@ public enum ReasonDeriver {
             if !before.up && now.up { candidates.append(Reason(code: .linkUp, interface: now.name)) }
             if before.carrier && !now.carrier { candidates.append(Reason(code: .carrierLost, interface: now.name)) }
             if !before.carrier && now.carrier { candidates.append(Reason(code: .carrierGained, interface: now.name)) }
+            // The kernel settles operstate after up/carrier (linkwatch, ~1 s later): name that
+            // change by where it went rather than leaving it unexplained.
+            if before.operstate != now.operstate && before.up == now.up && before.carrier == now.carrier {
+                let detail = "operstate \(before.operstate) → \(now.operstate)"
+                candidates.append(Reason(code: now.operstate == "up" ? .linkUp : .linkDown, interface: now.name, detail: detail))
+            }
+            if before.name != now.name {
+                candidates.append(Reason(code: .linkAdded, interface: now.name, detail: "renamed from \(before.name)"))
+            }
         }
         func name(_ index: Int) -> String? { new.links[index]?.name ?? old.links[index]?.name }
         for address in old.addresses.subtracting(new.addresses) {
