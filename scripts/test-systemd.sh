@@ -11,9 +11,7 @@
 #   5. `systemctl reload` with a broken configuration leaves it running (same PID); a fixed one reloads;
 #      a broken one at start fails with 78 (EX_CONFIG) and is not restarted,
 #   6. the watchdog never fired (NRestarts=0) and nothing in the unit was refused by the sandbox.
-# While reachd is not built yet (the binary prints "not built yet"), a Python stand-in takes its
-# place so the harness itself stays tested; REACHD_STANDIN=1 forces it. Needs root; skips otherwise
-# (and with REACHD_SKIP_SYSTEMD_TEST=1). About 15 s.
+# Needs root; skips otherwise (and with REACHD_SKIP_SYSTEMD_TEST=1). About 15 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,10 +22,7 @@ for tool in systemd-nspawn unshare nsenter; do
 done
 
 bin_dir=${REACHD_BIN_DIR:-$(swift build --show-bin-path)}
-standin=${REACHD_STANDIN:-0}
-if [ "$standin" != 1 ] && { ! out=$("$bin_dir/reachd" --version 2>&1) || [[ $out == *"not built yet"* ]]; }; then
-  standin=1
-fi
+[ -x "$bin_dir/reachd" ] && [ -x "$bin_dir/reachctl" ] || { echo "check-systemd: no reachd/reachctl in $bin_dir (build first)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/reachd-systemd.XXXXXX)
 upper=$work/upper root=$work/root
@@ -64,11 +59,6 @@ wait_for() { # seconds, description, command...
 # --- The container's files: the upper layer of the overlay, written before it is mounted.
 make -s install DESTDIR="$upper" PREFIX=/usr/local BIN_DIR="$bin_dir" >/dev/null
 reachctl=(/usr/local/bin/reachctl status)
-if [ "$standin" = 1 ]; then
-  log "reachd is not built yet: using the Python stand-in (scripts/systemd-test/)"
-  install -m 0755 scripts/systemd-test/stand-in-reachd.py "$upper/usr/local/bin/reachd"
-  install -m 0755 scripts/systemd-test/stand-in-reachctl.py "$upper/usr/local/bin/reachctl"
-fi
 mkdir -p "$upper/etc/reachd/reachd.conf.d"
 # Never any outside traffic (and no ModemManager in the container).
 printf '[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n' > "$upper/etc/reachd/reachd.conf.d/50-test.conf"
@@ -160,18 +150,16 @@ status_text() { inside systemctl show -p StatusText --value reachd.service; }
 text=$(status_text)
 log "StatusText: '$text'"
 [ "$text" = "not reachable" ] || fail "StatusText is '$text', expected 'not reachable' (no network in the container)"
-if [ "$standin" != 1 ]; then
-  inside ip link add rch0 type veth peer name rch0p
-  inside ip link set rch0p up
-  inside ip link set rch0 up
-  inside ip addr add 10.231.0.2/24 dev rch0
-  inside ip route add default via 10.231.0.1 dev rch0
-  status_is() { [ "$(status_text)" = "$1" ]; }
-  wait_for 10 "StatusText 'ethernet via rch0, internet not checked' (is '$(status_text)')" \
-    status_is "ethernet via rch0, internet not checked" && log "StatusText: '$(status_text)'"
-  inside ip link del rch0
-  wait_for 10 "StatusText back to 'not reachable'" status_is "not reachable" || true
-fi
+inside ip link add rch0 type veth peer name rch0p
+inside ip link set rch0p up
+inside ip link set rch0 up
+inside ip addr add 10.231.0.2/24 dev rch0
+inside ip route add default via 10.231.0.1 dev rch0
+status_is() { [ "$(status_text)" = "$1" ]; }
+wait_for 10 "StatusText 'ethernet via rch0, internet not checked' (is '$(status_text)')" \
+  status_is "ethernet via rch0, internet not checked" && log "StatusText: '$(status_text)'"
+inside ip link del rch0
+wait_for 10 "StatusText back to 'not reachable'" status_is "not reachable" || true
 
 # --- 3. An unprivileged user asks through the socket.
 if out=$(as_user "${reachctl[@]}" 2>&1); then
@@ -199,10 +187,8 @@ inside systemctl reload reachd.service || fail "systemctl reload (broken config)
 sleep 1
 [ "$(inside systemctl is-active reachd.service || true)" = active ] || fail "a broken config on reload stopped reachd"
 [ "$(inside systemctl show -p MainPID --value reachd.service)" = "$pid" ] || fail "a broken config on reload restarted reachd"
-if [ "$standin" != 1 ]; then
-  wait_for 5 "the journal naming the broken file" \
-    sh -c "nsenter -t $leader -a journalctl -u reachd.service --no-pager | grep -q '90-broken.conf:2'"
-fi
+wait_for 5 "the journal naming the broken file" \
+  sh -c "nsenter -t $leader -a journalctl -u reachd.service --no-pager | grep -q '90-broken.conf:2'"
 inside rm /etc/reachd/reachd.conf.d/90-broken.conf
 inside systemctl reload reachd.service || fail "systemctl reload (good config) failed"
 sleep 1
@@ -210,19 +196,17 @@ sleep 1
 as_user "${reachctl[@]}" >/dev/null 2>&1 || fail "reachctl status after reload failed"
 
 # --- 5b. A broken configuration at start: the service fails (78, EX_CONFIG) and is not restarted.
-if [ "$standin" != 1 ]; then
-  inside sh -c 'printf "[Monitor]\nDebounce=soon\n" > /etc/reachd/reachd.conf.d/90-broken.conf'
-  if timeout 60 nsenter -t "$leader" -a systemctl restart reachd.service 2>/dev/null; then
-    fail "reachd started with a broken configuration"
-  fi
-  sleep 3   # longer than RestartSec=: a restart would have happened by now
-  [ "$(inside systemctl show -p ExecMainStatus --value reachd.service)" = 78 ] ||
-    fail "a broken configuration at start exited $(inside systemctl show -p ExecMainStatus --value reachd.service), expected 78"
-  [ "$(inside systemctl show -p NRestarts --value reachd.service)" = 0 ] || fail "a broken configuration was restarted"
-  inside rm /etc/reachd/reachd.conf.d/90-broken.conf
-  inside systemctl reset-failed reachd.service
-  timeout 60 nsenter -t "$leader" -a systemctl start reachd.service || fail "reachd did not start with the configuration fixed"
+inside sh -c 'printf "[Monitor]\nDebounce=soon\n" > /etc/reachd/reachd.conf.d/90-broken.conf'
+if timeout 60 nsenter -t "$leader" -a systemctl restart reachd.service 2>/dev/null; then
+  fail "reachd started with a broken configuration"
 fi
+sleep 3   # longer than RestartSec=: a restart would have happened by now
+[ "$(inside systemctl show -p ExecMainStatus --value reachd.service)" = 78 ] ||
+  fail "a broken configuration at start exited $(inside systemctl show -p ExecMainStatus --value reachd.service), expected 78"
+[ "$(inside systemctl show -p NRestarts --value reachd.service)" = 0 ] || fail "a broken configuration was restarted"
+inside rm /etc/reachd/reachd.conf.d/90-broken.conf
+inside systemctl reset-failed reachd.service
+timeout 60 nsenter -t "$leader" -a systemctl start reachd.service || fail "reachd did not start with the configuration fixed"
 
 # --- 6. No watchdog kill, no restart, nothing refused by the sandbox.
 [ "$(inside systemctl show -p WatchdogUSec --value reachd.service)" = 2s ] || fail "the test watchdog drop-in is not in effect"
@@ -239,4 +223,4 @@ if [ $failures -gt 0 ]; then
   printf '%s\n' "$journal" | tail -40 >&2
   exit 1
 fi
-log "reachd under systemd as PID 1: ok$([ "$standin" = 1 ] && echo " (stand-in daemon: reachd not built yet)")"
+log "reachd under systemd as PID 1: ok"
