@@ -17,15 +17,6 @@ public enum ReasonDeriver {
             if !before.up && now.up { candidates.append(Reason(code: .linkUp, interface: now.name)) }
             if before.carrier && !now.carrier { candidates.append(Reason(code: .carrierLost, interface: now.name)) }
             if !before.carrier && now.carrier { candidates.append(Reason(code: .carrierGained, interface: now.name)) }
-            // The kernel settles operstate after up/carrier (linkwatch, ~1 s later): name that
-            // change by where it went rather than leaving it unexplained.
-            if before.operstate != now.operstate && before.up == now.up && before.carrier == now.carrier {
-                let detail = "operstate \(before.operstate) → \(now.operstate)"
-                candidates.append(Reason(code: now.operstate == "up" ? .linkUp : .linkDown, interface: now.name, detail: detail))
-            }
-            if before.name != now.name {
-                candidates.append(Reason(code: .linkAdded, interface: now.name, detail: "renamed from \(before.name)"))
-            }
         }
         func name(_ index: Int) -> String? { new.links[index]?.name ?? old.links[index]?.name }
         for address in old.addresses.subtracting(new.addresses) {
@@ -43,6 +34,26 @@ public enum ReasonDeriver {
         if old.modems != new.modems { candidates.append(Reason(code: .modemChanged)) }
         if old.probe?.comparable != new.probe?.comparable {
             candidates.append(Reason(code: .probeResult, detail: new.probe.map { $0.result.rawValue }))
+        }
+        if let reason = candidates.min(by: { rank($0, focus) < rank($1, focus) }) { return reason }
+        return linkAttributeChange(from: old, to: new, focus: focus)
+    }
+
+    /// Only when nothing above explains a change: the kernel settles operstate after up/carrier
+    /// (linkwatch, about a second later), and a link can be renamed. Named by where it went,
+    /// rather than left unexplained.
+    private static func linkAttributeChange(from old: NetworkSnapshot, to new: NetworkSnapshot,
+                                            focus: Set<String>) -> Reason? {
+        var candidates: [Reason] = []
+        for (index, now) in new.links {
+            guard let before = old.links[index] else { continue }
+            if before.operstate != now.operstate {
+                candidates.append(Reason(code: now.operstate == "up" ? .linkUp : .linkDown, interface: now.name,
+                                         detail: "operstate \(before.operstate) → \(now.operstate)"))
+            }
+            if before.name != now.name {
+                candidates.append(Reason(code: .linkAdded, interface: now.name, detail: "renamed from \(before.name)"))
+            }
         }
         return candidates.min { rank($0, focus) < rank($1, focus) }
     }

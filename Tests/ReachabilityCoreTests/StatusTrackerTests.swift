@@ -94,6 +94,7 @@ let reasonCases: [ReasonCase] = [
     ReasonCase(name: "address added", old: { var s = base; s.addresses = []; return s }(), new: base, code: .addressAdded, interface: "eth0"),
     ReasonCase(name: "operstate settles to up", old: { var s = base; s.links[2]?.operstate = "down"; return s }(), new: base, code: .linkUp, interface: "eth0"),
     ReasonCase(name: "operstate leaves up", old: base, new: { var s = base; s.links[2]?.operstate = "dormant"; return s }(), code: .linkDown, interface: "eth0"),
+    ReasonCase(name: "a route explains more than operstate settling", old: { var s = base; s.links[2]?.operstate = "down"; s.routes = []; return s }(), new: base, code: .routeAdded, interface: "eth0"),
     ReasonCase(name: "link renamed", old: base, new: { var s = base; s.links[2]?.name = "wan0"; return s }(), code: .linkAdded, interface: "wan0"),
     ReasonCase(name: "modem changed", old: base, new: { var s = base; s.modems = [ModemState(path: "/m/0", interfaces: [], accessTechnologies: 0)]; return s }(), code: .modemChanged, interface: nil),
 ]
