@@ -43,7 +43,7 @@ final class StatusFeed: @unchecked Sendable {
     private var epoch = 0
     private var origin: FeedOrigin?
     private var lastStatus: Status?
-    private var subscription: DaemonSubscription?
+    private var subscription: ReachabilityClient.EventSubscription?
     private var monitor: ReachabilityMonitor?
     private var pollTimer: DispatchSourceTimer?
 
@@ -139,20 +139,21 @@ final class StatusFeed: @unchecked Sendable {
 
     private func startSubscription(reconnect: Bool) {
         let started = epoch
-        // `.daemon` rides out daemon restarts; `.auto` wants to hear at once that the daemon is
-        // gone, to fall back to the in-process monitor.
-        let subscription = DaemonSubscription(
-            socketPath: settings.socketPath, reconnect: reconnect,
+        // `.daemon` rides out daemon restarts (and waits for a daemon that is not there yet);
+        // `.auto` wants to hear at once that the daemon is gone, to fall back to the in-process
+        // monitor. Events and the end are handed to the queue, where the epoch drops any that a
+        // cancelled subscription was already delivering.
+        let client = ReachabilityClient(socketPath: settings.socketPath)
+        subscription = client.subscribe(
+            waitForDaemon: reconnect, reconnect: reconnect,
             onEvent: { [weak self] event in
                 guard let self else { return }
                 self.queue.async { self.receive(event.current, origin: .daemon, epoch: started) }
             },
-            onEnd: { [weak self] in
+            onEnd: { [weak self] _ in
                 guard let self else { return }
                 self.queue.async { self.subscriptionEnded(epoch: started) }
             })
-        self.subscription = subscription
-        subscription.start()
     }
 
     private func subscriptionEnded(epoch ended: Int) {
@@ -163,8 +164,15 @@ final class StatusFeed: @unchecked Sendable {
             epoch += 1
             do { try startMonitor() } catch { /* keep polling: the daemon may come back */ }
             startPolling()
-        case .daemon, .inProcess:
-            break   // a reconnecting subscription never ends by itself
+        case .daemon:
+            // A reconnecting subscription ends only when the daemon refuses `Subscribe` with an
+            // error reply; `.daemon` has nowhere else to go, so ask again a little later.
+            queue.asyncAfter(deadline: .now() + settings.daemonPollInterval) { [weak self] in
+                guard let self, self.running, self.epoch == ended, self.subscription == nil else { return }
+                self.startSubscription(reconnect: true)
+            }
+        case .inProcess:
+            break   // never subscribes
         }
     }
 

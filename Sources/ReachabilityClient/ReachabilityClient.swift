@@ -41,7 +41,10 @@ public struct ReachabilityClient: Sendable {
         }
     }
 
-    /// Reachability events: first the current state (`initial`), then every change.
+    /// Reachability events: first the current state (`initial`), then every change; the stream
+    /// form of `subscribe(after:statusOnly:waitForDaemon:reconnect:onEvent:onEnd:)`, whose
+    /// thread reads the socket; terminating the stream (its task cancelled, or the stream dropped)
+    /// cancels the subscription.
     ///
     /// When the daemon goes away (restart, upgrade) the stream reconnects with a short backoff
     /// and resumes with `Subscribe(after:)` from the last sequence number it yielded, so nothing
@@ -56,10 +59,13 @@ public struct ReachabilityClient: Sendable {
                        reconnect: Bool = true) -> AsyncThrowingStream<ReachabilityEvent, Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ReachabilityEvent.self, throwing: Error.self,
                                                                      bufferingPolicy: .unbounded)
-        let worker = EventStreamWorker(socketPath: socketPath, after: after, statusOnly: statusOnly,
-                                       waitForDaemon: waitForDaemon, reconnect: reconnect, continuation: continuation)
-        continuation.onTermination = { _ in worker.cancel() }
-        worker.start()
+        // The callbacks run on the subscription's thread, not on the cooperative pool.
+        let subscription = EventSubscription(socketPath: socketPath, after: after, statusOnly: statusOnly,
+                                             waitForDaemon: waitForDaemon, reconnect: reconnect,
+                                             onEvent: { continuation.yield($0) },
+                                             onEnd: { continuation.finish(throwing: $0) })
+        continuation.onTermination = { _ in subscription.cancel() }
+        subscription.start()
         return stream
     }
 }
@@ -76,95 +82,5 @@ public struct EventDeduplicator: Sendable {
         if let lastSequence, event.sequence <= lastSequence, !isResync { return false }
         lastSequence = event.sequence
         return true
-    }
-}
-
-/// The thread behind `events()`: blocking reads on a dedicated thread, reconnecting as needed.
-final class EventStreamWorker: @unchecked Sendable {
-    private let socketPath: String
-    private let statusOnly: Bool
-    private let waitForDaemon: Bool
-    private let reconnect: Bool
-    private let continuation: AsyncThrowingStream<ReachabilityEvent, Error>.Continuation
-    private let lock = NSLock()
-    private var cancelled = false
-    private var connection: VarlinkConnection?
-    private let wakeUp = DispatchSemaphore(value: 0)
-    private var deduplicator: EventDeduplicator
-
-    init(socketPath: String, after: Int?, statusOnly: Bool, waitForDaemon: Bool, reconnect: Bool,
-         continuation: AsyncThrowingStream<ReachabilityEvent, Error>.Continuation) {
-        self.socketPath = socketPath; self.statusOnly = statusOnly; self.waitForDaemon = waitForDaemon
-        self.reconnect = reconnect; self.continuation = continuation
-        self.deduplicator = EventDeduplicator(lastSequence: after)
-    }
-
-    func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "reachd.client.events"
-        thread.start()
-    }
-
-    func cancel() {
-        lock.withLock {
-            cancelled = true
-            connection?.shutdown()
-        }
-        wakeUp.signal()
-    }
-
-    private var isCancelled: Bool { lock.withLock { cancelled } }
-
-    private func run() {
-        var everConnected = false
-        var backoff: TimeInterval = 0.05
-        while !isCancelled {
-            do {
-                let connection = try VarlinkConnection(socketPath: socketPath)
-                let proceed = lock.withLock { () -> Bool in
-                    guard !cancelled else { return false }
-                    self.connection = connection
-                    return true
-                }
-                guard proceed else { connection.close(); break }
-                defer { lock.withLock { self.connection = nil }; connection.close() }
-                everConnected = true
-                var parameters: [String: JSONValue] = [:]
-                if let after = deduplicator.lastSequence { parameters["after"] = .int(after) }
-                if statusOnly { parameters["statusOnly"] = .bool(true) }
-                try connection.send(VarlinkCall(method: "\(ReachabilityClient.interface).Subscribe", parameters: parameters, more: true))
-                while true {
-                    let reply = try connection.receive()
-                    if let error = reply.error {
-                        let remote = VarlinkError(error, parameters: reply.parameters)
-                        // Dropped for being slow: resume from the last event, the history has the rest.
-                        if error == VarlinkError.subscriberTooSlow(dropped: 0).name && reconnect { break }
-                        continuation.finish(throwing: ReachabilityClientError.remote(remote))
-                        return
-                    }
-                    let event = try reply.decode(ReachabilityEvent.self, key: "event")
-                    backoff = 0.05
-                    if deduplicator.admit(event) { continuation.yield(event) }
-                }
-            } catch ReachabilityClientError.daemonNotRunning(let path) where !everConnected && !waitForDaemon {
-                continuation.finish(throwing: ReachabilityClientError.daemonNotRunning(socketPath: path))
-                return
-            } catch let error as ReachabilityClientError {
-                if isCancelled { break }
-                switch error {
-                case .daemonNotRunning, .connectionClosed, .timedOut:
-                    if !reconnect && everConnected { continuation.finish(throwing: error); return }
-                case .connectionFailed, .protocolError, .remote:
-                    if !reconnect { continuation.finish(throwing: error); return }
-                }
-            } catch {
-                if isCancelled { break }
-                if !reconnect { continuation.finish(throwing: error); return }
-            }
-            if isCancelled { break }
-            _ = wakeUp.wait(timeout: .now() + backoff)
-            backoff = min(backoff * 2, 1.0)
-        }
-        continuation.finish()
     }
 }

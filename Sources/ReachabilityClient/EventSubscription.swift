@@ -1,0 +1,147 @@
+import Foundation
+import ReachabilityCore
+
+extension ReachabilityClient {
+    /// Reachability events delivered to callbacks: first the current state (`initial`), then every change.
+    ///
+    /// The subscription reads on a thread of its own (blocking reads, never on Swift's cooperative
+    /// pool, so an app that blocks its async threads still gets its events). When the daemon goes
+    /// away (restart, upgrade) and `reconnect` is true, it reconnects with a short backoff and
+    /// resumes with `Subscribe(after:)` from the last sequence number it delivered, so nothing is
+    /// lost; an event is never delivered twice (a `resync` initial is, by design, a fresh start).
+    /// A daemon that drops the subscriber as too slow (`SubscriberTooSlow`) is treated the same way.
+    ///
+    /// ```swift
+    /// let subscription = ReachabilityClient().subscribe(
+    ///     onEvent: { event in print(event.reason.code, event.current.status) },
+    ///     onEnd: { error in print("subscription ended: \(error)") })
+    /// …
+    /// subscription.cancel()
+    /// ```
+    /// - Parameters:
+    ///   - after: resume after this sequence number (as `reachctl monitor --after`).
+    ///   - statusOnly: only changes of status, connectivity or primary interface.
+    ///   - waitForDaemon: when false, the subscription ends with `daemonNotRunning` if no daemon
+    ///     answers the first time; when true it waits for one.
+    ///   - reconnect: when false, the subscription ends with the error when the connection drops
+    ///     (or the daemon drops it as too slow); when true it reconnects and resumes.
+    ///   - onEvent: called on the subscription's thread, in order, once per new event.
+    ///   - onEnd: called once, on the subscription's thread, when the subscription ends by itself,
+    ///     with the reason: `daemonNotRunning`, a dropped connection without `reconnect`, or a
+    ///     varlink error reply (other than `SubscriberTooSlow` with `reconnect`) as `.remote`.
+    ///     Never called for `cancel()`.
+    /// - Returns: the running subscription; keep it to `cancel()` it.
+    public func subscribe(after: Int? = nil, statusOnly: Bool = false, waitForDaemon: Bool = false,
+                          reconnect: Bool = true,
+                          onEvent: @escaping @Sendable (ReachabilityEvent) -> Void,
+                          onEnd: @escaping @Sendable (any Error) -> Void) -> EventSubscription {
+        let subscription = EventSubscription(socketPath: socketPath, after: after, statusOnly: statusOnly,
+                                             waitForDaemon: waitForDaemon, reconnect: reconnect,
+                                             onEvent: onEvent, onEnd: onEnd)
+        subscription.start()
+        return subscription
+    }
+
+    /// A running `Subscribe` call on a dedicated thread (see `ReachabilityClient.subscribe`).
+    public final class EventSubscription: @unchecked Sendable {
+        private let socketPath: String
+        private let statusOnly: Bool
+        private let waitForDaemon: Bool
+        private let reconnect: Bool
+        private let onEvent: @Sendable (ReachabilityEvent) -> Void
+        private let onEnd: @Sendable (any Error) -> Void
+        private let lock = NSLock()
+        private var cancelled = false
+        private var connection: VarlinkConnection?
+        private let wakeUp = DispatchSemaphore(value: 0)
+        /// Only touched on the subscription's thread.
+        private var deduplicator: EventDeduplicator
+
+        init(socketPath: String, after: Int?, statusOnly: Bool, waitForDaemon: Bool, reconnect: Bool,
+             onEvent: @escaping @Sendable (ReachabilityEvent) -> Void, onEnd: @escaping @Sendable (any Error) -> Void) {
+            self.socketPath = socketPath; self.statusOnly = statusOnly; self.waitForDaemon = waitForDaemon
+            self.reconnect = reconnect; self.onEvent = onEvent; self.onEnd = onEnd
+            self.deduplicator = EventDeduplicator(lastSequence: after)
+        }
+
+        /// Starts the thread; called once, by `subscribe` or by `events()` after setting up its stream.
+        func start() {
+            let thread = Thread { [self] in run() }
+            thread.name = "reachd.client.subscription"
+            thread.start()
+        }
+
+        /// Ends the subscription: the thread stops soon (a blocked read is woken), and no `onEvent`
+        /// or `onEnd` call starts after this returns — except one whose thread was already past
+        /// its check when `cancel()` was called; a consumer that must not see it (a feed that
+        /// switched sources) drops it itself. Safe from any thread, from the callbacks too, and
+        /// more than once.
+        public func cancel() {
+            lock.withLock {
+                cancelled = true
+                connection?.shutdown()
+            }
+            wakeUp.signal()
+        }
+
+        private var isCancelled: Bool { lock.withLock { cancelled } }
+
+        /// Calls `onEnd` unless cancelled (without holding the lock: `onEnd` may call `cancel()`).
+        private func end(_ error: any Error) {
+            if !isCancelled { onEnd(error) }
+        }
+
+        private func run() {
+            var everConnected = false
+            var backoff: TimeInterval = 0.05
+            while !isCancelled {
+                do {
+                    let connection = try VarlinkConnection(socketPath: socketPath)
+                    let proceed = lock.withLock { () -> Bool in
+                        guard !cancelled else { return false }
+                        self.connection = connection
+                        return true
+                    }
+                    guard proceed else { connection.close(); return }
+                    defer { lock.withLock { self.connection = nil }; connection.close() }
+                    everConnected = true
+                    var parameters: [String: JSONValue] = [:]
+                    if let after = deduplicator.lastSequence { parameters["after"] = .int(after) }
+                    if statusOnly { parameters["statusOnly"] = .bool(true) }
+                    try connection.send(VarlinkCall(method: "\(ReachabilityClient.interface).Subscribe",
+                                                    parameters: parameters, more: true))
+                    while true {
+                        let reply = try connection.receive()
+                        if let error = reply.error {
+                            let remote = VarlinkError(error, parameters: reply.parameters)
+                            // Dropped for being slow: resume from the last event, the history has the rest.
+                            if error == VarlinkError.subscriberTooSlow(dropped: 0).name && reconnect { break }
+                            end(ReachabilityClientError.remote(remote))
+                            return
+                        }
+                        let event = try reply.decode(ReachabilityEvent.self, key: "event")
+                        backoff = 0.05
+                        if deduplicator.admit(event), !isCancelled { onEvent(event) }
+                    }
+                } catch ReachabilityClientError.daemonNotRunning(let path) where !everConnected && !waitForDaemon {
+                    end(ReachabilityClientError.daemonNotRunning(socketPath: path))
+                    return
+                } catch let error as ReachabilityClientError {
+                    if isCancelled { return }
+                    switch error {
+                    case .daemonNotRunning, .connectionClosed, .timedOut:
+                        if !reconnect && everConnected { end(error); return }
+                    case .connectionFailed, .protocolError, .remote:
+                        if !reconnect { end(error); return }
+                    }
+                } catch {
+                    if isCancelled { return }
+                    if !reconnect { end(error); return }
+                }
+                if isCancelled { return }
+                _ = wakeUp.wait(timeout: .now() + backoff)
+                backoff = min(backoff * 2, 1.0)
+            }
+        }
+    }
+}

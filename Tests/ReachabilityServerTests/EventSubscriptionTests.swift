@@ -1,0 +1,87 @@
+import Foundation
+import ReachabilityClient
+import ReachabilityCore
+import ReachabilityServer
+import TestSupport
+import Testing
+
+/// What a subscription's callbacks saw, filled on its thread.
+private final class SubscriptionRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _events: [ReachabilityEvent] = []
+    private var _ends: [any Error] = []
+
+    var events: [ReachabilityEvent] { lock.withLock { _events } }
+    var ends: [any Error] { lock.withLock { _ends } }
+
+    func subscribe(_ client: ReachabilityClient, waitForDaemon: Bool = false, reconnect: Bool) -> ReachabilityClient.EventSubscription {
+        client.subscribe(waitForDaemon: waitForDaemon, reconnect: reconnect,
+                         onEvent: { event in
+                             self.lock.withLock { self._events.append(event) }
+                         },
+                         onEnd: { error in self.lock.withLock { self._ends.append(error) } })
+    }
+}
+
+/// The callback form of the client's subscription (`ReachabilityClient.subscribe`), which the
+/// app library uses directly and `events()` wraps.
+@Suite struct EventSubscriptionTests {
+    @Test func withoutReconnectTheEndIsReportedOnceWithTheError() throws {
+        let h = try ServerHarness(sequence: 200)
+        let recorder = SubscriptionRecorder()
+        let subscription = recorder.subscribe(ReachabilityClient(socketPath: h.path), reconnect: false)
+        defer { subscription.cancel() }
+        #expect(waitUntil(timeout: 10) { recorder.events.count == 1 })
+        let change = h.publishChange()
+        #expect(waitUntil(timeout: 10) { recorder.events.count == 2 })
+        #expect(recorder.events.map(\.sequence) == [200, change.sequence])
+
+        h.server.stop()
+        #expect(waitUntil(timeout: 10) { !recorder.ends.isEmpty })
+        #expect(recorder.ends.count == 1)
+        #expect(recorder.ends.first as? ReachabilityClientError == .connectionClosed)
+    }
+
+    @Test func withoutADaemonTheEndIsDaemonNotRunning() throws {
+        let directory = try temporaryDirectory()
+        let recorder = SubscriptionRecorder()
+        let subscription = recorder.subscribe(ReachabilityClient(socketPath: directory + "/none"), reconnect: true)
+        defer { subscription.cancel() }
+        #expect(waitUntil(timeout: 10) { !recorder.ends.isEmpty })
+        #expect(recorder.ends.first as? ReachabilityClientError == .daemonNotRunning(socketPath: directory + "/none"))
+        #expect(recorder.events.isEmpty)
+    }
+
+    @Test func waitForDaemonWaitsForTheFirstServer() throws {
+        let directory = try temporaryDirectory()
+        let path = directory + "/io.reachd.Reachability"
+        let recorder = SubscriptionRecorder()
+        let subscription = recorder.subscribe(ReachabilityClient(socketPath: path), waitForDaemon: true, reconnect: false)
+        defer { subscription.cancel() }
+        let server = ReachabilityServer(initial: Fixture.initial(sequence: 7))
+        defer { server.stop() }
+        try server.listen(at: path)
+        #expect(waitUntil(timeout: 10) { recorder.events.count == 1 })
+        #expect(recorder.events.first?.sequence == 7)
+        #expect(recorder.ends.isEmpty)
+    }
+
+    /// After `cancel()` the connection goes, nothing more is delivered and `onEnd` is not called.
+    @Test func cancelEndsQuietly() throws {
+        let h = try ServerHarness(sequence: 300)
+        let recorder = SubscriptionRecorder()
+        let subscription = recorder.subscribe(ReachabilityClient(socketPath: h.path), reconnect: true)
+        #expect(waitUntil(timeout: 10) { recorder.events.count == 1 && h.server.subscriberCount == 1 })
+        subscription.cancel()
+        #expect(waitUntil(timeout: 10) { h.server.connectionCount == 0 })
+        h.publishChange()
+        h.server.stop()
+        // A subscription that was not cancelled would reconnect to this one.
+        let second = ReachabilityServer(initial: Fixture.initial(sequence: 400))
+        defer { second.stop() }
+        try second.listen(at: h.path)
+        #expect(!waitUntil(timeout: 1.5) { second.connectionCount > 0 })
+        #expect(recorder.events.map(\.sequence) == [300])
+        #expect(recorder.ends.isEmpty)
+    }
+}
