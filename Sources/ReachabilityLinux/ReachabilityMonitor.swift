@@ -7,7 +7,8 @@ import ReachabilityCore
 /// `ReachabilityEvent` the moment the machine's `Status` changes.
 ///
 /// One raw libnl socket, subscribed to the link, IPv4/IPv6 address and IPv4/IPv6 route groups,
-/// is read by a `DispatchSourceRead` on `queue`. Each time the socket is readable the monitor
+/// is waited on by a thread of its own (`ReadinessThread`, blocked in `poll` as `ip monitor` is in
+/// `recvmsg`), which then drains it on `queue` (`queue.sync`). Each time the socket is readable the monitor
 /// drains it (`nl_recvmsgs` until EAGAIN), applies every message to its `KernelStateTable` and
 /// classifies once, so a burst of messages yields at most one event. The socket subscribes
 /// before the monitor dumps the kernel's state, so nothing falls between the two. When the kernel
@@ -72,7 +73,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     private var modems: [ModemState] = []
     private var probe: Probe?
     private var socket: NetlinkSocket?
-    private var readSource: DispatchSourceRead?
+    private var reader: ReadinessThread?
     private var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
     private var streams: [Int: AsyncStream<ReachabilityEvent>.Continuation] = [:]
     private var nextObserverID = 0
@@ -103,7 +104,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     }
 
     deinit {
-        readSource?.cancel()
+        reader?.stop()
     }
 
     /// Subscribes to the rtnetlink groups, then dumps links, addresses and routes; the initial
@@ -139,21 +140,30 @@ public final class ReachabilityMonitor: @unchecked Sendable {
                 publish()
             }
             hasStarted = true
+            // The reader thread drains on `queue` with `sync`: the thread the kernel woke does the
+            // work, without the hand-over a Dispatch read source costs (Dispatch's manager thread
+            // waking a worker). It keeps the socket (and its fd) alive until it has ended.
+            let identity = ObjectIdentifier(socket)
+            let queue = self.queue
+            let reader = try ReadinessThread(fileDescriptor: socket.fileDescriptor, keepAlive: socket,
+                                             name: "reachd.netlink") { [weak self] in
+                queue.sync {
+                    // A reader outlived by a restart must not drain its successor's socket.
+                    guard let self, let current = self.socket, ObjectIdentifier(current) == identity else { return }
+                    self.drain()
+                }
+            }
             self.socket = socket
-            let source = DispatchSource.makeReadSource(fileDescriptor: socket.fileDescriptor, queue: queue)
-            source.setEventHandler { [weak self] in self?.drain() }
-            // The socket (and its fd) lives until the source no longer watches it.
-            source.setCancelHandler { withExtendedLifetime(socket) {} }
-            source.resume()
-            readSource = source
+            self.reader = reader
+            reader.start()
         }
     }
 
     /// Stops watching; observers stay registered, `events()` streams finish. `start()` may be called again.
     public func stop() {
         onQueue {
-            readSource?.cancel()
-            readSource = nil
+            reader?.stop()
+            reader = nil
             socket = nil
             generation += 1
             evaluationScheduled = false

@@ -102,6 +102,20 @@ final class Connection: @unchecked Sendable {
     /// connection: a subscriber with `SubscriberTooSlow`, anything else without a word.
     func send(_ message: Data, force: Bool = false) {
         guard !closed && !closing else { return }
+        // Nothing waiting: hand the (shared) bytes straight to the socket; only what it does not
+        // take is queued. The bounds are checked as `enqueue` would, so a message too big for the
+        // queue is refused alike.
+        if outgoing.isEmpty && (force || (outgoing.limits.maxMessages >= 1 && message.count <= outgoing.limits.maxBytes)) {
+            let written = message.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if written == message.count { return }
+            let blocked = written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+            _ = outgoing.enqueue(message, force: true)
+            if written > 0 { outgoing.consume(written) }
+            // The socket is full: wait for it; anything else (EINTR, an error) goes through
+            // `flush`, which retries or closes.
+            if blocked || written > 0 { waitForWritable() } else { flush() }
+            return
+        }
         switch outgoing.enqueue(message, force: force) {
         case .queued:
             flush()
@@ -117,7 +131,11 @@ final class Connection: @unchecked Sendable {
 
     /// Delivers a published event if this subscription's filter admits it.
     func deliver(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
-        guard var filter = subscription, !closing else { return }
+        guard !closing, let statusOnly = subscription?.statusOnly else { return }
+        // Without statusOnly every event goes out and the filter keeps nothing worth updating:
+        // no copy of it per subscriber and event.
+        guard statusOnly else { return send(bytes, force: force) }
+        guard var filter = subscription else { return }
         guard filter.admit(event) else { return }
         subscription = filter
         send(bytes, force: force)

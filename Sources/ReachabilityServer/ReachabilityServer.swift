@@ -10,8 +10,13 @@ import Glibc
 ///
 /// It does not know the monitor: it starts from an initial event and is fed every later event by
 /// `publish(_:)` (reachd wires `monitor.addObserver { server.publish($0) }`). All of its state
-/// belongs to its own serial `queue`; sockets are non-blocking and driven by Dispatch sources, so
+/// belongs to its serial `queue`; sockets are non-blocking and driven by Dispatch sources, so
 /// neither a slow client nor the monitor ever waits for the other.
+///
+/// The queue may be the monitor's own (reachd does that): `publish` called on the server's queue
+/// delivers at once, so an event is encoded and sent by the thread that classified it, without
+/// waking another thread. Events are encoded with `WireJSONWriter`, and the `current` status of
+/// one event is kept as bytes to serve as the next one's `previous`.
 public final class ReachabilityServer: @unchecked Sendable {
     /// Tunables; the defaults suit the daemon.
     public struct Configuration: Sendable {
@@ -63,6 +68,10 @@ public final class ReachabilityServer: @unchecked Sendable {
     private var boundPath: String?
     private var initialCache: (sequence: Int, reason: Reason.Code, bytes: Data)?
     private var statusCache: (sequence: Int, bytes: Data)?
+    /// The JSON of the last status encoded (the last event's `current`), reused as the next
+    /// event's `previous` and for `GetStatus`.
+    private var statusJSONCache: (status: Status, json: [UInt8])?
+    private let queueKey = DispatchSpecificKey<Bool>()
     private var _checkHandler: CheckHandler?
     private var _probeHandler: ProbeHandler?
     private var _logHandler: LogHandler?
@@ -76,24 +85,25 @@ public final class ReachabilityServer: @unchecked Sendable {
         self.queue = queue
         self.current = initial.current
         self.history = EventHistory(capacity: configuration.historySize, sequence: initial.sequence)
+        queue.setSpecific(key: queueKey, value: true)
     }
 
     /// Answers `Check`; nil: `MethodNotImplemented`. Set before `listen`, or from any thread but `queue`.
     public var checkHandler: CheckHandler? {
-        get { queue.sync { _checkHandler } }
-        set { queue.sync { _checkHandler = newValue } }
+        get { onQueue { _checkHandler } }
+        set { onQueue { _checkHandler = newValue } }
     }
 
     /// Answers `Probe`; nil: `ProbeDisabled`.
     public var probeHandler: ProbeHandler? {
-        get { queue.sync { _probeHandler } }
-        set { queue.sync { _probeHandler = newValue } }
+        get { onQueue { _probeHandler } }
+        set { onQueue { _probeHandler = newValue } }
     }
 
     /// Receives the server's log messages (client errors, dropped subscribers).
     public var logHandler: LogHandler? {
-        get { queue.sync { _logHandler } }
-        set { queue.sync { _logHandler = newValue } }
+        get { onQueue { _logHandler } }
+        set { onQueue { _logHandler = newValue } }
     }
 
     // MARK: listening
@@ -105,7 +115,7 @@ public final class ReachabilityServer: @unchecked Sendable {
         if chmod(path, configuration.socketMode) != 0 {
             log(.warning, "\(SocketError("chmod", path: path))")
         }
-        queue.sync {
+        onQueue {
             boundPath = path
             startAccepting(fd)
         }
@@ -115,12 +125,12 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// The server takes the descriptor over; it does not remove the socket file.
     public func listen(fileDescriptor fd: Int32) throws {
         try UnixSocket.setNonBlocking(fd)
-        queue.sync { startAccepting(fd) }
+        onQueue { startAccepting(fd) }
     }
 
     /// Stops accepting, closes every connection and removes the socket file it bound.
     public func stop() {
-        queue.sync {
+        onQueue {
             if acceptPaused { listenSource?.resume(); acceptPaused = false }
             listenSource?.cancel()
             listenSource = nil
@@ -132,13 +142,13 @@ public final class ReachabilityServer: @unchecked Sendable {
     }
 
     /// Open client connections (for tests and diagnostics).
-    public var connectionCount: Int { queue.sync { connections.count } }
+    public var connectionCount: Int { onQueue { connections.count } }
 
     /// Connections with a live subscription.
-    public var subscriberCount: Int { queue.sync { connections.values.filter { $0.subscription != nil }.count } }
+    public var subscriberCount: Int { onQueue { connections.values.filter { $0.subscription != nil }.count } }
 
     /// Subscribers dropped for not reading since start.
-    public var droppedSubscriberCount: Int { queue.sync { droppedSubscribers } }
+    public var droppedSubscriberCount: Int { onQueue { droppedSubscribers } }
 
     private func startAccepting(_ fd: Int32) {
         listenFD = fd
@@ -203,12 +213,24 @@ public final class ReachabilityServer: @unchecked Sendable {
     }
 
     /// Sends `event` to every subscriber whose filter admits it and records it for resumption.
-    /// Callable from any thread (the monitor calls it on its own queue); never blocks.
+    /// Callable from any thread; never blocks. On the server's queue (when it shares the
+    /// monitor's) it delivers before it returns, elsewhere it hands the event to the queue.
     /// Events whose sequence number is not above the last one are ignored. An `initial` event
     /// with a higher number replaces the state (the source restarted its numbering): subscribers
     /// get it as `initial` with reason `resync`.
     public func publish(_ event: ReachabilityEvent) {
-        queue.async { self.handlePublish(event) }
+        if DispatchQueue.getSpecific(key: queueKey) == true {
+            handlePublish(event)
+        } else {
+            queue.async { self.handlePublish(event) }
+        }
+    }
+
+    /// Runs `body` on `queue`: inline when already there (the queue may be the monitor's, whose
+    /// observers run on it), else `sync`.
+    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
+        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
+        return try queue.sync(execute: body)
     }
 
     private func handlePublish(_ event: ReachabilityEvent) {
@@ -236,16 +258,26 @@ public final class ReachabilityServer: @unchecked Sendable {
         }
     }
 
-    /// The reply carrying `event`, encoded once, NUL included.
+    /// The reply carrying `event`, encoded once, NUL included:
+    /// `{"continues":true,"parameters":{"event":…}}` (what `VarlinkCodec.encodeReply` writes).
+    /// Never fails; optional for the callers written when encoding could.
     func encodeEvent(_ event: ReachabilityEvent) -> Data? {
-        do {
-            var data = VarlinkCodec.encodeReply(parametersJSON: try VarlinkCodec.encodeParameters(key: "event", value: event), continues: true)
-            data.append(0)
-            return data
-        } catch {
-            log(.error, "cannot encode event \(event.sequence): \(error)")
-            return nil
-        }
+        let previousJSON = event.previous.map { statusJSON($0) }
+        let currentJSON = statusJSON(event.current)
+        var writer = WireJSONWriter(capacity: 64 + (previousJSON?.count ?? 4) + 2 * currentJSON.count)
+        writer.raw(#"{"continues":true,"parameters":{"event":"#)
+        writer.write(event, previousJSON: previousJSON, currentJSON: currentJSON)
+        writer.raw("}}\0")
+        return Data(writer.bytes)
+    }
+
+    /// The JSON of `status`: the cached bytes when it is the status encoded last (an event's
+    /// `previous` is the last event's `current`), else freshly written and kept.
+    func statusJSON(_ status: Status) -> [UInt8] {
+        if let cache = statusJSONCache, cache.status == status { return cache.json }
+        let json = WireJSONWriter.json(status)
+        statusJSONCache = (status, json)
+        return json
     }
 
     /// The current state as the first reply of a subscription, cached per sequence number so a
@@ -264,8 +296,11 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// `{"parameters":{"status":…}}` for `GetStatus`, cached per sequence number.
     func statusReplyBytes() throws -> Data {
         if let cache = statusCache, cache.sequence == history.sequence { return cache.bytes }
-        var bytes = try VarlinkCodec.encodeReply(key: "status", value: current)
-        bytes.append(0)
+        var writer = WireJSONWriter(capacity: 64 + 2048)
+        writer.raw(#"{"parameters":{"status":"#)
+        writer.raw(statusJSON(current))
+        writer.raw("}}\0")
+        let bytes = Data(writer.bytes)
         statusCache = (history.sequence, bytes)
         return bytes
     }

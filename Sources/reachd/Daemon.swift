@@ -40,7 +40,11 @@ final class Daemon: @unchecked Sendable {
         self.monitor = monitor
         startCellular(monitor: monitor)
 
-        let server = ReachabilityServer(initial: monitor.initialEvent(), configuration: settings.server)
+        // The server shares the monitor's queue: an event is encoded and sent by the thread that
+        // classified it, with no wake-up of another thread in between (sockets stay non-blocking,
+        // so no subscriber can hold the monitor up).
+        let server = ReachabilityServer(initial: monitor.initialEvent(), configuration: settings.server,
+                                        queue: monitor.queue)
         let log = self.log
         server.logHandler = { level, message in
             switch level {
@@ -51,9 +55,10 @@ final class Daemon: @unchecked Sendable {
             }
         }
         monitor.addObserver { [weak self] event in
+            // Subscribers first; systemd's STATUS= and the log line can wait the few µs.
+            server.publish(event)
             self?.notifyStatus(event.current)
             log.info("#\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue)")
-            server.publish(event)
         }
         // An event between initialEvent() and addObserver would be missed: re-read the state
         // (the server ignores it unless the sequence number moved on).

@@ -323,3 +323,56 @@ final class Progress: @unchecked Sendable {
     var count: Int { lock.withLock { _count } }
     var error: Error? { lock.withLock { _error } }
 }
+
+/// reachd gives the server the monitor's queue and publishes from the monitor's observers, on
+/// that queue: delivery then happens before `publish` returns, and nothing may wait for itself.
+@Suite struct SharedQueueTests {
+    @Test func publishingOnTheSharedQueueDeliversInOrder() throws {
+        let monitorQueue = DispatchQueue(label: "test.monitor")
+        let h = try ServerHarness(sequence: 700, interfaces: 3, queue: monitorQueue)
+        let c = try h.connect()
+        try c.subscribe()
+        #expect(try c.nextEvent().sequence == 700)
+        let resumer = try h.connect()
+        #expect(waitUntilTrue { h.server.connectionCount == 2 })
+        var published: [ReachabilityEvent] = []
+        // As the monitor does: on its queue, several events in one go, and the server's accessors
+        // used from there too (they must not wait for the queue they run on).
+        let counts = monitorQueue.sync { () -> (Int, Int) in
+            for i in 0..<5 { published.append(h.publishChange(gatewayOnly: i % 2 == 1)) }
+            return (h.server.connectionCount, h.server.subscriberCount)
+        }
+        #expect(counts == (2, 1))
+        for expected in published { #expect(try c.nextEvent() == expected) }
+        // What went out live is what the history replays and GetStatus reports: the bytes reused
+        // from one event's `current` as the next one's `previous` were right.
+        try resumer.subscribe(after: 700)
+        for expected in published { #expect(try resumer.nextEvent() == expected) }
+        let status = try h.connect().call(VarlinkCall(method: "io.reachd.Reachability.GetStatus")).decode(Status.self, key: "status")
+        #expect(status == h.status)
+    }
+
+    @Test func aSubscriberThatNeverReadsDoesNotHoldUpTheSharedQueue() throws {
+        var configuration = ReachabilityServer.Configuration()
+        configuration.queueLimits = .init(maxMessages: 8, maxBytes: 32 * 1024)
+        configuration.dropGrace = .seconds(600)
+        let monitorQueue = DispatchQueue(label: "test.monitor")
+        let h = try ServerHarness(configuration: configuration, interfaces: 12, queue: monitorQueue)
+        let stuck = try h.connect()
+        try stuck.subscribe()
+        #expect(waitUntilTrue { h.server.subscriberCount == 1 })
+        // Far more than the socket buffer and the queue hold: every publish returns regardless.
+        let finished = DispatchSemaphore(value: 0)
+        monitorQueue.async {
+            for _ in 0..<400 { h.publishChange() }
+            finished.signal()
+        }
+        #expect(finished.wait(timeout: .now() + 30) == .success)
+        #expect(h.server.droppedSubscriberCount == 1)
+        // A newcomer is served by the same queue as usual.
+        let c = try h.connect()
+        try c.subscribe()
+        let initial = try c.nextEvent()
+        #expect(initial.sequence == h.sequence && initial.current == h.status)
+    }
+}

@@ -52,14 +52,21 @@ final class ServerHarness: @unchecked Sendable {
     private(set) var sequence: Int
     private(set) var status: Status
 
-    init(sequence: Int = 1000, configuration: ReachabilityServer.Configuration = .init(), interfaces: Int = 2) throws {
+    /// - Parameter queue: the server's queue (reachd passes the monitor's); nil: its own.
+    init(sequence: Int = 1000, configuration: ReachabilityServer.Configuration = .init(), interfaces: Int = 2,
+         queue: DispatchQueue? = nil) throws {
         ProcessSetup.ignoreSIGPIPE()
         ProcessSetup.raiseFileDescriptorLimit()
         directory = try temporaryDirectory()
         path = directory + "/io.reachd.Reachability"
         self.sequence = sequence
         status = Fixture.status(reachable: false, interfaces: interfaces)
-        server = ReachabilityServer(initial: Fixture.initial(sequence: sequence, status: status), configuration: configuration)
+        let initial = Fixture.initial(sequence: sequence, status: status)
+        if let queue {
+            server = ReachabilityServer(initial: initial, configuration: configuration, queue: queue)
+        } else {
+            server = ReachabilityServer(initial: initial, configuration: configuration)
+        }
         try server.listen(at: path)
     }
 

@@ -1,0 +1,269 @@
+import Foundation
+
+/// Writes the wire JSON of `Status`, `ReachabilityEvent` and their parts straight into UTF-8
+/// bytes, without `JSONEncoder`.
+///
+/// The daemon sends one event per change to every subscriber; Foundation's encoder (generic
+/// `Codable` boxing, dynamic casts, dictionaries, a date formatter) was a third of its CPU per
+/// event. The types are fixed and flat, so this writer spells them out field by field. Its output
+/// is byte for byte what `WireJSON.encoder()` produces (`.sortedKeys`, `.withoutEscapingSlashes`:
+/// keys in byte order, every field present with `null` for an absent optional, strings escaped as
+/// RFC 8259 requires, numbers and timestamps formatted alike); the tests compare the two.
+///
+/// One difference on purpose: a non-finite `rttMs` (which the probe never measures) is written
+/// as `null`, where `JSONEncoder` throws and the event would be lost.
+public struct WireJSONWriter: Sendable {
+    /// The JSON written so far.
+    public private(set) var bytes: [UInt8] = []
+
+    /// - Parameter capacity: bytes to reserve (an event with a few interfaces is 1–3 KiB).
+    public init(capacity: Int = 0) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    // MARK: one-shot helpers
+
+    /// The JSON object of `status`.
+    public static func json(_ status: Status) -> [UInt8] {
+        var writer = WireJSONWriter(capacity: 1024)
+        writer.write(status)
+        return writer.bytes
+    }
+
+    /// The JSON object of `event`. `previousJSON`/`currentJSON` are the already-written objects of
+    /// `event.previous`/`event.current` when the caller has them (the previous event's `current`
+    /// is this one's `previous`), spliced in as they are instead of written again.
+    public static func json(_ event: ReachabilityEvent, previousJSON: [UInt8]? = nil,
+                            currentJSON: [UInt8]? = nil) -> [UInt8] {
+        var writer = WireJSONWriter(capacity: 2048)
+        writer.write(event, previousJSON: previousJSON, currentJSON: currentJSON)
+        return writer.bytes
+    }
+
+    // MARK: objects (keys in byte order, as `.sortedKeys` writes them)
+
+    /// Writes `{"cellular":…,"connectivity":…,…,"vpn":…}`.
+    public mutating func write(_ status: Status) {
+        raw(#"{"cellular":"#); optional(status.cellular) { $0.write($1) }
+        raw(#","connectivity":"#); string(status.connectivity.rawValue)
+        raw(#","expensive":"#); bool(status.expensive)
+        raw(#","flags":["#)
+        for (i, flag) in status.flags.enumerated() {
+            if i > 0 { byte(UInt8(ascii: ",")) }
+            string(flag.rawValue)
+        }
+        raw(#"],"gateways":"#); strings(status.gateways)
+        raw(#","interfaces":["#)
+        for (i, interface) in status.interfaces.enumerated() {
+            if i > 0 { byte(UInt8(ascii: ",")) }
+            write(interface)
+        }
+        raw(#"],"ipv4":"#); bool(status.ipv4)
+        raw(#","ipv6":"#); bool(status.ipv6)
+        raw(#","primary":"#); optional(status.primary) { $0.write($1) }
+        raw(#","probe":"#); optional(status.probe) { $0.write($1) }
+        raw(#","reachable":"#); bool(status.reachable)
+        raw(#","since":"#); timestamp(status.since)
+        raw(#","status":"#); string(status.status.rawValue)
+        raw(#","vpn":"#); optional(status.vpn) { $0.write($1) }
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"addresses":…,"carrier":…,"index":…,"kind":…,"metered":…,"name":…,"operstate":…,"up":…}`.
+    public mutating func write(_ interface: Interface) {
+        raw(#"{"addresses":"#); strings(interface.addresses)
+        raw(#","carrier":"#); bool(interface.carrier)
+        raw(#","index":"#); int(interface.index)
+        raw(#","kind":"#); string(interface.kind.rawValue)
+        raw(#","metered":"#); bool(interface.metered)
+        raw(#","name":"#); string(interface.name)
+        raw(#","operstate":"#); string(interface.operstate)
+        raw(#","up":"#); bool(interface.up)
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"accessTechnology":…,"generation":…,"interface":…,"modem":…,"roaming":…,"signalQuality":…}`.
+    public mutating func write(_ cellular: Cellular) {
+        raw(#"{"accessTechnology":"#); optional(cellular.accessTechnology) { $0.string($1) }
+        raw(#","generation":"#); optional(cellular.generation) { $0.string($1) }
+        raw(#","interface":"#); optional(cellular.interface) { $0.string($1) }
+        raw(#","modem":"#); string(cellular.modem)
+        raw(#","roaming":"#); optional(cellular.roaming) { $0.bool($1) }
+        raw(#","signalQuality":"#); optional(cellular.signalQuality) { $0.int($1) }
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"checkedAt":…,"error":…,"httpStatus":…,"portalUrl":…,"result":…,"rttMs":…,"url":…}`.
+    public mutating func write(_ probe: Probe) {
+        raw(#"{"checkedAt":"#); timestamp(probe.checkedAt)
+        raw(#","error":"#); optional(probe.error) { $0.string($1) }
+        raw(#","httpStatus":"#); optional(probe.httpStatus) { $0.int($1) }
+        raw(#","portalUrl":"#); optional(probe.portalUrl) { $0.string($1) }
+        raw(#","result":"#); string(probe.result.rawValue)
+        raw(#","rttMs":"#); optional(probe.rttMs) { $0.double($1) }
+        raw(#","url":"#); string(probe.url)
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"code":…,"detail":…,"interface":…}`.
+    public mutating func write(_ reason: Reason) {
+        raw(#"{"code":"#); string(reason.code.rawValue)
+        raw(#","detail":"#); optional(reason.detail) { $0.string($1) }
+        raw(#","interface":"#); optional(reason.interface) { $0.string($1) }
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"current":…,"event":…,"previous":…,"reason":…,"sequence":…,"timestamp":…}`,
+    /// splicing in `previousJSON`/`currentJSON` when given (see `json(_:previousJSON:currentJSON:)`).
+    public mutating func write(_ event: ReachabilityEvent, previousJSON: [UInt8]? = nil, currentJSON: [UInt8]? = nil) {
+        raw(#"{"current":"#)
+        if let currentJSON { bytes.append(contentsOf: currentJSON) } else { write(event.current) }
+        raw(#","event":"#); string(event.event.rawValue)
+        raw(#","previous":"#)
+        if let previous = event.previous {
+            if let previousJSON { bytes.append(contentsOf: previousJSON) } else { write(previous) }
+        } else {
+            raw("null")
+        }
+        raw(#","reason":"#); write(event.reason)
+        raw(#","sequence":"#); int(event.sequence)
+        raw(#","timestamp":"#); timestamp(event.timestamp)
+        byte(UInt8(ascii: "}"))
+    }
+
+    // MARK: values
+
+    /// Appends bytes that are already JSON (or a piece of it) as they are.
+    public mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends already-written JSON bytes as they are.
+    public mutating func raw(_ json: some Sequence<UInt8>) {
+        bytes.append(contentsOf: json)
+    }
+
+    mutating func byte(_ value: UInt8) {
+        bytes.append(value)
+    }
+
+    mutating func bool(_ value: Bool) {
+        if value { raw("true") } else { raw("false") }
+    }
+
+    mutating func optional<T>(_ value: T?, _ body: (inout WireJSONWriter, T) -> Void) {
+        if let value { body(&self, value) } else { raw("null") }
+    }
+
+    mutating func strings(_ values: [String]) {
+        byte(UInt8(ascii: "["))
+        for (i, value) in values.enumerated() {
+            if i > 0 { byte(UInt8(ascii: ",")) }
+            string(value)
+        }
+        byte(UInt8(ascii: "]"))
+    }
+
+    /// A decimal integer.
+    public mutating func int(_ value: Int) {
+        // A String of up to 15 bytes lives inline: no allocation here.
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// A number as `JSONEncoder` writes a Double: its shortest round-trip form, without a `.0`
+    /// suffix. Not finite: `null` (JSON has no such numbers).
+    public mutating func double(_ value: Double) {
+        guard value.isFinite else { raw("null"); return }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// A JSON string (RFC 8259 §7): `"` and `\` escaped, control characters as `\b \f \n \r \t`
+    /// or `\u00XX`; everything else, `/` and non-ASCII included, as its UTF-8 bytes.
+    public mutating func string(_ value: String) {
+        byte(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var start = 0
+            for i in 0..<utf8.count {
+                let c = utf8[i]
+                guard c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") else { continue }
+                if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
+                start = i + 1
+                byte(UInt8(ascii: "\\"))
+                switch c {
+                case UInt8(ascii: "\""): byte(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): byte(UInt8(ascii: "\\"))
+                case 0x08: byte(UInt8(ascii: "b"))
+                case 0x0C: byte(UInt8(ascii: "f"))
+                case 0x0A: byte(UInt8(ascii: "n"))
+                case 0x0D: byte(UInt8(ascii: "r"))
+                case 0x09: byte(UInt8(ascii: "t"))
+                default:
+                    raw("u00")
+                    byte(Self.hexDigits[Int(c >> 4)])
+                    byte(Self.hexDigits[Int(c & 0x0F)])
+                }
+            }
+            if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
+        }
+        byte(UInt8(ascii: "\""))
+    }
+
+    /// A wire timestamp as a JSON string, exactly as `Timestamp.string(from:)` formats it
+    /// (`"2026-11-29T13:00:00.120Z"`: UTC, milliseconds truncated), without a date formatter.
+    public mutating func timestamp(_ date: Date) {
+        // From the reference date, as Foundation's formatter computes, so the truncation of the
+        // milliseconds agrees to the last bit.
+        let interval = date.timeIntervalSinceReferenceDate
+        guard interval.isFinite, abs(interval) < 2.0e11 else {
+            // Far outside any real clock: leave it to Foundation.
+            string(Timestamp.string(from: date)); return
+        }
+        let seconds = interval.rounded(.down)
+        let milliseconds = min(999, Int((interval - seconds) * 1000))
+        let total = Int(seconds) + 978_307_200 // seconds since 1970
+        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
+        let secondOfDay = total - days * 86_400
+        let (year, month, day) = Self.civilDate(daysSince1970: days)
+        // Foundation's calendar is Julian before 1582; real clocks are far from both ends.
+        guard year >= 1900 && year <= 9999 else { string(Timestamp.string(from: date)); return }
+        byte(UInt8(ascii: "\""))
+        digits(year, 4); byte(UInt8(ascii: "-")); digits(month, 2); byte(UInt8(ascii: "-")); digits(day, 2)
+        byte(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2); byte(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2); byte(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2); byte(UInt8(ascii: "."))
+        digits(milliseconds, 3)
+        raw("Z\"")
+    }
+
+    /// `value` (non-negative) zero-padded to `width` digits.
+    private mutating func digits(_ value: Int, _ width: Int) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            byte(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// The proleptic Gregorian date of a day number (days since 1970-01-01), after Howard
+    /// Hinnant's `civil_from_days`.
+    static func civilDate(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
