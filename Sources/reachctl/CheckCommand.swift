@@ -29,7 +29,7 @@ func runCheck(client: ReachabilityClient, host: String, port: Int?, json: Bool, 
 /// JSON object) each time the answer differs from the last one printed (the TCP round trip does
 /// not count). Runs until interrupted: exit 0.
 private func watchCheck(client: ReachabilityClient, host: String, port: Int?, json: Bool) async -> Never {
-    exitCleanlyOnInterrupt()
+    exitOnInterrupt(with: ExitCode.success)
     let style = Style()
     var last: CheckOutcome?
     do {

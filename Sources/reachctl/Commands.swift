@@ -18,12 +18,13 @@ func exitOnError(_ error: Error) -> Never {
     }
 }
 
-/// Exits 0 on SIGINT/SIGTERM (a `monitor` the user stops has done its job).
-func exitCleanlyOnInterrupt() {
+/// Exits with `code` on SIGINT/SIGTERM: 0 for a `monitor` the user stops (it has done its job),
+/// 1 for an interrupted `wait` (it did not see its condition).
+func exitOnInterrupt(with code: Int32) {
     for number in [SIGINT, SIGTERM] {
         signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler { exit(ExitCode.success) }
+        source.setEventHandler { exit(code) }
         source.resume()
         interruptSources.append(source)
     }
@@ -43,7 +44,7 @@ func runStatus(client: ReachabilityClient, json: Bool) async -> Never {
 
 /// `reachctl monitor [--json] [--after SEQ] [--status-only]`.
 func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly: Bool) async -> Never {
-    exitCleanlyOnInterrupt()
+    exitOnInterrupt(with: ExitCode.success)
     let style = Style()
     do {
         for try await event in client.events(after: after, statusOnly: statusOnly) {
@@ -62,7 +63,7 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
 
 /// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [-q]`: 0 met, 1 timed out.
 func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interface: String?, quiet: Bool) async -> Never {
-    exitCleanlyOnInterruptWithFailure()
+    exitOnInterrupt(with: ExitCode.failure)
     if timeout > 0 {
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
             if !quiet { emit("reachctl: timed out after \(formatSeconds(timeout)) s\n", to: 2) }
@@ -82,16 +83,6 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
     }
 }
 
-/// An interrupted `wait` did not see its condition: exit 1.
-func exitCleanlyOnInterruptWithFailure() {
-    for number in [SIGINT, SIGTERM] {
-        signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler { exit(ExitCode.failure) }
-        source.resume()
-        interruptSources.append(source)
-    }
-}
 
 func formatSeconds(_ seconds: Double) -> String {
     seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)
