@@ -49,7 +49,7 @@ private func watchCheck(client: ReachabilityClient, host: String, port: Int?, js
                 exitOnError(error)
             }
         }
-        fail("reachd closed the connection")
+        exitOnError(ReachabilityClientError.connectionClosed)
     } catch {
         exitOnError(error)
     }

@@ -11,6 +11,10 @@ func exitOnError(_ error: Error) -> Never {
     switch error {
     case ReachabilityClientError.daemonNotRunning(let path):
         fail("reachd is not running (no socket at \(path))", code: ExitCode.unavailable)
+    // A daemon that cannot be reached, hangs up or stays silent does not answer either (DESIGN.md §4).
+    case ReachabilityClientError.connectionFailed, ReachabilityClientError.connectionClosed,
+         ReachabilityClientError.timedOut:
+        fail("\(error)", code: ExitCode.unavailable)
     case let error as ReachabilityClientError:
         fail(error.description)
     default:
@@ -77,7 +81,7 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
                 exit(ExitCode.success)
             }
         }
-        fail("reachd closed the connection")
+        exitOnError(ReachabilityClientError.connectionClosed)
     } catch {
         exitOnError(error)
     }

@@ -25,6 +25,39 @@ import Glibc
         #expect(result.status == 69 && result.stderr.contains(path))
     }
 
+    /// A socket whose owner hangs up without a word is a daemon that does not answer: 69 too.
+    @Test func reachctlExits69WhenTheDaemonHangsUp() throws {
+        let directory = try temporaryDirectory()
+        let path = directory + "/io.reachd.Reachability"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 8) == 0)
+        defer { close(fd); unlink(path); rmdir(directory) }
+        // Accepts and closes until the listening socket is shut down.
+        let acceptor = Thread {
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 { return }
+                close(client)
+            }
+        }
+        acceptor.start()
+        defer { shutdown(fd, Int32(SHUT_RDWR)) }
+        for command in [["status"], ["probe"], ["check", "127.0.0.1"]] {
+            let result = try run(Binaries.reachctl, command + ["--socket", path])
+            #expect(result.status == 69, "\(command): \(result.stderr)")
+            #expect(result.stderr == "reachctl: reachd closed the connection\n", "\(command)")
+        }
+    }
+
     @Test func usageErrorsExit2() throws {
         #expect(try run(Binaries.reachctl, ["status", "--bogus"]).status == 2)
         #expect(try run(Binaries.reachctl, []).status == 2)

@@ -164,4 +164,21 @@ import Testing
         #expect(InterfaceDescription.description(of: "org.varlink.service")?.contains("interface org.varlink.service") == true)
         #expect(InterfaceDescription.description(of: "org.example.Nope") == nil)
     }
+
+    /// The enum types of the description list exactly the Swift enums' raw values, in order
+    /// (a `contains` check alone would let `wwan` pass for `wwan2G`).
+    @Test func enumTypesEqualTheSwiftEnums() {
+        func values(of field: String) -> [String] {
+            let text = InterfaceDescription.reachability
+            guard let start = text.range(of: "\n  \(field): (") else { return [] }
+            guard let end = text[start.upperBound...].firstIndex(of: ")") else { return [] }
+            return text[start.upperBound..<end].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        }
+        #expect(values(of: "status") == NetworkStatus.allCases.map(\.rawValue))
+        #expect(values(of: "kind") == InterfaceKind.allCases.map(\.rawValue))
+        #expect(values(of: "connectivity") == Connectivity.allCases.map(\.rawValue))
+        #expect(values(of: "result") == Connectivity.allCases.map(\.rawValue))
+        #expect(values(of: "code") == Reason.Code.allCases.map(\.rawValue))
+        #expect(values(of: "event") == ReachabilityEvent.Kind.allCases.map(\.rawValue))
+    }
 }
