@@ -15,14 +15,12 @@ extension Daemon {
             log.error("reload: \(error); keeping the running configuration")
             return
         }
-        var monitorConfiguration = fresh.monitor
-        monitorConfiguration.firstSequence = settings.monitor.firstSequence
         if fresh.file.socket != settings.file.socket || fresh.file.events != settings.file.events {
             log.warning("reload: [Socket] and [Events] changes take effect at the next start")
         }
         settings = fresh
-        settings.monitor = monitorConfiguration
-        monitor?.reconfigure(monitorConfiguration)
+        // The running monitor keeps its namespace, buffer and sequence numbering (`reconfigure`).
+        monitor?.reconfigure(fresh.monitor)
         reloadHooks.forEach { $0(fresh.file) }
         log.info("configuration reloaded")
     }

@@ -214,8 +214,6 @@ import TestSupport
         defer { monitor.stop() }
         #expect(waitUntil(timeout: 10) { monitor.status.status == .ethernet })
         let recorder = EventRecorder(monitor)
-        let token = monitor.addObserver { _ in }
-        monitor.removeObserver(token)
 
         let begin = Date()
         try uplink.dropCarrier()
