@@ -3,8 +3,10 @@ import Foundation
 /// Pure classification: a snapshot of links, addresses, routes, modems and the last probe in,
 /// the machine's `Status` out. No I/O, so every rule is tested without a kernel.
 public enum Classifier {
-    /// Classifies `snapshot`. `since` becomes the status's `since`.
-    public static func classify(_ snapshot: NetworkSnapshot, since: Date) -> Status {
+    /// Classifies `snapshot`. `since` becomes the status's `since`. Connectivity and probe follow
+    /// `ConnectivityRule` from the snapshot's verdict and `previous`, the status before this
+    /// evaluation (nil: none, as at start); a not-reachable probe made here is stamped `now`.
+    public static func classify(_ snapshot: NetworkSnapshot, since: Date, previous: Status? = nil, now: Date? = nil) -> Status {
         let facts = Facts(snapshot)
         let usableDefaults = snapshot.routes
             .filter { $0.table == RouteState.mainTable && $0.isDefault && $0.type == .unicast && facts.isUsable(linkIndex: $0.oif, family: $0.family) }
@@ -54,15 +56,14 @@ public enum Classifier {
         if vpn != nil { flags.append(.transientConnection) }
         if networkStatus.isWWAN { flags.append(.isWWAN) }
 
-        let connectivity: Connectivity = reachable ? (snapshot.probe?.result ?? .unknown) : .none
-
-        return Status(
-            status: networkStatus, reachable: reachable, connectivity: connectivity,
+        let path = Status(
+            status: networkStatus, reachable: reachable, connectivity: reachable ? .unknown : .none,
             primary: primary, vpn: vpn, cellular: cellular,
             expensive: networkStatus.isWWAN || (primary?.metered ?? false) || primaryKind == .wwan,
             ipv4: usableDefaults.contains { $0.family == .ipv4 },
             ipv6: usableDefaults.contains { $0.family == .ipv6 },
-            gateways: gateways, flags: flags, interfaces: interfaces, probe: snapshot.probe, since: since)
+            gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since)
+        return ConnectivityRule.apply(to: path, previous: previous, verdict: snapshot.verdict, now: now ?? since)
     }
 
     /// The status value for a primary interface of `kind` (nil: no primary).

@@ -67,13 +67,17 @@ type Reason (
   detail: ?string
 )
 
+# One change of Status. "changes" names the Status fields that differ from "previous",
+# sorted; "since" never counts, "probe" only when its result or portalUrl changed. Empty for
+# "initial"; every other event changes something.
 type Event (
   sequence: int,
   timestamp: string,
   event: (initial, reachabilityChanged),
   reason: Reason,
   previous: ?Status,
-  current: Status
+  current: Status,
+  changes: []string
 )
 
 type Route (
@@ -107,8 +111,10 @@ method GetStatus() -> (status: Status)
 # Requires "more". The first reply is the current status (event "initial"), then one reply
 # per change. With `after`, the events after that sequence number that are still in the
 # history are replayed first; when they are gone, the first reply is "initial" with reason
-# "resync". With statusOnly, only changes of status, connectivity and primary are sent.
-method Subscribe(after: ?int, statusOnly: ?bool) -> (event: Event)
+# "resync". With changes, only events whose "changes" name one of the given Status fields
+# are sent (an unknown name is an InvalidParameter); statusOnly is the shorthand for
+# changes: [status, connectivity, primary].
+method Subscribe(after: ?int, statusOnly: ?bool, changes: ?[]string) -> (event: Event)
 
 method Check(host: string, port: ?int) -> (result: HostCheck)
 

@@ -45,6 +45,12 @@ public enum JSONValue: Codable, Equatable, Hashable, Sendable {
         return nil
     }
 
+    /// The value as an array's elements, nil for anything else.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
     public var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil

@@ -114,10 +114,22 @@ public struct NetworkSnapshot: Equatable, Sendable {
     public var modems: [ModemState]
     /// The last connectivity check, nil when none ran or checks are disabled.
     public var probe: Probe?
+    /// The path `probe` was checked over (nil: the checker saw the machine not reachable, or
+    /// published nothing yet). A verdict counts only for the path it is about.
+    public var probePath: ProbePath?
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
-                modems: [ModemState] = [], probe: Probe? = nil) {
+                modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil) {
         self.links = links; self.addresses = addresses; self.routes = routes
-        self.modems = modems; self.probe = probe
+        self.modems = modems; self.probe = probe; self.probePath = probePath
+    }
+
+    /// The checker's latest publication.
+    public var verdict: ConnectivityRule.Verdict { ConnectivityRule.Verdict(probe: probe, path: probePath) }
+
+    /// Records a publication of the connectivity checker.
+    public mutating func setVerdict(_ probe: Probe?, path: ProbePath?) {
+        self.probe = probe
+        self.probePath = path
     }
 }

@@ -39,13 +39,22 @@ public struct ReachabilityEvent: Codable, Equatable, Sendable {
     public var reason: Reason
     public var previous: Status?
     public var current: Status
+    /// The names of the `Status` fields that differ from `previous`, sorted (see
+    /// `Status.changes(from:)`); empty for `initial`. Strings, not `Status.Field`, so that a client
+    /// keeps the names a newer daemon sends.
+    public var changes: [String]
 
-    public init(sequence: Int, timestamp: Date, event: Kind, reason: Reason, previous: Status?, current: Status) {
+    /// - Parameter changes: by default what `current.changes(from: previous)` says (empty
+    ///   without `previous`).
+    public init(sequence: Int, timestamp: Date, event: Kind, reason: Reason, previous: Status?, current: Status,
+                changes: [Status.Field]? = nil) {
         self.sequence = sequence; self.timestamp = timestamp; self.event = event
         self.reason = reason; self.previous = previous; self.current = current
+        let fields = changes ?? previous.map { current.changes(from: $0) } ?? []
+        self.changes = fields.map(\.rawValue)
     }
 
-    enum CodingKeys: String, CodingKey { case sequence, timestamp, event, reason, previous, current }
+    enum CodingKeys: String, CodingKey { case sequence, timestamp, event, reason, previous, current, changes }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -53,8 +62,13 @@ public struct ReachabilityEvent: Codable, Equatable, Sendable {
         timestamp = try c.decodeTimestamp(forKey: .timestamp)
         event = try c.decode(Kind.self, forKey: .event)
         reason = try c.decode(Reason.self, forKey: .reason)
-        previous = try c.decodeIfPresent(Status.self, forKey: .previous)
-        current = try c.decode(Status.self, forKey: .current)
+        let previous = try c.decodeIfPresent(Status.self, forKey: .previous)
+        self.previous = previous
+        let current = try c.decode(Status.self, forKey: .current)
+        self.current = current
+        // A daemon from before `changes` existed sends none: derive them as it would have.
+        let derived = previous.map { current.changes(from: $0).map(\.rawValue) } ?? []
+        changes = try c.decodeIfPresent([String].self, forKey: .changes) ?? derived
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -63,6 +77,7 @@ public struct ReachabilityEvent: Codable, Equatable, Sendable {
         try c.encode(Timestamp.string(from: timestamp), forKey: .timestamp)
         try c.encode(event, forKey: .event); try c.encode(reason, forKey: .reason)
         try c.encode(previous, forKey: .previous); try c.encode(current, forKey: .current)
+        try c.encode(changes, forKey: .changes)
     }
 }
 

@@ -148,19 +148,67 @@ public struct Status: Codable, Equatable, Sendable {
                interfaces: [], probe: nil, since: since)
     }
 
-    /// True when the two differ in anything but `since` and the probe's timestamp/RTT:
-    /// the rule for whether a change is an event (DESIGN.md §2).
+    /// The top-level fields an event reports in `changes` (`since` is never one of them).
+    public enum Field: String, CaseIterable, Comparable, Sendable {
+        case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
+             flags, interfaces, probe
+
+        public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// The fields of `Subscribe(statusOnly: true)`.
+    public static let essentialFields: Set<Field> = [.status, .connectivity, .primary]
+
+    /// The fields whose values differ from `previous`, sorted by name: an event's `changes`.
+    /// `since` never counts. `probe` counts only when its verdict (`result`) or `portalUrl`
+    /// changed: error text, RTT, HTTP status and times make no event. A null probe stands for a
+    /// verdict equal to its status's `connectivity` (not checked yet, or checks disabled), so a
+    /// check that confirms what the status already says is no change either.
+    public func changes(from previous: Status) -> [Field] {
+        var fields: [Field] = []
+        for field in Field.allCases where differs(in: field, from: previous) { fields.append(field) }
+        return fields.sorted()
+    }
+
+    /// True when `field` differs from `other` by the rules of `changes(from:)`.
+    public func differs(in field: Field, from other: Status) -> Bool {
+        switch field {
+        case .status: return status != other.status
+        case .reachable: return reachable != other.reachable
+        case .connectivity: return connectivity != other.connectivity
+        case .primary: return primary != other.primary
+        case .vpn: return vpn != other.vpn
+        case .cellular: return cellular != other.cellular
+        case .expensive: return expensive != other.expensive
+        case .ipv4: return ipv4 != other.ipv4
+        case .ipv6: return ipv6 != other.ipv6
+        case .gateways: return gateways != other.gateways
+        case .flags: return flags != other.flags
+        case .interfaces: return interfaces != other.interfaces
+        case .probe:
+            if probe == nil && other.probe == nil { return false }
+            return probe?.result ?? connectivity != other.probe?.result ?? other.connectivity
+                || probe?.portalUrl != other.probe?.portalUrl
+        }
+    }
+
+    /// True when the two differ in a field an event reports (see `changes(from:)`).
     public func differs(from other: Status) -> Bool {
-        var a = self, b = other
-        a.since = b.since
-        a.probe = a.probe?.comparable
-        b.probe = b.probe?.comparable
-        return a != b
+        Field.allCases.contains { differs(in: $0, from: other) }
     }
 
     /// True when `status`, `connectivity` or `primary` differ: the filter of `Subscribe(statusOnly:)`.
     public func differsInEssentials(from other: Status) -> Bool {
-        status != other.status || connectivity != other.connectivity || primary != other.primary
+        Self.essentialFields.contains { differs(in: $0, from: other) }
+    }
+
+    /// Whether connectivity and probe agree with reachability: a reachable status is never
+    /// `none`, an unreachable one always is, and a probe's verdict is the status's. Every status
+    /// reachd publishes holds this; `ConnectivityRule` makes it so.
+    public var isConsistent: Bool {
+        if reachable == (connectivity == .none) { return false }
+        if let probe, probe.result != connectivity { return false }
+        return true
     }
 
     enum CodingKeys: String, CodingKey {

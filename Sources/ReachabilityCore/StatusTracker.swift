@@ -19,7 +19,7 @@ public struct StatusTracker: Sendable {
     ///   resumes with a number from an earlier run is told to resync instead of being confused.
     public init(snapshot: NetworkSnapshot = NetworkSnapshot(), firstSequence: Int = 0, now: Date = Date()) {
         self.snapshot = snapshot
-        self.status = Classifier.classify(snapshot, since: now)
+        self.status = Classifier.classify(snapshot, since: now, now: now)
         self.sequence = firstSequence
     }
 
@@ -32,9 +32,11 @@ public struct StatusTracker: Sendable {
     public mutating func update(_ newSnapshot: NetworkSnapshot, reason forcedReason: Reason? = nil, now: Date = Date()) -> Action {
         let oldSnapshot = snapshot
         snapshot = newSnapshot
-        var candidate = Classifier.classify(newSnapshot, since: status.since)
-        guard candidate.differs(from: status) else {
-            // Keep `since` but carry the fresh probe timestamps, which are no event of their own.
+        var candidate = Classifier.classify(newSnapshot, since: status.since, previous: status, now: now)
+        let changes = candidate.changes(from: status)
+        guard !changes.isEmpty else {
+            // Keep `since` but carry the probe's fresh details (time, RTT, error text), which are
+            // no event of their own.
             status = candidate
             return .none
         }
@@ -47,6 +49,6 @@ public struct StatusTracker: Sendable {
         status = candidate
         sequence += 1
         return .emit(ReachabilityEvent(sequence: sequence, timestamp: now, event: .reachabilityChanged,
-                                       reason: reason, previous: previous, current: candidate))
+                                       reason: reason, previous: previous, current: candidate, changes: changes))
     }
 }

@@ -113,10 +113,11 @@ public struct WireJSONWriter: Sendable {
         byte(UInt8(ascii: "}"))
     }
 
-    /// Writes `{"current":…,"event":…,"previous":…,"reason":…,"sequence":…,"timestamp":…}`,
+    /// Writes `{"changes":…,"current":…,"event":…,"previous":…,"reason":…,"sequence":…,"timestamp":…}`,
     /// splicing in `previousJSON`/`currentJSON` when given (see `json(_:previousJSON:currentJSON:)`).
     public mutating func write(_ event: ReachabilityEvent, previousJSON: [UInt8]? = nil, currentJSON: [UInt8]? = nil) {
-        raw(#"{"current":"#)
+        raw(#"{"changes":"#); strings(event.changes)
+        raw(#","current":"#)
         if let currentJSON { bytes.append(contentsOf: currentJSON) } else { write(event.current) }
         raw(#","event":"#); string(event.event.rawValue)
         raw(#","previous":"#)

@@ -7,8 +7,9 @@ import ReachabilityCore
 public protocol ProbeTarget: AnyObject, Sendable {
     /// The current status (safe from any thread).
     var status: Status { get }
-    /// Takes a verdict (nil: not checked; connectivity unknown); re-classifies.
-    func setProbe(_ probe: Probe?)
+    /// Takes a verdict (nil: not checked; connectivity unknown) about `path` (nil: not
+    /// reachable); re-classifies. A verdict about another path than the status's is not applied.
+    func setProbe(_ probe: Probe?, path: ProbePath?)
 }
 
 /// The connectivity check (issue 4): runs `HTTPProbe` over the primary interface when
@@ -159,7 +160,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
                 timer = nil
                 timerID = nil
             case .publish(let probe):
-                target.setProbe(probe)
+                // Published for the path the scheduler holds now: a check of an older path
+                // never completes (its result is ignored), so this is the verdict's path.
+                target.setProbe(probe, path: scheduler.path)
             case .reply(let requests, let reply):
                 for request in requests { waiting.removeValue(forKey: request)?(reply) }
             }

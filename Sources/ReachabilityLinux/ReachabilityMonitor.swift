@@ -72,6 +72,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     private var linkVerdicts: [Int: LinkVerdict] = [:]
     private var modems: [ModemState] = []
     private var probe: Probe?
+    private var probePath: ProbePath?
     private var socket: NetlinkSocket?
     private var reader: ReadinessThread?
     private var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
@@ -208,10 +209,13 @@ public final class ReachabilityMonitor: @unchecked Sendable {
         return stream
     }
 
-    /// The connectivity checker's latest result; re-classifies at once (reason `probeResult`).
-    public func setProbe(_ probe: Probe?) {
+    /// The connectivity checker's latest verdict about `path` (nil: the checker saw the machine
+    /// not reachable); re-classifies at once (reason `probeResult`). A verdict counts only while
+    /// the status's path is `path` (see `ConnectivityRule`).
+    public func setProbe(_ probe: Probe?, path: ProbePath?) {
         onQueue {
             self.probe = probe
+            self.probePath = path
             evaluate()
         }
     }
@@ -357,7 +361,9 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             if verdict.metered { metered.insert(index) }
             if verdict.ignored { ignored.insert(index) }
         }
-        return table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
+        var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
+        snapshot.probePath = probePath
+        return snapshot
     }
 
     private func publish() {

@@ -131,10 +131,10 @@ final class Connection: @unchecked Sendable {
 
     /// Delivers a published event if this subscription's filter admits it.
     func deliver(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
-        guard !closing, let statusOnly = subscription?.statusOnly else { return }
-        // Without statusOnly every event goes out and the filter keeps nothing worth updating:
+        guard !closing, let filters = subscription?.filters else { return }
+        // Without a filter every event goes out and the filter keeps nothing worth updating:
         // no copy of it per subscriber and event.
-        guard statusOnly else { return send(bytes, force: force) }
+        guard filters else { return send(bytes, force: force) }
         guard var filter = subscription else { return }
         guard filter.admit(event) else { return }
         subscription = filter

@@ -83,7 +83,7 @@ extension ReachabilityServer {
     }
 
     private func subscribe(_ call: VarlinkCall, on connection: Connection) {
-        if let unknown = unknownParameter(call, allowed: ["after", "statusOnly"]) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+        if let unknown = unknownParameter(call, allowed: ["after", "statusOnly", "changes"]) { return reply(.invalidParameter(unknown), to: call, on: connection) }
         var after: Int?
         if let value = call.parameters["after"], !value.isNull {
             guard let number = value.intValue else { return reply(.invalidParameter("after"), to: call, on: connection) }
@@ -94,6 +94,14 @@ extension ReachabilityServer {
             guard let flag = value.boolValue else { return reply(.invalidParameter("statusOnly"), to: call, on: connection) }
             statusOnly = flag
         }
+        var changes: Set<Status.Field>?
+        if let value = call.parameters["changes"], !value.isNull {
+            guard let names = value.arrayValue?.map(\.stringValue), !names.contains(nil),
+                  let fields = SubscriptionFilter.fields(named: names.compactMap { $0 }) else {
+                return reply(.invalidParameter("changes"), to: call, on: connection)
+            }
+            changes = fields
+        }
         guard call.more else { return reply(.expectedMore, to: call, on: connection) }
         guard !call.oneway else { return }
 
@@ -101,15 +109,15 @@ extension ReachabilityServer {
         connection.busy = true
         let replay = after.flatMap { history.resumePlan(after: $0) }
         if let after, let replay {
-            // Seed the filter with what the subscriber saw at `after`, so statusOnly applies to the replay.
+            // Seed the filter with what the subscriber saw at `after`, so the filter applies to the replay.
             let seen = replay.first?.event.previous ?? current
-            connection.subscription = SubscriptionFilter(statusOnly: statusOnly, lastSent: seen)
+            connection.subscription = SubscriptionFilter(statusOnly: statusOnly, changes: changes, lastSent: seen)
             log(.debug, "connection \(connection.id): resumes after \(after), replaying \(replay.count)")
             // Forced past the queue bound (the history bounds it): a subscriber that catches up
             // after a long absence must not be dropped for the size of what it missed.
             for entry in replay { connection.deliver(entry.event, bytes: entry.bytes, force: true) }
         } else {
-            connection.subscription = SubscriptionFilter(statusOnly: statusOnly)
+            connection.subscription = SubscriptionFilter(statusOnly: statusOnly, changes: changes)
             let reason: Reason.Code = after == nil ? .initial : .resync
             guard let (event, bytes) = initialEventBytes(reason: reason) else { return connection.close() }
             connection.deliver(event, bytes: bytes, force: false)

@@ -158,7 +158,13 @@ let classifierCases: [ClassifierCase] = [
 
     @Test func probeDecidesConnectivity() {
         var snapshot = ethernet
-        snapshot.probe = Probe(url: "http://127.0.0.1/", result: .portal, httpStatus: 302, portalUrl: "http://login/", checkedAt: t0)
+        let probe = Probe(url: "http://127.0.0.1/", result: .portal, httpStatus: 302, portalUrl: "http://login/", checkedAt: t0)
+        // A verdict counts for the path it was checked over only.
+        snapshot.setVerdict(probe, path: ProbePath(Classifier.classify(snapshot, since: t0)))
         #expect(Classifier.classify(snapshot, since: t0).connectivity == .portal)
+        #expect(Classifier.classify(snapshot, since: t0).probe == probe)
+        snapshot.setVerdict(probe, path: ProbePath(interface: "eth9", index: 9, addresses: [], gateways: []))
+        #expect(Classifier.classify(snapshot, since: t0).connectivity == .unknown)
+        #expect(Classifier.classify(snapshot, since: t0).probe == nil)
     }
 }

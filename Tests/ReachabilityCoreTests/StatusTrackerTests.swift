@@ -46,6 +46,7 @@ private func ethernetSnapshot(carrier: Bool = true, metric: UInt32 = 100) -> Net
 
     @Test func probeTimestampIsNoEventButVerdictIs() {
         var snapshot = ethernetSnapshot()
+        snapshot.probePath = ProbePath(Classifier.classify(snapshot, since: t0))
         snapshot.probe = Probe(url: "http://127.0.0.1/", result: .full, httpStatus: 204, rttMs: 3, checkedAt: t0)
         var tracker = StatusTracker(snapshot: snapshot, now: t0)
         snapshot.probe = Probe(url: "http://127.0.0.1/", result: .full, httpStatus: 204, rttMs: 9, checkedAt: t0.addingTimeInterval(300))

@@ -152,7 +152,53 @@ import Testing
         let candidates = [design.path, "/work/shared/DESIGN.md"]
         guard let path = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else { return }
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(text.contains(InterfaceDescription.reachability))
+        // The contract's §3 description, which later additions only extend: every declaration
+        // of it is in ours, with the same members first (new ones may follow at the end).
+        guard let start = text.range(of: "interface io.reachd.Reachability\n"),
+              let end = text.range(of: "```", range: start.upperBound..<text.endIndex) else {
+            Issue.record("no interface description in \(path)"); return
+        }
+        let ours = Self.declarations(InterfaceDescription.reachability)
+        for declaration in Self.declarations(String(text[start.lowerBound..<end.lowerBound])) {
+            let head = declaration.prefix { $0 != "(" }
+            guard let mine = ours.first(where: { $0.prefix { $0 != "(" } == head }) else {
+                Issue.record("missing: \(declaration)"); continue
+            }
+            #expect(Self.extends(mine, declaration), "\(mine) does not extend \(declaration)")
+        }
+    }
+
+    /// The additions of this tranche that the description carries.
+    @Test func carriesTheChangesAdditions() {
+        let ours = Self.declarations(InterfaceDescription.reachability)
+        #expect(ours.contains { $0.hasPrefix("type Event (") && $0.contains("current: Status, changes: []string") })
+        #expect(ours.contains { $0.hasPrefix("method Subscribe(after: ?int, statusOnly: ?bool, changes: ?[]string)") })
+    }
+
+    /// The declarations of a varlink description, comments dropped, white space collapsed.
+    static func declarations(_ text: String) -> [String] {
+        var result: [String] = [], current = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("#") { continue }
+            if trimmed.isEmpty {
+                if !current.isEmpty { result.append(current) }
+                current = ""
+                continue
+            }
+            current += current.isEmpty || current.hasSuffix("(") || trimmed.hasPrefix(")") ? trimmed : " " + trimmed
+        }
+        if !current.isEmpty { result.append(current) }
+        return result.map { $0.replacingOccurrences(of: "( ", with: "(").replacingOccurrences(of: " )", with: ")") }
+    }
+
+    /// `mine` is `contract` with members added at the end of its (first) parameter list.
+    static func extends(_ mine: String, _ contract: String) -> Bool {
+        if mine == contract { return true }
+        guard let close = contract.range(of: ") ->") ?? contract.range(of: ")", options: .backwards) else { return false }
+        let open = String(contract[..<close.lowerBound])
+        let rest = String(contract[close.lowerBound...])
+        return mine.hasPrefix(open.hasSuffix("(") ? open : open + ",") && mine.hasSuffix(rest)
     }
 
     @Test func namesEveryWireEnumValue() {

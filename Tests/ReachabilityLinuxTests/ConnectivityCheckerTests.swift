@@ -9,6 +9,7 @@ final class FakeProbeTarget: ProbeTarget, @unchecked Sendable {
     private let lock = NSLock()
     private var current: Status
     private var received: [Probe?] = []
+    private var receivedPaths: [ProbePath?] = []
 
     init(status: Status) { current = status }
 
@@ -16,8 +17,10 @@ final class FakeProbeTarget: ProbeTarget, @unchecked Sendable {
         get { lock.withLock { current } }
         set { lock.withLock { current = newValue } }
     }
-    func setProbe(_ probe: Probe?) { lock.withLock { received.append(probe) } }
+    func setProbe(_ probe: Probe?, path: ProbePath?) { lock.withLock { received.append(probe); receivedPaths.append(path) } }
     var probes: [Probe?] { lock.withLock { received } }
+    /// The path each verdict was published for.
+    var paths: [ProbePath?] { lock.withLock { receivedPaths } }
     var results: [Connectivity?] { probes.map { $0?.result } }
 }
 

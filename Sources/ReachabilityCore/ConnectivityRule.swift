@@ -1,0 +1,69 @@
+import Foundation
+
+/// Decides `connectivity` and `probe` in the same evaluation as the path, so that the event that
+/// changes reachability already carries the connectivity that follows from it. The one place
+/// these rules live; every `Status` the monitor publishes passes through it, so none is
+/// reachable with connectivity `none` or carries a probe whose verdict contradicts it.
+///
+/// - Not reachable: `none`, with a probe `{result: none, error: "not reachable: …"}` (null when
+///   no check URL is known: checks disabled, or none published yet).
+/// - Reachable, and the checker's latest verdict is about this very path: that verdict.
+/// - Reachable after not being reachable (or at start), no verdict for this path yet:
+///   `unknown`, probe null — "not checked yet", never a false "no internet".
+/// - Moving between two reachable paths, no verdict for the new one yet: the old verdict stays
+///   until the new check answers.
+public enum ConnectivityRule {
+    /// The checker's latest publication: a verdict (nil: not checked, or checks disabled) and the
+    /// path it is about (nil: the checker saw no path, i.e. not reachable).
+    public struct Verdict: Equatable, Sendable {
+        public var probe: Probe?
+        public var path: ProbePath?
+
+        public init(probe: Probe?, path: ProbePath?) {
+            self.probe = probe; self.path = path
+        }
+    }
+
+    /// `status` with `connectivity` and `probe` decided.
+    /// - Parameters:
+    ///   - status: the freshly classified status (its path fields are what counts here).
+    ///   - previous: the status before this evaluation; nil at start.
+    ///   - verdict: the checker's latest publication; nil when it published nothing yet.
+    ///   - now: the time a not-reachable probe made here is stamped with.
+    public static func apply(to status: Status, previous: Status?, verdict: Verdict?, now: Date) -> Status {
+        var result = status
+        let (connectivity, probe) = decide(path: ProbePath(status), previous: previous, verdict: verdict, now: now)
+        result.connectivity = connectivity
+        result.probe = probe
+        return result
+    }
+
+    /// The connectivity and probe for a status whose path is `path` (nil: not reachable).
+    public static func decide(path: ProbePath?, previous: Status?, verdict: Verdict?, now: Date)
+        -> (connectivity: Connectivity, probe: Probe?) {
+        guard let path else {
+            // The checker's own "not reachable" verdict, once it has seen the path go.
+            if let verdict, verdict.path == nil, let probe = verdict.probe, probe.result == .none {
+                return (.none, probe)
+            }
+            if let previous, !previous.reachable, let probe = previous.probe, probe.result == .none {
+                return (.none, probe)
+            }
+            guard let url = verdict?.probe?.url ?? previous?.probe?.url else { return (.none, nil) }
+            return (.none, ProbeVerdict.notReachable(url: url, at: now))
+        }
+        if let verdict, verdict.path == path {
+            guard let probe = verdict.probe, probe.result != .none else {
+                // Not checked (or disabled) for this path; a "none" verdict for a reachable
+                // path would contradict it and cannot come from a check that ran.
+                return (.unknown, nil)
+            }
+            return (probe.result, probe)
+        }
+        if let previous, previous.reachable, previous.connectivity != .none {
+            // Another reachable path: the old verdict stays until the check of the new one answers.
+            return (previous.connectivity, previous.probe)
+        }
+        return (.unknown, nil)
+    }
+}
