@@ -211,7 +211,7 @@ public struct Status: Codable, Equatable, Sendable {
         return true
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
              flags, interfaces, probe, since
     }

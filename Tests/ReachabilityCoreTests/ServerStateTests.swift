@@ -95,6 +95,27 @@ import Testing
         #expect(filter.admit(Self.event(1, Self.status(.ethernet, .full))) == true)
         #expect(filter.admit(Self.event(2, Self.status(.ethernet, .full, gateways: ["x"]))) == false)
     }
+
+    @Test func changesTable() {
+        var filter = SubscriptionFilter(statusOnly: false, changes: [.gateways, .connectivity])
+        let steps: [(Status, ReachabilityEvent.Kind, Bool)] = [
+            (Self.status(.notReachable, .none), .initial, true),
+            (Self.status(.ethernet, .none), .reachabilityChanged, false),                   // status only
+            (Self.status(.ethernet, .none, gateways: ["10.0.0.1"]), .reachabilityChanged, true),  // gateways
+            (Self.status(.ethernet, .full, gateways: ["10.0.0.1"]), .reachabilityChanged, true),  // connectivity
+            (Self.status(.wifi, .full, gateways: ["10.0.0.1"]), .reachabilityChanged, false),     // status
+        ]
+        for (i, (status, kind, expected)) in steps.enumerated() {
+            #expect(filter.admit(Self.event(i, status, kind: kind)) == expected, "step \(i)")
+        }
+    }
+
+    @Test func statusOnlyAndChangesAddUp() {
+        let filter = SubscriptionFilter(statusOnly: true, changes: [.expensive])
+        #expect(filter.fields == [.status, .connectivity, .primary, .expensive])
+        #expect(SubscriptionFilter(statusOnly: true).fields == Status.essentialFields)
+        #expect(SubscriptionFilter(statusOnly: false).fields == nil)
+    }
 }
 
 @Suite struct OutgoingQueueTests {

@@ -151,3 +151,80 @@ let reasonCases: [ReasonCase] = [
         #expect(ModemAccessTechnology(rawValue: 0).newest == nil)
     }
 }
+
+/// The event sequences of the scenarios, through the tracker alone: one event per
+/// change, each consistent, none that changes only probe details.
+@Suite struct StatusTrackerConnectivityTests {
+    static let url = "http://192.0.2.80/"
+
+    func full(_ at: Double) -> Probe { Probe(url: Self.url, result: .full, httpStatus: 204, rttMs: at, checkedAt: t0.addingTimeInterval(at)) }
+
+    /// Feeds `snapshot` with the checker's verdict for `path` (by default the snapshot's own path).
+    func verdict(_ snapshot: NetworkSnapshot, _ probe: Probe?, path: ProbePath?? = .none) -> NetworkSnapshot {
+        var s = snapshot
+        s.setVerdict(probe, path: path ?? ProbePath(Classifier.classify(snapshot, since: t0)))
+        return s
+    }
+
+    func emit(_ tracker: inout StatusTracker, _ snapshot: NetworkSnapshot, at: Double) -> ReachabilityEvent? {
+        guard case .emit(let event) = tracker.update(snapshot, now: t0.addingTimeInterval(at)) else { return nil }
+        #expect(event.current.isConsistent, "event \(event.sequence)")
+        #expect(event.changes != ["probe"] || event.previous?.probe?.result != event.current.probe?.result
+                || event.previous?.probe?.portalUrl != event.current.probe?.portalUrl)
+        return event
+    }
+
+    @Test func carrierLossAndBack() throws {
+        let up = verdict(ethernetSnapshot(), full(1))
+        var tracker = StatusTracker(snapshot: up, now: t0)
+        #expect(tracker.status.connectivity == .full)
+
+        // Carrier lost: one event, none with a none probe at once; the checker's stale full
+        // verdict (still for the old path) does not leak into it.
+        let lost = try #require(emit(&tracker, { var s = ethernetSnapshot(carrier: false); s.setVerdict(full(1), path: up.probePath); return s }(), at: 2))
+        #expect(lost.reason.code == .carrierLost)
+        #expect(lost.current.connectivity == .none && lost.current.probe?.result == Connectivity.none)
+        #expect(lost.current.probe?.error?.hasPrefix("not reachable: ") == true)
+        #expect(lost.changes == ["connectivity", "flags", "gateways", "interfaces", "ipv4", "primary", "probe", "reachable", "status"])
+        // The checker then says "not reachable" itself: no event.
+        var down = ethernetSnapshot(carrier: false)
+        down.setVerdict(ProbeVerdict.notReachable(url: Self.url, at: t0.addingTimeInterval(3)), path: nil)
+        #expect(emit(&tracker, down, at: 3) == nil)
+
+        // Carrier back: reachable with connectivity unknown and no probe, never none.
+        var back = ethernetSnapshot()
+        back.setVerdict(down.probe, path: nil)
+        let gained = try #require(emit(&tracker, back, at: 4))
+        #expect(gained.reason.code == .carrierGained)
+        #expect(gained.current.connectivity == .unknown && gained.current.probe == nil)
+        #expect(gained.changes.contains("connectivity") && gained.changes.contains("probe"))
+        // The checker publishes "not checked" for the new path: nothing to tell.
+        #expect(emit(&tracker, verdict(back, nil), at: 4.5) == nil)
+        // Its answer: the second event, connectivity and probe only.
+        let answered = try #require(emit(&tracker, verdict(back, full(5)), at: 5))
+        #expect(answered.reason.code == .probeResult)
+        #expect(answered.changes == ["connectivity", "probe"])
+        // A re-check with the same verdict: no event.
+        #expect(emit(&tracker, verdict(back, full(300)), at: 300) == nil)
+    }
+
+    @Test func switchBetweenUplinksKeepsTheVerdict() throws {
+        var both = ethernetSnapshot()
+        both.links[3] = LinkState(index: 3, name: "eth1", kind: .ethernet, up: true, carrier: true, operstate: "up")
+        both.addresses.insert(AddressState(ifindex: 3, family: .ipv4, address: "10.1.0.2", prefixLength: 24))
+        both.routes.insert(RouteState(family: .ipv4, gateway: "10.1.0.1", oif: 3, metric: 200))
+        let onA = verdict(both, full(1))
+        var tracker = StatusTracker(snapshot: onA, now: t0)
+        #expect(tracker.status.primary?.name == "eth0" && tracker.status.connectivity == .full)
+
+        var onB = onA
+        onB.links[2]?.carrier = false
+        let moved = try #require(emit(&tracker, onB, at: 2))
+        #expect(moved.current.primary?.name == "eth1")
+        #expect(moved.current.connectivity == .full && moved.current.probe == full(1))
+        #expect(!moved.changes.contains("connectivity") && !moved.changes.contains("probe"))
+        // B's check answers the same: no event.
+        #expect(emit(&tracker, verdict(onB, full(3)), at: 3) == nil)
+        #expect(tracker.status.probe == full(3))
+    }
+}
