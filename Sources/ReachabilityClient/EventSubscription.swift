@@ -21,6 +21,8 @@ extension ReachabilityClient {
     /// - Parameters:
     ///   - after: resume after this sequence number (as `reachctl monitor --after`).
     ///   - statusOnly: only changes of status, connectivity or primary interface.
+    ///   - changes: only events whose `changes` name one of these `Status` fields (with
+    ///     `statusOnly`, either); nil for every event.
     ///   - waitForDaemon: when false, the subscription ends with `daemonNotRunning` if no daemon
     ///     answers the first time; when true it waits for one.
     ///   - reconnect: when false, the subscription ends with the error when the connection drops
@@ -31,12 +33,12 @@ extension ReachabilityClient {
     ///     varlink error reply (other than `SubscriberTooSlow` with `reconnect`) as `.remote`.
     ///     Never called for `cancel()`.
     /// - Returns: the running subscription; keep it to `cancel()` it.
-    public func subscribe(after: Int? = nil, statusOnly: Bool = false, waitForDaemon: Bool = false,
-                          reconnect: Bool = true,
+    public func subscribe(after: Int? = nil, statusOnly: Bool = false, changes: [String]? = nil,
+                          waitForDaemon: Bool = false, reconnect: Bool = true,
                           onEvent: @escaping @Sendable (ReachabilityEvent) -> Void,
                           onEnd: @escaping @Sendable (any Error) -> Void) -> EventSubscription {
         let subscription = EventSubscription(socketPath: socketPath, after: after, statusOnly: statusOnly,
-                                             waitForDaemon: waitForDaemon, reconnect: reconnect,
+                                             changes: changes, waitForDaemon: waitForDaemon, reconnect: reconnect,
                                              onEvent: onEvent, onEnd: onEnd)
         subscription.start()
         return subscription
@@ -46,6 +48,7 @@ extension ReachabilityClient {
     public final class EventSubscription: @unchecked Sendable {
         private let socketPath: String
         private let statusOnly: Bool
+        private let changes: [String]?
         private let waitForDaemon: Bool
         private let reconnect: Bool
         private let onEvent: @Sendable (ReachabilityEvent) -> Void
@@ -57,9 +60,10 @@ extension ReachabilityClient {
         /// Only touched on the subscription's thread.
         private var deduplicator: EventDeduplicator
 
-        init(socketPath: String, after: Int?, statusOnly: Bool, waitForDaemon: Bool, reconnect: Bool,
+        init(socketPath: String, after: Int?, statusOnly: Bool, changes: [String]? = nil, waitForDaemon: Bool, reconnect: Bool,
              onEvent: @escaping @Sendable (ReachabilityEvent) -> Void, onEnd: @escaping @Sendable (any Error) -> Void) {
-            self.socketPath = socketPath; self.statusOnly = statusOnly; self.waitForDaemon = waitForDaemon
+            self.socketPath = socketPath; self.statusOnly = statusOnly; self.changes = changes
+            self.waitForDaemon = waitForDaemon
             self.reconnect = reconnect; self.onEvent = onEvent; self.onEnd = onEnd
             self.deduplicator = EventDeduplicator(lastSequence: after)
         }
@@ -108,6 +112,7 @@ extension ReachabilityClient {
                     var parameters: [String: JSONValue] = [:]
                     if let after = deduplicator.lastSequence { parameters["after"] = .int(after) }
                     if statusOnly { parameters["statusOnly"] = .bool(true) }
+                    if let changes { parameters["changes"] = .array(changes.map { .string($0) }) }
                     try connection.send(VarlinkCall(method: "\(ReachabilityClient.interface).Subscribe",
                                                     parameters: parameters, more: true))
                     while true {

@@ -42,7 +42,7 @@ public struct ReachabilityClient: Sendable {
     }
 
     /// Reachability events: first the current state (`initial`), then every change; the stream
-    /// form of `subscribe(after:statusOnly:waitForDaemon:reconnect:onEvent:onEnd:)`, whose
+    /// form of `subscribe(after:statusOnly:changes:waitForDaemon:reconnect:onEvent:onEnd:)`, whose
     /// thread reads the socket; terminating the stream (its task cancelled, or the stream dropped)
     /// cancels the subscription.
     ///
@@ -52,16 +52,18 @@ public struct ReachabilityClient: Sendable {
     /// - Parameters:
     ///   - after: resume after this sequence number (as `reachctl monitor --after`).
     ///   - statusOnly: only changes of status, connectivity or primary interface.
+    ///   - changes: only events whose `changes` name one of these `Status` fields (with
+    ///     `statusOnly`, either); nil for every event.
     ///   - waitForDaemon: when false, the stream fails with `daemonNotRunning` if no daemon answers
     ///     the first time; when true it waits for one.
     ///   - reconnect: when false, the stream ends with an error when the connection drops.
-    public func events(after: Int? = nil, statusOnly: Bool = false, waitForDaemon: Bool = false,
-                       reconnect: Bool = true) -> AsyncThrowingStream<ReachabilityEvent, Error> {
+    public func events(after: Int? = nil, statusOnly: Bool = false, changes: [String]? = nil,
+                       waitForDaemon: Bool = false, reconnect: Bool = true) -> AsyncThrowingStream<ReachabilityEvent, Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ReachabilityEvent.self, throwing: Error.self,
                                                                      bufferingPolicy: .unbounded)
         // The callbacks run on the subscription's thread, not on the cooperative pool.
         let subscription = EventSubscription(socketPath: socketPath, after: after, statusOnly: statusOnly,
-                                             waitForDaemon: waitForDaemon, reconnect: reconnect,
+                                             changes: changes, waitForDaemon: waitForDaemon, reconnect: reconnect,
                                              onEvent: { continuation.yield($0) },
                                              onEnd: { continuation.finish(throwing: $0) })
         continuation.onTermination = { _ in subscription.cancel() }

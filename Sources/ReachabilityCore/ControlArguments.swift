@@ -1,9 +1,10 @@
 /// What `reachctl` was asked to do (DESIGN.md §4).
 public enum ControlCommand: Equatable, Sendable {
     case status(json: Bool)
-    case monitor(json: Bool, after: Int?, statusOnly: Bool)
-    /// `timeout` in seconds; 0 waits forever.
-    case wait(timeout: Double, internet: Bool, interface: String?, quiet: Bool)
+    /// `changes`: the `Status` field names of `--changes`; nil for every event.
+    case monitor(json: Bool, after: Int?, statusOnly: Bool, changes: [String]? = nil)
+    /// `timeout` in seconds; 0 waits forever. `stable`: seconds the condition must hold unchanged.
+    case wait(timeout: Double, internet: Bool, interface: String?, quiet: Bool, stable: Double? = nil)
     case check(host: String, port: Int?, json: Bool, watch: Bool)
     case probe(json: Bool)
     /// `--help`, for the whole program or one command.
@@ -28,10 +29,12 @@ public struct ControlOptions: Equatable, Sendable {
 
     Commands:
       status [--json]                         the current reachability
-      monitor [--json] [--after SEQ] [--status-only]
-                                              one line per event, first the current state
-      wait [--timeout SEC] [--internet] [--interface NAME] [-q]
-                                              wait until reachable (default 30 s, 0 = forever)
+      monitor [--json] [--after SEQ] [--status-only] [--changes FIELD,…]
+                                              one line per event, first the current state;
+                                              --changes: only events changing these Status fields
+      wait [--timeout SEC] [--internet] [--interface NAME] [--stable SEC] [-q]
+                                              wait until reachable (default 30 s, 0 = forever);
+                                              --stable: until it has held SEC s without a change
       check HOST [--port N] [--json] [--watch]
                                               how HOST is reached (route, interface, TCP connect)
       probe [--json]                          run the connectivity check now
@@ -56,7 +59,7 @@ public struct ControlOptions: Equatable, Sendable {
         var order: [String] = []
         var help = false, version = false
 
-        let valued: Set<String> = ["--after", "--timeout", "--interface", "--port"]
+        let valued: Set<String> = ["--after", "--timeout", "--interface", "--port", "--changes", "--stable"]
         let known = valued.union(["--json", "--status-only", "--internet", "-q", "--quiet", "--watch"])
 
         while let token = scanner.next() {
@@ -102,10 +105,21 @@ public struct ControlOptions: Equatable, Sendable {
             try allow(["--json"]); try noPositionals()
             command = .status(json: flag("--json"))
         case "monitor":
-            try allow(["--json", "--after", "--status-only"]); try noPositionals()
-            command = .monitor(json: flag("--json"), after: try integer("--after", range: 0...Int.max), statusOnly: flag("--status-only"))
+            try allow(["--json", "--after", "--status-only", "--changes"]); try noPositionals()
+            var changes: [String]?
+            if let value = flags["--changes"] ?? nil {
+                let names = value.split(separator: ",", omittingEmptySubsequences: false)
+                    .map { $0.trimmingCharacters(in: .whitespaces) }
+                guard SubscriptionFilter.fields(named: names) != nil else {
+                    let known = Status.Field.allCases.map(\.rawValue).joined(separator: ",")
+                    throw ArgumentError.invalidValue(option: "--changes", value: value, expected: "Status fields among \(known)")
+                }
+                changes = names
+            }
+            command = .monitor(json: flag("--json"), after: try integer("--after", range: 0...Int.max),
+                               statusOnly: flag("--status-only"), changes: changes)
         case "wait":
-            try allow(["--timeout", "--internet", "--interface", "-q", "--quiet"]); try noPositionals()
+            try allow(["--timeout", "--internet", "--interface", "--stable", "-q", "--quiet"]); try noPositionals()
             var timeout = 30.0
             if let value = flags["--timeout"] ?? nil {
                 guard let seconds = Double(value), seconds >= 0, seconds.isFinite else {
@@ -113,8 +127,15 @@ public struct ControlOptions: Equatable, Sendable {
                 }
                 timeout = seconds
             }
+            var stable: Double?
+            if let value = flags["--stable"] ?? nil {
+                guard let seconds = Double(value), seconds > 0, seconds.isFinite, seconds <= 86_400 else {
+                    throw ArgumentError.invalidValue(option: "--stable", value: value, expected: "seconds above 0, at most 86400")
+                }
+                stable = seconds
+            }
             command = .wait(timeout: timeout, internet: flag("--internet"), interface: flags["--interface"] ?? nil,
-                            quiet: flag("-q") || flag("--quiet"))
+                            quiet: flag("-q") || flag("--quiet"), stable: stable)
         case "check":
             try allow(["--port", "--json", "--watch"])
             guard let host = positionals.first else { throw ArgumentError.missingArgument("HOST") }

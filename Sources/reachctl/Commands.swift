@@ -46,17 +46,18 @@ func runStatus(client: ReachabilityClient, json: Bool) async -> Never {
     }
 }
 
-/// `reachctl monitor [--json] [--after SEQ] [--status-only]`.
-func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly: Bool) async -> Never {
+/// `reachctl monitor [--json] [--after SEQ] [--status-only] [--changes FIELD,…]`.
+func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly: Bool, changes: [String]?) async -> Never {
     exitOnInterrupt(with: ExitCode.success)
     let style = Style()
     do {
-        for try await event in client.events(after: after, statusOnly: statusOnly) {
+        for try await event in client.events(after: after, statusOnly: statusOnly, changes: changes) {
             if json {
                 printLine(jsonLine(event))
             } else {
                 let interface = event.reason.interface.map { " \($0)" } ?? ""
-                printLine("\(Timestamp.string(from: event.timestamp)) #\(event.sequence) \(event.reason.code.rawValue)\(interface): \(style.summary(event.current))")
+                let changed = event.changes.isEmpty ? "" : " [\(event.changes.joined(separator: ","))]"
+                printLine("\(Timestamp.string(from: event.timestamp)) #\(event.sequence) \(event.reason.code.rawValue)\(interface)\(changed): \(style.summary(event.current))")
             }
         }
         exit(ExitCode.success)
@@ -65,8 +66,10 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
     }
 }
 
-/// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [-q]`: 0 met, 1 timed out.
-func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interface: String?, quiet: Bool) async -> Never {
+/// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [--stable SEC] [-q]`: 0 met,
+/// 1 timed out.
+func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interface: String?, quiet: Bool,
+             stable: Double?) async -> Never {
     exitOnInterrupt(with: ExitCode.failure)
     if timeout > 0 {
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
@@ -74,12 +77,18 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
             exit(ExitCode.failure)
         }
     }
+    let stability = stable.map { StableWait(seconds: $0, interface: interface, quiet: quiet) }
     do {
         for try await event in client.events() {
-            if event.current.satisfies(internet: internet, interface: interface) {
-                if !quiet { printLine(Style().summary(event.current)) }
-                exit(ExitCode.success)
+            let met = event.current.satisfies(internet: internet, interface: interface)
+            guard let stability else {
+                if met {
+                    if !quiet { printLine(Style().summary(event.current)) }
+                    exit(ExitCode.success)
+                }
+                continue
             }
+            stability.observe(event, met: met)
         }
         exitOnError(ReachabilityClientError.connectionClosed)
     } catch {
@@ -87,6 +96,44 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
     }
 }
 
+/// `wait --stable SEC`: the condition must hold for SEC seconds during which no event changes
+/// status, reachability, connectivity or the primary interface (nor, with `--interface`, the
+/// interfaces); each such change starts the count again, and the condition failing stops it.
+final class StableWait: @unchecked Sendable {
+    private let seconds: Double
+    private let fields: Set<String>
+    private let quiet: Bool
+    /// Owns `generation`: the timer and the event loop meet here.
+    private let queue = DispatchQueue(label: "reachctl.wait.stable")
+    private var generation = 0
+    private var armed = false
+    private var latest: Status?
+
+    init(seconds: Double, interface: String?, quiet: Bool) {
+        self.seconds = seconds
+        self.quiet = quiet
+        var fields: Set<Status.Field> = [.status, .reachable, .connectivity, .primary]
+        if interface != nil { fields.insert(.interfaces) }
+        self.fields = Set(fields.map(\.rawValue))
+    }
+
+    func observe(_ event: ReachabilityEvent, met: Bool) {
+        queue.sync {
+            latest = event.current
+            guard met else { generation += 1; armed = false; return }
+            let changed = event.event == .initial || !fields.isDisjoint(with: event.changes)
+            guard changed || !armed else { return }
+            generation += 1
+            armed = true
+            let mine = generation
+            queue.asyncAfter(deadline: .now() + seconds) { [self] in
+                guard generation == mine else { return }
+                if !quiet, let latest { printLine(Style().summary(latest)) }
+                exit(ExitCode.success)
+            }
+        }
+    }
+}
 
 func formatSeconds(_ seconds: Double) -> String {
     seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)

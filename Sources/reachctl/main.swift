@@ -20,10 +20,10 @@ case .version:
     exit(ExitCode.success)
 case .status(let json):
     await runStatus(client: client, json: json)
-case .monitor(let json, let after, let statusOnly):
-    await runMonitor(client: client, json: json, after: after, statusOnly: statusOnly)
-case .wait(let timeout, let internet, let interface, let quiet):
-    await runWait(client: client, timeout: timeout, internet: internet, interface: interface, quiet: quiet)
+case .monitor(let json, let after, let statusOnly, let changes):
+    await runMonitor(client: client, json: json, after: after, statusOnly: statusOnly, changes: changes)
+case .wait(let timeout, let internet, let interface, let quiet, let stable):
+    await runWait(client: client, timeout: timeout, internet: internet, interface: interface, quiet: quiet, stable: stable)
 case .check(let host, let port, let json, let watch):
     await runCheck(client: client, host: host, port: port, json: json, watch: watch)
 case .probe(let json):

@@ -41,6 +41,10 @@ import Testing
         (["status", "--socket=/tmp/s"], ControlOptions(socketPath: "/tmp/s", command: .status(json: false))),
         (["monitor"], ControlOptions(command: .monitor(json: false, after: nil, statusOnly: false))),
         (["monitor", "--json", "--after", "42", "--status-only"], ControlOptions(command: .monitor(json: true, after: 42, statusOnly: true))),
+        (["monitor", "--changes", "status,connectivity"], ControlOptions(command: .monitor(json: false, after: nil, statusOnly: false, changes: ["status", "connectivity"]))),
+        (["monitor", "--changes=probe", "--status-only"], ControlOptions(command: .monitor(json: false, after: nil, statusOnly: true, changes: ["probe"]))),
+        (["wait", "--stable", "5", "--internet"], ControlOptions(command: .wait(timeout: 30, internet: true, interface: nil, quiet: false, stable: 5))),
+        (["wait", "--stable=0.5"], ControlOptions(command: .wait(timeout: 30, internet: false, interface: nil, quiet: false, stable: 0.5))),
         (["wait"], ControlOptions(command: .wait(timeout: 30, internet: false, interface: nil, quiet: false))),
         (["wait", "--timeout", "0", "--internet", "--interface", "eth0", "-q"], ControlOptions(command: .wait(timeout: 0, internet: true, interface: "eth0", quiet: true))),
         (["wait", "--timeout=2.5"], ControlOptions(command: .wait(timeout: 2.5, internet: false, interface: nil, quiet: false))),
@@ -66,6 +70,10 @@ import Testing
         (["check"], ArgumentError.missingArgument("HOST")),
         (["check", "h", "--port", "0"], ArgumentError.invalidValue(option: "--port", value: "0", expected: "an integer in 1…65535")),
         (["status", "--nope"], ArgumentError.unknownOption("--nope")),
+        (["monitor", "--changes", "status,since"], ArgumentError.invalidValue(option: "--changes", value: "status,since", expected: "Status fields among \(Status.Field.allCases.map(\.rawValue).joined(separator: ","))")),
+        (["monitor", "--changes", ""], ArgumentError.invalidValue(option: "--changes", value: "", expected: "Status fields among \(Status.Field.allCases.map(\.rawValue).joined(separator: ","))")),
+        (["wait", "--stable", "0"], ArgumentError.invalidValue(option: "--stable", value: "0", expected: "seconds above 0, at most 86400")),
+        (["status", "--stable", "3"], ArgumentError.unknownOption("--stable")),
     ])
     func usageErrors(arguments: [String], expected: ArgumentError) {
         #expect(throws: expected) { try ControlOptions.parse(arguments) }
