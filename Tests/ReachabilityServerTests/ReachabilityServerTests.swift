@@ -35,6 +35,10 @@ import Glibc
         (VarlinkCall(method: "io.reachd.Reachability.Subscribe"), VarlinkError.expectedMore),
         (VarlinkCall(method: "io.reachd.Reachability.Subscribe", parameters: ["after": .string("x")], more: true), VarlinkError.invalidParameter("after")),
         (VarlinkCall(method: "io.reachd.Reachability.Subscribe", parameters: ["statusOnly": .int(1)], more: true), VarlinkError.invalidParameter("statusOnly")),
+        (VarlinkCall(method: "io.reachd.Reachability.Subscribe", parameters: ["changes": .string("status")], more: true), VarlinkError.invalidParameter("changes")),
+        (VarlinkCall(method: "io.reachd.Reachability.Subscribe", parameters: ["changes": .array([.string("since")])], more: true), VarlinkError.invalidParameter("changes")),
+        (VarlinkCall(method: "io.reachd.Reachability.Subscribe", parameters: ["changes": .array([.string("status"), .int(1)])], more: true), VarlinkError.invalidParameter("changes")),
+        (VarlinkCall(method: "io.reachd.Reachability.Subscribe", parameters: ["changes": .array([])], more: true), VarlinkError.invalidParameter("changes")),
         (VarlinkCall(method: "io.reachd.Reachability.GetStatus", parameters: ["bogus": .null]), VarlinkError.invalidParameter("bogus")),
         (VarlinkCall(method: "io.reachd.Reachability.Check", parameters: [:]), VarlinkError.invalidParameter("host")),
         (VarlinkCall(method: "io.reachd.Reachability.Check", parameters: ["host": .string("h"), "port": .int(70000)]), VarlinkError.invalidParameter("port")),
@@ -167,6 +171,43 @@ import Glibc
         let essential2 = h.publishChange()           // not reachable
         #expect(try c.nextEvent() == essential1)
         #expect(try c.nextEvent() == essential2)
+    }
+
+    /// `changes: [status]` gets only the events that change the status, each carrying its
+    /// `changes`; the same filter applies to a replay after `after`.
+    @Test func changesFilterLiveAndReplayed() throws {
+        let h = try ServerHarness()
+        let start = h.sequence
+        let c = try h.connect()
+        try c.subscribe(changes: ["status"])
+        #expect(try c.nextEvent().changes == [])
+        let gateway1 = h.publishChange(gatewayOnly: true)
+        let flip1 = h.publishChange()
+        let gateway2 = h.publishChange(gatewayOnly: true)
+        let flip2 = h.publishChange()
+        #expect(gateway1.changes == ["gateways"] && gateway2.changes == ["gateways"])
+        #expect(flip1.changes.contains("status") && flip2.changes.contains("status"))
+        let first = try c.nextEvent(), second = try c.nextEvent()
+        #expect(first == flip1)
+        #expect(second == flip2)
+        #expect(first.changes == flip1.changes)
+
+        // Replayed from the history: the same filter, by each event's own `changes`.
+        let all = [gateway1, flip1, gateway2, flip2]
+        let withGateways = all.filter { $0.changes.contains("gateways") }
+        #expect(withGateways.map(\.sequence) == [gateway1, gateway2, flip2].map(\.sequence))
+        let replay = try h.connect()
+        try replay.subscribe(after: start, changes: ["gateways"])
+        for expected in withGateways { #expect(try replay.nextEvent() == expected) }
+        // statusOnly and changes add up.
+        let both = try h.connect()
+        try both.subscribe(after: start, statusOnly: true, changes: ["gateways"])
+        for expected in all { #expect(try both.nextEvent() == expected) }
+        // A marker that every one of them wants: it arrives next, so nothing else came between.
+        let marker = h.publishChange()
+        #expect(try c.nextEvent() == marker)
+        #expect(try replay.nextEvent() == marker)
+        #expect(try both.nextEvent() == marker)
     }
 
     @Test func publishedInitialWithANewNumberingResyncsSubscribers() throws {

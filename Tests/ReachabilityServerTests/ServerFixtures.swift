@@ -97,10 +97,11 @@ final class ServerHarness: @unchecked Sendable {
 }
 
 extension VarlinkConnection {
-    func subscribe(after: Int? = nil, statusOnly: Bool = false) throws {
+    func subscribe(after: Int? = nil, statusOnly: Bool = false, changes: [String]? = nil) throws {
         var parameters: [String: JSONValue] = [:]
         if let after { parameters["after"] = .int(after) }
         if statusOnly { parameters["statusOnly"] = .bool(true) }
+        if let changes { parameters["changes"] = .array(changes.map { .string($0) }) }
         try send(VarlinkCall(method: "io.reachd.Reachability.Subscribe", parameters: parameters, more: true))
     }
 
