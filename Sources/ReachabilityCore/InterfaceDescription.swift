@@ -56,13 +56,15 @@ type Status (
   flags: []string,
   interfaces: []Interface,
   probe: ?Probe,
-  since: string
+  since: string,
+  # True while a simulation (Simulate) is in effect.
+  simulated: bool
 )
 
 type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
-         resync, configReloaded),
+         resync, configReloaded, simulation),
   interface: ?string,
   detail: ?string
 )
@@ -120,10 +122,20 @@ method Check(host: string, port: ?int) -> (result: HostCheck)
 
 method Probe() -> (probe: Probe)
 
+# For root and members of the configured simulation group. Every subscriber sees the given
+# status (fields not given come from the real one) with "simulated" true and reason
+# "simulation", until `seconds` pass (default 300), `reset` is true, or, with whileConnected,
+# the caller hangs up; then one event back to the real status. Replies with the status now
+# published.
+method Simulate(status: ?string, connectivity: ?string, expensive: ?bool,
+                accessTechnology: ?string, seconds: ?int, whileConnected: ?bool,
+                reset: ?bool) -> (status: Status)
+
 error ExpectedMore ()
 error SubscriberTooSlow (dropped: int)
 error HostNotFound (host: string)
 error ProbeDisabled ()
+error PermissionDenied ()
 """
 
     /// The standard `org.varlink.service` interface (varlink.org).

@@ -5,7 +5,9 @@ public struct Reason: Codable, Equatable, Hashable, Sendable {
     public enum Code: String, Codable, Sendable, CaseIterable {
         case initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
              addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
-             resync, configReloaded
+             resync, configReloaded,
+             /// A simulation began, changed or ended (`Simulate`).
+             simulation
     }
 
     public var code: Code

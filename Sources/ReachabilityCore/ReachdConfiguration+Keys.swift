@@ -27,7 +27,7 @@ extension ReachdConfiguration {
     }
 
     /// The sections, in the order `config/reachd.conf` documents them.
-    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "Socket", "Events"]
+    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "Socket", "Events", "Simulation"]
 
     /// Every key reachd understands.
     public static let keys: [Key] = [
@@ -93,6 +93,13 @@ extension ReachdConfiguration {
         },
         Key(section: "Events", name: "History", isPrefix: false) { config, _, value throws(ValueError) in
             config.events.history = value.isEmpty ? EventsSection().history : try count(value)
+        },
+        Key(section: "Simulation", name: "Group", isPrefix: false) { config, _, value throws(ValueError) in
+            guard !value.isEmpty else { config.simulation.group = nil; return }
+            guard !value.contains(where: { $0 == " " || $0 == "\t" || $0 == ":" || $0 == "/" }) else {
+                throw ValueError("bad group name")
+            }
+            config.simulation.group = value
         },
     ]
 

@@ -76,12 +76,20 @@ public struct ReachdConfiguration: Equatable, Sendable {
         public init() {}
     }
 
+    /// `[Simulation]`: who may play a network to the apps (`Simulate`).
+    public struct SimulationSection: Equatable, Sendable {
+        /// `Group=`: members of this group may simulate, besides root; nil: root only.
+        public var group: String? = nil
+        public init() {}
+    }
+
     public var monitor = MonitorSection()
     public var interfaces = InterfacesSection()
     public var connectivity = ConnectivitySection()
     public var cellular = CellularSection()
     public var socket = SocketSection()
     public var events = EventsSection()
+    public var simulation = SimulationSection()
 
     /// The built-in defaults.
     public init() {}

@@ -78,7 +78,7 @@ public enum ReasonDeriver {
         case .addressAdded: return 9
         case .modemChanged: return 10
         case .probeResult: return 11
-        case .initial, .resync, .configReloaded: return 12
+        case .initial, .resync, .configReloaded, .simulation: return 12
         }
     }
 

@@ -1,8 +1,13 @@
 extension Status {
     /// The one-line summary reachd sends as systemd's `STATUS=` (shown by `systemctl status`),
     /// e.g. `wifi via wlan0, internet full`, `wwan4G via wwan0, vpn tun0, internet captive portal`,
-    /// `not reachable`.
+    /// `not reachable`; `simulated: ` in front while a simulation is on.
     public var systemdStatusText: String {
+        let text = realStatusText
+        return simulated ? "simulated: \(text)" : text
+    }
+
+    private var realStatusText: String {
         guard reachable, status.isReachable else { return "not reachable" }
         var parts: [String] = []
         if let primary { parts.append("\(status.rawValue) via \(primary.name)") } else { parts.append(status.rawValue) }

@@ -130,15 +130,19 @@ public struct Status: Codable, Equatable, Sendable {
     public var probe: Probe?
     /// When this status began.
     public var since: Date
+    /// True while a simulation (`Simulate`) is in effect: the status is what a developer asked
+    /// reachd to play, not what the network is.
+    public var simulated: Bool
 
     public init(status: NetworkStatus, reachable: Bool, connectivity: Connectivity, primary: Interface?,
                 vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
-                since: Date) {
+                since: Date, simulated: Bool = false) {
         self.status = status; self.reachable = reachable; self.connectivity = connectivity
         self.primary = primary; self.vpn = vpn; self.cellular = cellular; self.expensive = expensive
         self.ipv4 = ipv4; self.ipv6 = ipv6; self.gateways = gateways; self.flags = flags
         self.interfaces = interfaces; self.probe = probe; self.since = since
+        self.simulated = simulated
     }
 
     /// Nothing known yet: not reachable, no interfaces.
@@ -151,7 +155,7 @@ public struct Status: Codable, Equatable, Sendable {
     /// The top-level fields an event reports in `changes` (`since` is never one of them).
     public enum Field: String, CaseIterable, Comparable, Sendable {
         case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
-             flags, interfaces, probe
+             flags, interfaces, probe, simulated
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
     }
@@ -185,6 +189,7 @@ public struct Status: Codable, Equatable, Sendable {
         case .gateways: return gateways != other.gateways
         case .flags: return flags != other.flags
         case .interfaces: return interfaces != other.interfaces
+        case .simulated: return simulated != other.simulated
         case .probe:
             if probe == nil && other.probe == nil { return false }
             return probe?.result ?? connectivity != other.probe?.result ?? other.connectivity
@@ -213,7 +218,7 @@ public struct Status: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
-             flags, interfaces, probe, since
+             flags, interfaces, probe, since, simulated
     }
 
     public init(from decoder: Decoder) throws {
@@ -234,6 +239,8 @@ public struct Status: Codable, Equatable, Sendable {
         interfaces = try c.decode([Interface].self, forKey: .interfaces)
         probe = try c.decodeIfPresent(Probe.self, forKey: .probe)
         since = try c.decodeTimestamp(forKey: .since)
+        // A daemon from before simulations existed never simulates.
+        simulated = try c.decodeIfPresent(Bool.self, forKey: .simulated) ?? false
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -245,5 +252,6 @@ public struct Status: Codable, Equatable, Sendable {
         try c.encode(ipv6, forKey: .ipv6); try c.encode(gateways, forKey: .gateways)
         try c.encode(flags, forKey: .flags); try c.encode(interfaces, forKey: .interfaces)
         try c.encode(probe, forKey: .probe); try c.encode(Timestamp.string(from: since), forKey: .since)
+        try c.encode(simulated, forKey: .simulated)
     }
 }

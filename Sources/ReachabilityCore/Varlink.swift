@@ -100,6 +100,8 @@ public struct VarlinkError: Error, Equatable, Sendable, CustomStringConvertible 
         VarlinkError("io.reachd.Reachability.HostNotFound", parameters: ["host": .string(host)])
     }
     public static let probeDisabled = VarlinkError("io.reachd.Reachability.ProbeDisabled")
+    /// `Simulate` by a caller who may not.
+    public static let permissionDenied = VarlinkError("io.reachd.Reachability.PermissionDenied")
 }
 
 /// A message that is not varlink: the connection that sent it is closed.

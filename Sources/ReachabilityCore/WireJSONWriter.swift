@@ -63,6 +63,7 @@ public struct WireJSONWriter: Sendable {
         raw(#","primary":"#); optional(status.primary) { $0.write($1) }
         raw(#","probe":"#); optional(status.probe) { $0.write($1) }
         raw(#","reachable":"#); bool(status.reachable)
+        raw(#","simulated":"#); bool(status.simulated)
         raw(#","since":"#); timestamp(status.since)
         raw(#","status":"#); string(status.status.rawValue)
         raw(#","vpn":"#); optional(status.vpn) { $0.write($1) }

@@ -23,6 +23,8 @@ final class Connection: @unchecked Sendable {
     /// A call is in progress (an asynchronous handler, or a subscription).
     var busy = false
     var subscription: SubscriptionFilter?
+    /// The peer's credentials when it connected; nil if the kernel would not tell.
+    let peer: (pid: Int32, uid: UInt32, gid: UInt32)?
     /// Dropped: flush what is queued (the error), then close.
     private var closing = false
     private(set) var closed = false
@@ -32,6 +34,7 @@ final class Connection: @unchecked Sendable {
         self.id = id
         self.fd = fd
         self.server = server
+        self.peer = UnixSocket.peerCredentials(fd)
         self.outgoing = OutgoingQueue(limits: server.configuration.queueLimits)
     }
 

@@ -77,6 +77,8 @@ extension ReachabilityServer {
                 return reply(.probeDisabled, to: call, on: connection)
             }
             runAsync(call, on: connection) { completion in handler(completion) }
+        case "Simulate":
+            handleSimulate(call, on: connection)
         default:
             reply(.methodNotFound(call.method), to: call, on: connection)
         }
@@ -126,7 +128,7 @@ extension ReachabilityServer {
 
     /// Runs an asynchronous handler; its completion may come from any thread and is answered on
     /// the server's queue, in call order (later calls on this connection wait).
-    private func runAsync(_ call: VarlinkCall, on connection: Connection,
+    func runAsync(_ call: VarlinkCall, on connection: Connection,
                           _ body: (@escaping Completion) -> Void) {
         connection.busy = true
         let done = Once()

@@ -75,6 +75,8 @@ public final class ReachabilityServer: @unchecked Sendable {
     private var _checkHandler: CheckHandler?
     private var _probeHandler: ProbeHandler?
     private var _logHandler: LogHandler?
+    private var _simulateHandler: SimulateHandler?
+    private var _hangUpHandler: HangUpHandler?
     private(set) var droppedSubscribers = 0
 
     /// - Parameter initial: the current state (`monitor.initialEvent()`); its sequence number is
@@ -98,6 +100,18 @@ public final class ReachabilityServer: @unchecked Sendable {
     public var probeHandler: ProbeHandler? {
         get { onQueue { _probeHandler } }
         set { onQueue { _probeHandler = newValue } }
+    }
+
+    /// Answers `Simulate`; nil: `MethodNotImplemented`.
+    public var simulateHandler: SimulateHandler? {
+        get { onQueue { _simulateHandler } }
+        set { onQueue { _simulateHandler = newValue } }
+    }
+
+    /// Told, on `queue`, of every connection that closes (a simulating caller hanging up).
+    public var hangUpHandler: HangUpHandler? {
+        get { onQueue { _hangUpHandler } }
+        set { onQueue { _hangUpHandler = newValue } }
     }
 
     /// Receives the server's log messages (client errors, dropped subscribers).
@@ -196,6 +210,7 @@ public final class ReachabilityServer: @unchecked Sendable {
 
     func connectionClosed(_ connection: Connection) {
         connections[connection.id] = nil
+        _hangUpHandler?(connection.id)
     }
 
     func log(_ level: LogLevel, _ message: String) {
@@ -307,4 +322,5 @@ public final class ReachabilityServer: @unchecked Sendable {
 
     var checkHandlerOnQueue: CheckHandler? { _checkHandler }
     var probeHandlerOnQueue: ProbeHandler? { _probeHandler }
+    var simulateHandlerOnQueue: SimulateHandler? { _simulateHandler }
 }

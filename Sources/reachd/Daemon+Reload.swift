@@ -7,7 +7,7 @@ extension Daemon {
     /// stays; a good one is applied to the monitor (reason `configReloaded` when the status changes).
     func reload() {
         _ = notifier.reloading()
-        defer { _ = notifier.ready(status: monitor.map { $0.status.systemdStatusText }) }
+        defer { _ = notifier.ready(status: publishedStatus()?.systemdStatusText) }
         let fresh: DaemonSettings
         do {
             fresh = try DaemonSettings.load(configPath: options.configPath)
@@ -23,5 +23,11 @@ extension Daemon {
         monitor?.reconfigure(fresh.monitor)
         reloadHooks.forEach { $0(fresh.file) }
         log.info("configuration reloaded")
+    }
+
+    /// What subscribers see (the simulated status while a simulation is on).
+    func publishedStatus() -> Status? {
+        guard let monitor, let simulation else { return monitor?.status }
+        return monitor.queue.sync { simulation.published }
     }
 }

@@ -20,6 +20,8 @@ final class Daemon: @unchecked Sendable {
     var reloadHooks: [(ReachdConfiguration) -> Void] = []
     /// ModemManager, unless `[Cellular] ModemManager=no`.
     var modemSource: ModemManagerSource?
+    /// The simulation overlay: what subscribers see.
+    private(set) var simulation: SimulationController?
 
     init(options: DaemonOptions, settings: DaemonSettings, log: Logger) {
         self.options = options; self.settings = settings; self.log = log
@@ -43,7 +45,9 @@ final class Daemon: @unchecked Sendable {
         // The server shares the monitor's queue: an event is encoded and sent by the thread that
         // classified it, with no wake-up of another thread in between (sockets stay non-blocking,
         // so no subscriber can hold the monitor up).
-        let server = ReachabilityServer(initial: monitor.initialEvent(), configuration: settings.server,
+        let simulation = startSimulation(monitor: monitor)
+        self.simulation = simulation
+        let server = ReachabilityServer(initial: monitor.queue.sync { simulation.initialEvent() }, configuration: settings.server,
                                         queue: monitor.queue)
         let log = self.log
         server.logHandler = { level, message in
@@ -54,15 +58,25 @@ final class Daemon: @unchecked Sendable {
             case .error: log.error(message)
             }
         }
-        monitor.addObserver { [weak self] event in
-            // Subscribers first; systemd's STATUS= and the log line can wait the few µs.
-            server.publish(event)
-            self?.notifyStatus(event.current)
-            log.info("#\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue)")
+        monitor.queue.sync {
+            simulation.publish = { [weak self] event in
+                // Subscribers first; systemd's STATUS= and the log line can wait the few µs.
+                server.publish(event)
+                self?.notifyStatus(event.current)
+                log.info("#\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue)\(event.current.simulated ? " (simulated)" : "")")
+            }
+            // An event between initialEvent() and setting `publish` was not published: re-read
+            // the state (the server ignores it unless the sequence number moved on).
+            server.publish(simulation.initialEvent())
         }
-        // An event between initialEvent() and addObserver would be missed: re-read the state
-        // (the server ignores it unless the sequence number moved on).
-        server.publish(monitor.initialEvent())
+        server.simulateHandler = { [weak simulation] parameters, caller, completion in
+            guard let simulation else { return completion(.error(.permissionDenied)) }
+            simulation.simulate(parameters, caller: caller, completion: completion)
+        }
+        server.hangUpHandler = { [weak simulation] connection in simulation?.hungUp(connection: connection) }
+        reloadHooks.append { file in
+            monitor.queue.async { simulation.groupName = file.simulation.group }
+        }
         server.checkHandler = Self.checkHandler(monitor: monitor)
         self.server = server
         startConnectivityCheck(monitor: monitor, server: server)
@@ -78,7 +92,7 @@ final class Daemon: @unchecked Sendable {
             try applySocketGroup(path: path)
             log.info("listening on \(path)")
         }
-        let status = monitor.initialEvent().current
+        let status = monitor.queue.sync { simulation.published }
         log.info("status: \(status.status.rawValue)\(status.primary.map { " (\($0.name))" } ?? "")")
         installSignalHandlers()
         notifyReady(status)
