@@ -37,11 +37,12 @@ public struct SimulationScript: Equatable, Sendable {
     public static func parse(_ text: String) throws(ParseError) -> SimulationScript {
         var steps: [Step] = []
         var number = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // `\r\n` is one Character in Swift: split on any line break, not on "\n".
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             number += 1
             var line = Substring(rawLine)
             if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
-            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             if words.isEmpty { continue }
             guard words.count == 2 || words.count == 3 else {
                 throw ParseError(line: number, message: "expected STATUS [CONNECTIVITY] SECONDS, found \(words.count) word\(words.count == 1 ? "" : "s")")

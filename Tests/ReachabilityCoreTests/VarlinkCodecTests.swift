@@ -159,7 +159,9 @@ import Testing
             Issue.record("no interface description in \(path)"); return
         }
         let ours = Self.declarations(InterfaceDescription.reachability)
-        for declaration in Self.declarations(String(text[start.lowerBound..<end.lowerBound])) {
+        for contract in Self.declarations(String(text[start.lowerBound..<end.lowerBound])) {
+            // The one addition inside an enum, not at the end of a list: Reason.code gains `simulation`.
+            let declaration = contract.replacingOccurrences(of: "resync, configReloaded)", with: "resync, configReloaded, simulation)")
             let head = declaration.prefix { $0 != "(" }
             guard let mine = ours.first(where: { $0.prefix { $0 != "(" } == head }) else {
                 Issue.record("missing: \(declaration)"); continue
@@ -173,6 +175,16 @@ import Testing
         let ours = Self.declarations(InterfaceDescription.reachability)
         #expect(ours.contains { $0.hasPrefix("type Event (") && $0.contains("current: Status, changes: []string") })
         #expect(ours.contains { $0.hasPrefix("method Subscribe(after: ?int, statusOnly: ?bool, changes: ?[]string)") })
+    }
+
+    /// The simulation's additions: the method, the flag in Status, the reason, the error.
+    @Test func carriesTheSimulationAdditions() {
+        let ours = Self.declarations(InterfaceDescription.reachability)
+        #expect(ours.contains("method Simulate(status: ?string, connectivity: ?string, expensive: ?bool, accessTechnology: ?string, seconds: ?int, whileConnected: ?bool, reset: ?bool) -> (status: Status)"))
+        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.hasSuffix("since: string, simulated: bool)") })
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("configReloaded, simulation)") })
+        #expect(ours.contains { $0.hasSuffix("error PermissionDenied ()") })
+        #expect(Reason.Code.allCases.map(\.rawValue).contains("simulation"))
     }
 
     /// The declarations of a varlink description, comments dropped, white space collapsed.

@@ -61,6 +61,7 @@ import Testing
             s.connectivity = Connectivity.allCases[i % Connectivity.allCases.count]
             s.flags = Array(ReachabilityFlag.allCases.prefix(i % (ReachabilityFlag.allCases.count + 1)))
             s.expensive = i % 2 == 0; s.ipv4 = i % 3 == 0; s.ipv6 = i % 2 == 1; s.reachable = i % 4 != 0
+            s.simulated = i % 3 == 1
             s.since = date.addingTimeInterval(Double(i) * 86_400.0371)
             result.append(s)
         }
@@ -148,7 +149,7 @@ import Testing
     /// Every field of every object is there, `null` for an absent optional (DESIGN.md §2).
     @Test func everyFieldIsPresent() throws {
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
-                                       "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since"]
+                                       "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since", "simulated"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered"]
         let cellularKeys: Set<String> = ["generation", "accessTechnology", "modem", "interface", "signalQuality", "roaming"]
         let probeKeys: Set<String> = ["url", "result", "httpStatus", "rttMs", "portalUrl", "error", "checkedAt"]
