@@ -2,8 +2,12 @@ import ReachabilityCore
 
 extension Status {
     /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
-    /// or `offline`.
+    /// or `offline`; ` · simulated` at the end while a simulation is on.
     public var summary: String {
+        simulated ? realSummary + " · simulated" : realSummary
+    }
+
+    private var realSummary: String {
         guard reachable else {
             return flags.contains(.connectionRequired) ? "offline · connection required" : "offline"
         }

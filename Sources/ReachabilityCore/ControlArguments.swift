@@ -7,9 +7,22 @@ public enum ControlCommand: Equatable, Sendable {
     case wait(timeout: Double, internet: Bool, interface: String?, quiet: Bool, stable: Double? = nil)
     case check(host: String, port: Int?, json: Bool, watch: Bool)
     case probe(json: Bool)
+    /// `simulate …`: play a network to the apps.
+    case simulate(SimulateCommand)
     /// `--help`, for the whole program or one command.
     case help(command: String?)
     case version
+}
+
+/// What `reachctl simulate` was asked to do.
+public enum SimulateCommand: Equatable, Sendable {
+    /// `simulate STATUS [--connectivity V] [--expensive] [--for SEC]`; `seconds` nil: until
+    /// reachctl is stopped (the simulation lasts while it is connected).
+    case play(status: NetworkStatus, connectivity: Connectivity?, expensive: Bool, seconds: Int?)
+    /// `simulate --reset`.
+    case reset
+    /// `simulate --script FILE`.
+    case script(path: String)
 }
 
 /// The `reachctl` command line: `reachctl [--socket PATH] COMMAND [OPTIONS]`; the common
@@ -22,7 +35,7 @@ public struct ControlOptions: Equatable, Sendable {
         self.socketPath = socketPath; self.command = command
     }
 
-    public static let commands = ["status", "monitor", "wait", "check", "probe"]
+    public static let commands = ["status", "monitor", "wait", "check", "probe", "simulate"]
 
     public static let usage = """
     Usage: reachctl [--socket PATH] COMMAND [OPTIONS]
@@ -38,6 +51,11 @@ public struct ControlOptions: Equatable, Sendable {
       check HOST [--port N] [--json] [--watch]
                                               how HOST is reached (route, interface, TCP connect)
       probe [--json]                          run the connectivity check now
+      simulate STATUS [--connectivity V] [--expensive] [--for SEC]
+                                              show the apps STATUS (wifi, wwan2G, notReachable, …)
+                                              for SEC s, or until interrupted (root or [Simulation] Group=)
+      simulate --reset                        end a simulation now
+      simulate --script FILE                  play FILE's lines "STATUS [CONNECTIVITY] SECONDS"
 
     Options:
       --socket PATH   reachd's socket (default: $REACHD_SOCKET, /run/reachd/io.reachd.Reachability,
@@ -59,8 +77,10 @@ public struct ControlOptions: Equatable, Sendable {
         var order: [String] = []
         var help = false, version = false
 
-        let valued: Set<String> = ["--after", "--timeout", "--interface", "--port", "--changes", "--stable"]
-        let known = valued.union(["--json", "--status-only", "--internet", "-q", "--quiet", "--watch"])
+        let valued: Set<String> = ["--after", "--timeout", "--interface", "--port", "--changes", "--stable",
+                                   "--connectivity", "--for", "--script"]
+        let known = valued.union(["--json", "--status-only", "--internet", "-q", "--quiet", "--watch",
+                                  "--expensive", "--reset"])
 
         while let token = scanner.next() {
             switch token {
@@ -144,9 +164,58 @@ public struct ControlOptions: Equatable, Sendable {
         case "probe":
             try allow(["--json"]); try noPositionals()
             command = .probe(json: flag("--json"))
+        case "simulate":
+            command = .simulate(try simulateCommand(flags: flags, order: order, positionals: positionals))
         default:
             throw ArgumentError.unknownCommand(commandName)
         }
         return ControlOptions(socketPath: socketPath, command: command)
+    }
+
+    private static func simulateCommand(flags: [String: String?], order: [String], positionals: [String]) throws -> SimulateCommand {
+        func only(_ option: String) throws {
+            if let bad = order.first(where: { $0 != option }) { throw ArgumentError.unexpectedArgument("\(bad) with \(option)") }
+            if let extra = positionals.first { throw ArgumentError.unexpectedArgument(extra) }
+        }
+        if flags["--reset"] != nil {
+            try only("--reset")
+            return .reset
+        }
+        if let path = flags["--script"] ?? nil {
+            try only("--script")
+            return .script(path: path)
+        }
+        if let bad = order.first(where: { !["--connectivity", "--expensive", "--for"].contains($0) }) {
+            throw ArgumentError.unknownOption(bad)
+        }
+        guard let name = positionals.first else { throw ArgumentError.missingArgument("STATUS (or --reset, --script FILE)") }
+        if positionals.count > 1 { throw ArgumentError.unexpectedArgument(positionals[1]) }
+        guard let status = NetworkStatus(rawValue: name) else {
+            throw ArgumentError.invalidValue(option: "STATUS", value: name,
+                                             expected: NetworkStatus.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        var connectivity: Connectivity?
+        if let value = flags["--connectivity"] ?? nil {
+            guard let verdict = Connectivity(rawValue: value) else {
+                throw ArgumentError.invalidValue(option: "--connectivity", value: value,
+                                                 expected: Connectivity.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            if status.isReachable == (verdict == .none) {
+                throw ArgumentError.invalidValue(option: "--connectivity", value: value,
+                                                 expected: status.isReachable ? "unknown, portal, limited or full for a reachable status" : "none for notReachable")
+            }
+            connectivity = verdict
+        }
+        if flags["--expensive"] != nil, !status.isReachable {
+            throw ArgumentError.invalidValue(option: "--expensive", value: name, expected: "a reachable status")
+        }
+        var seconds: Int?
+        if let value = flags["--for"] ?? nil {
+            guard let number = Int(value), (1...SimulateRequest.maximumSeconds).contains(number) else {
+                throw ArgumentError.invalidValue(option: "--for", value: value, expected: "seconds, 1…\(SimulateRequest.maximumSeconds)")
+            }
+            seconds = number
+        }
+        return .play(status: status, connectivity: connectivity, expensive: flags["--expensive"] != nil, seconds: seconds)
     }
 }

@@ -9,6 +9,8 @@ enum ExitCode {
     static let success: Int32 = 0
     static let failure: Int32 = 1
     static let usage: Int32 = 2
+    /// EX_NOPERM: reachd refused (`simulate` by a user who may not).
+    static let permissionDenied: Int32 = 77
     /// EX_UNAVAILABLE: reachd does not answer.
     static let unavailable: Int32 = 69
 }

@@ -28,4 +28,6 @@ case .check(let host, let port, let json, let watch):
     await runCheck(client: client, host: host, port: port, json: json, watch: watch)
 case .probe(let json):
     await runProbe(client: client, json: json)
+case .simulate(let command):
+    runSimulate(client: client, command: command)
 }

@@ -1,0 +1,107 @@
+import Dispatch
+import Foundation
+import ReachabilityClient
+import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `reachctl simulate …`: plays a network to the apps through varlink `Simulate`.
+func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never {
+    switch command {
+    case .reset:
+        let connection = connect(client)
+        let status = simulate(connection, ["reset": .bool(true)])
+        printLine("simulation ended: \(Style().summary(status))")
+        exit(ExitCode.success)
+    case .play(let status, let connectivity, let expensive, let seconds):
+        var parameters: [String: JSONValue] = ["status": .string(status.rawValue)]
+        if let connectivity { parameters["connectivity"] = .string(connectivity.rawValue) }
+        if expensive { parameters["expensive"] = .bool(true) }
+        let connection = connect(client)
+        if let seconds {
+            parameters["seconds"] = .int(seconds)
+            let published = simulate(connection, parameters)
+            printLine("simulating for \(seconds) s: \(Style().summary(published))")
+            exit(ExitCode.success)
+        }
+        // Until interrupted: the simulation lasts while this connection is open.
+        parameters["whileConnected"] = .bool(true)
+        exitOnInterrupt(with: ExitCode.success)
+        let published = simulate(connection, parameters)
+        printLine("simulating until interrupted (Ctrl-C): \(Style().summary(published))")
+        waitForHangUp(connection)
+    case .script(let path):
+        let script: SimulationScript
+        do {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            script = try SimulationScript.parse(text)
+        } catch let error as SimulationScript.ParseError {
+            fail("\(path): \(error)", code: ExitCode.usage)
+        } catch {
+            fail("cannot read \(path): \(error.localizedDescription)", code: ExitCode.usage)
+        }
+        let connection = connect(client)
+        exitOnInterrupt(with: ExitCode.success)
+        for step in script.steps {
+            var parameters: [String: JSONValue] = ["status": .string(step.status.rawValue), "whileConnected": .bool(true),
+                                                   // A margin past the step, so that the next step replaces it
+                                                   // before it could end by itself; a lost reachctl still ends it.
+                                                   "seconds": .int(min(step.seconds + 10, SimulateRequest.maximumSeconds))]
+            if let connectivity = step.connectivity { parameters["connectivity"] = .string(connectivity.rawValue) }
+            let published = simulate(connection, parameters)
+            printLine("line \(step.line): \(step.seconds) s: \(Style().summary(published))")
+            // sleep(3) returns what is left when a signal cut it short.
+            var left = UInt32(step.seconds)
+            while left > 0 { left = sleep(left) }
+        }
+        let status = simulate(connection, ["reset": .bool(true)])
+        printLine("script done: \(Style().summary(status))")
+        exit(ExitCode.success)
+    }
+}
+
+/// One connection for the whole command: its hang-up is what ends a `whileConnected` simulation.
+private func connect(_ client: ReachabilityClient) -> VarlinkConnection {
+    do {
+        return try VarlinkConnection(socketPath: client.socketPath, timeout: client.callTimeout)
+    } catch {
+        exitOnError(error)
+    }
+}
+
+/// One `Simulate` call; reachd's refusals become reachctl's messages and exit statuses.
+private func simulate(_ connection: VarlinkConnection, _ parameters: [String: JSONValue]) -> Status {
+    do {
+        let reply = try connection.call(VarlinkCall(method: "\(ReachabilityClient.interface).Simulate", parameters: parameters))
+        return try reply.decode(Status.self, key: "status")
+    } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.permissionDenied.name {
+        fail("permission denied: simulating needs root or membership of the group in reachd's [Simulation] Group=",
+             code: ExitCode.permissionDenied)
+    } catch ReachabilityClientError.remote(let error) where error.name == "org.varlink.service.InvalidParameter" {
+        let parameter = error.parameters["parameter"]?.stringValue ?? "?"
+        fail("reachd refused the parameter '\(parameter)' (\(describe(parameters)))", code: ExitCode.usage)
+    } catch {
+        exitOnError(error)
+    }
+}
+
+private func describe(_ parameters: [String: JSONValue]) -> String {
+    parameters.keys.sorted().map { key in
+        let value = parameters[key]
+        return "\(key)=\(value?.stringValue ?? value?.intValue.map(String.init) ?? value?.boolValue.map(String.init) ?? "null")"
+    }.joined(separator: " ")
+}
+
+/// Blocks until reachd closes the connection (it stopped): the simulation is over then.
+private func waitForHangUp(_ connection: VarlinkConnection) -> Never {
+    while true {
+        do {
+            _ = try connection.receiveMessage()
+        } catch ReachabilityClientError.timedOut {
+            continue
+        } catch {
+            fail("reachd closed the connection; the simulation is over", code: ExitCode.unavailable)
+        }
+    }
+}
