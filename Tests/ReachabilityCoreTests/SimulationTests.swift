@@ -324,3 +324,37 @@ enum SimulationFixtures {
         #expect(status.systemdStatusText == "simulated: ethernet via eth0, internet full")
     }
 }
+
+@Suite struct SimulateArgumentsTests {
+    @Test(arguments: [
+        (["simulate", "wwan2G"], SimulateCommand.play(status: .wwan2G, connectivity: nil, expensive: false, seconds: nil)),
+        (["simulate", "wifi", "--connectivity", "portal", "--expensive", "--for", "30"],
+         .play(status: .wifi, connectivity: .portal, expensive: true, seconds: 30)),
+        (["simulate", "--for=5", "notReachable"], .play(status: .notReachable, connectivity: nil, expensive: false, seconds: 5)),
+        (["simulate", "notReachable", "--connectivity", "none"], .play(status: .notReachable, connectivity: Connectivity.none, expensive: false, seconds: nil)),
+        (["simulate", "--reset"], .reset),
+        (["simulate", "--script", "train.txt"], .script(path: "train.txt")),
+    ] as [([String], SimulateCommand)])
+    func parses(_ arguments: [String], _ expected: SimulateCommand) throws {
+        #expect(try ControlOptions.parse(arguments) == ControlOptions(command: .simulate(expected)))
+    }
+
+    @Test(arguments: [
+        (["simulate"], ArgumentError.missingArgument("STATUS (or --reset, --script FILE)")),
+        (["simulate", "wwan6G"], ArgumentError.invalidValue(option: "STATUS", value: "wwan6G", expected: NetworkStatus.allCases.map(\.rawValue).joined(separator: ", "))),
+        (["simulate", "wifi", "--for", "-3"], ArgumentError.invalidValue(option: "--for", value: "-3", expected: "seconds, 1…86400")),
+        (["simulate", "wifi", "--for", "0"], ArgumentError.invalidValue(option: "--for", value: "0", expected: "seconds, 1…86400")),
+        (["simulate", "wifi", "--connectivity", "great"], ArgumentError.invalidValue(option: "--connectivity", value: "great", expected: Connectivity.allCases.map(\.rawValue).joined(separator: ", "))),
+        (["simulate", "wifi", "--connectivity", "none"], ArgumentError.invalidValue(option: "--connectivity", value: "none", expected: "unknown, portal, limited or full for a reachable status")),
+        (["simulate", "notReachable", "--expensive"], ArgumentError.invalidValue(option: "--expensive", value: "notReachable", expected: "a reachable status")),
+        (["simulate", "--reset", "wifi"], ArgumentError.unexpectedArgument("wifi")),
+        (["simulate", "--reset", "--for", "3"], ArgumentError.unexpectedArgument("--for with --reset")),
+        (["simulate", "--script", "f", "--expensive"], ArgumentError.unexpectedArgument("--expensive with --script")),
+        (["simulate", "wifi", "wwan"], ArgumentError.unexpectedArgument("wwan")),
+        (["simulate", "wifi", "--json"], ArgumentError.unknownOption("--json")),
+        (["status", "--expensive"], ArgumentError.unknownOption("--expensive")),
+    ] as [([String], ArgumentError)])
+    func usageErrors(_ arguments: [String], _ expected: ArgumentError) {
+        #expect(throws: expected) { try ControlOptions.parse(arguments) }
+    }
+}
