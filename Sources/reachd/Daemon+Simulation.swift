@@ -19,6 +19,7 @@ final class SimulationController: @unchecked Sendable {
     /// `[Simulation] Group=`; its gid is looked up per call.
     var groupName: String?
     var log: (String) -> Void = { _ in }
+    var debugLog: (String) -> Void = { _ in }
 
     /// Call on the monitor's queue, with its observer registered in the same block.
     init(monitor: ReachabilityMonitor) {
@@ -35,7 +36,11 @@ final class SimulationController: @unchecked Sendable {
 
     /// A real event from the monitor.
     func real(_ event: ReachabilityEvent) {
-        if let out = overlay.real(event) { publish(out) }
+        if let out = overlay.real(event) {
+            publish(out)
+        } else if overlay.active != nil {
+            debugLog("real #\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue), held while the simulation is on")
+        }
     }
 
     /// `Simulate(…)`: permission, then the parameters, then the overlay.
@@ -111,6 +116,7 @@ extension Daemon {
             controller.groupName = settings.file.simulation.group
             let log = self.log
             controller.log = { log.warning($0) }
+            controller.debugLog = { log.debug($0) }
             // Registered in the same block as the overlay read the initial state: no event between.
             monitor.addObserver { [weak controller] event in controller?.real(event) }
             return controller
