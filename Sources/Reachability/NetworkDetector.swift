@@ -170,6 +170,8 @@ public final class NetworkDetector: @unchecked Sendable {
             Result(isReachable: false, statusCode: nil, error: error, connectivity: .unknown, probe: nil)
         }
         switch context.source {
+        case .simulated(let network):
+            return network.probeResult
         case .inProcess:
             return checkInProcess(context)
         case .auto, .daemon:

@@ -12,12 +12,15 @@ public enum ReachabilitySource: Sendable, Equatable, CustomStringConvertible {
     case daemon
     /// Always the in-process monitor (netlink only: no cellular generation, no connectivity check).
     case inProcess
+    /// A network the app's own tests drive (`SimulatedNetwork`): no daemon, no root.
+    case simulated(SimulatedNetwork)
 
     public var description: String {
         switch self {
         case .auto: return "auto"
         case .daemon: return "daemon"
         case .inProcess: return "inProcess"
+        case .simulated(let network): return "\(network)"
         }
     }
 }

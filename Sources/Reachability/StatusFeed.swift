@@ -8,6 +8,8 @@ import ReachabilityLinux
 enum FeedOrigin: Sendable, Equatable {
     case daemon
     case inProcess
+    /// A `SimulatedNetwork` a test drives.
+    case simulated
 }
 
 /// What every API object (Reachability, PathMonitor, NetworkDetector) needs to know to get statuses.
@@ -46,6 +48,7 @@ final class StatusFeed: @unchecked Sendable {
     private var subscription: ReachabilityClient.EventSubscription?
     private var monitor: ReachabilityMonitor?
     private var pollTimer: DispatchSourceTimer?
+    private var simulation: (network: SimulatedNetwork, observer: Int)?
 
     init(settings: FeedSettings) {
         self.settings = settings
@@ -75,6 +78,8 @@ final class StatusFeed: @unchecked Sendable {
                     startSubscription(reconnect: true)
                 case .inProcess:
                     try startMonitor()
+                case .simulated(let network):
+                    startSimulated(network)
                 case .auto:
                     if let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout) {
                         receive(status, origin: .daemon, epoch: epoch)
@@ -112,6 +117,8 @@ final class StatusFeed: @unchecked Sendable {
         subscription?.cancel(); subscription = nil
         stopMonitor()
         pollTimer?.cancel(); pollTimer = nil
+        if let simulation { simulation.network.removeObserver(simulation.observer) }
+        simulation = nil
     }
 
     private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
@@ -171,7 +178,7 @@ final class StatusFeed: @unchecked Sendable {
                 guard let self, self.running, self.epoch == ended, self.subscription == nil else { return }
                 self.startSubscription(reconnect: true)
             }
-        case .inProcess:
+        case .inProcess, .simulated:
             break   // never subscribes
         }
     }
@@ -198,6 +205,19 @@ final class StatusFeed: @unchecked Sendable {
         epoch += 1
         receive(status, origin: .daemon, epoch: epoch)
         startSubscription(reconnect: false)
+    }
+
+    // MARK: - Simulated
+
+    /// The test's network: its status now, then each one it sets, through the same delivery.
+    private func startSimulated(_ network: SimulatedNetwork) {
+        let started = epoch
+        let observer = network.addObserver { [weak self] status in
+            guard let self else { return }
+            self.queue.async { self.receive(status, origin: .simulated, epoch: started) }
+        }
+        simulation = (network, observer)
+        receive(network.status, origin: .simulated, epoch: started)
     }
 
     // MARK: - In-process
@@ -230,6 +250,8 @@ final class StatusFeed: @unchecked Sendable {
     /// `.inProcess`) a monitor started and stopped for the occasion.
     static func currentStatus(settings: FeedSettings) throws -> (Status, FeedOrigin) {
         switch settings.source {
+        case .simulated(let network):
+            return (network.status, .simulated)
         case .daemon:
             return (try DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout), .daemon)
         case .auto:
