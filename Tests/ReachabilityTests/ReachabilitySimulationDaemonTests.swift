@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+@testable import Reachability
+import ReachabilityClient
+import ReachabilityCore
+import TestSupport
+
+/// The app API against a real reachd that plays a simulation (`Simulate`): the callbacks, the
+/// paths and the connectivity stream see the simulated network and then the real one again.
+@Suite("Reachability with a simulating reachd", .serialized)
+struct ReachabilitySimulationDaemonTests {
+    @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
+    func callbacksAndPathsSeeTheSimulation() async throws {
+        let network = try TestNetwork(subnet: 86)
+        defer { network.destroy() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        defer { daemon.stop() }
+        #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .ethernet })
+
+        let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
+        let observed = Observed(reachability)
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
+        let monitor = PathMonitor(source: .daemon, socketPath: daemon.socketPath)
+        let paths = Recorder<Path>()
+        monitor.pathUpdateHandler = { paths.append($0) }
+        monitor.start(queue: DispatchQueue(label: "test.simulation.paths"))
+        defer { monitor.cancel() }
+        #expect(await eventually { observed.callbacks.count == 1 && paths.count == 1 })
+
+        let client = ReachabilityClient(socketPath: daemon.socketPath)
+        let reply = try await client.call(method: "io.reachd.Reachability.Simulate",
+                                          parameters: ["status": .string("wwan2G"), "connectivity": .string("portal"), "seconds": .int(600)])
+        #expect(try reply.decode(Status.self, key: "status").simulated)
+        #expect(await eventually { observed.callbacks.count == 2 && paths.count == 2 })
+        #expect(observed.callbacks.all.last == Delivery(reachable: true, status: .wwan2G, connection: .cellular))
+        #expect(reachability.status?.simulated == true)
+        let path = try #require(paths.all.last)
+        #expect(path.usesInterfaceType(.cellular) && path.isExpensive && path.connectivity == .portal)
+
+        _ = try await client.call(method: "io.reachd.Reachability.Simulate", parameters: ["reset": .bool(true)])
+        #expect(await eventually { observed.callbacks.count == 3 && paths.count == 3 })
+        #expect(observed.callbacks.all.last == Delivery(reachable: true, status: .ethernet, connection: .ethernet))
+        #expect(reachability.status?.simulated == false)
+        #expect(observed.notifications.all == [.ethernet, .wwan2G, .ethernet])
+    }
+}
