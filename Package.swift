@@ -40,5 +40,9 @@ let package = Package(
         // Ports of the seeds' demos, built by `swift build`.
         .executableTarget(name: "HLNetWorkReachabilityDemo", dependencies: ["Reachability"], path: "Examples/HLNetWorkReachabilityDemo"),
         .executableTarget(name: "NetworkDetectorDemo", dependencies: ["Reachability"], path: "Examples/NetworkDetectorDemo"),
+        // How an app tests its reaction to the network with a SimulatedNetwork (README "Testing your app").
+        .target(name: "OfflineBannerExample", dependencies: ["Reachability"], path: "Examples/OfflineBannerExample/Sources"),
+        .testTarget(name: "OfflineBannerExampleTests", dependencies: ["OfflineBannerExample", "Reachability"],
+                    path: "Examples/OfflineBannerExample/Tests"),
     ]
 )
