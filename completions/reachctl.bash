@@ -3,7 +3,7 @@ _reachctl() {
     local cur prev cmd i
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="status monitor wait check probe"
+    local commands="status monitor wait check probe simulate"
     local common="--socket --help --version"
 
     case $prev in
@@ -14,7 +14,14 @@ _reachctl() {
         --interface)
             COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
             return ;;
-        --timeout|--after|--port)
+        --timeout|--after|--port|--for)
+            return ;;
+        --connectivity)
+            COMPREPLY=($(compgen -W "unknown none portal limited full" -- "$cur"))
+            return ;;
+        --script)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
             return ;;
     esac
 
@@ -39,6 +46,11 @@ _reachctl() {
                      return
                  fi ;;
         probe)   options="--json" ;;
+        simulate) options="--connectivity --expensive --for --reset --script"
+                 if [[ $cur != -* ]]; then
+                     COMPREPLY=($(compgen -W "notReachable unknown ethernet wifi wwan wwan2G wwan3G wwan4G wwan5G" -- "$cur"))
+                     return
+                 fi ;;
         *)       return ;;
     esac
     COMPREPLY=($(compgen -W "$options $common" -- "$cur"))
