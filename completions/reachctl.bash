@@ -14,7 +14,13 @@ _reachctl() {
         --interface)
             COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
             return ;;
-        --timeout|--after|--port)
+        --changes)
+            local fields="cellular connectivity expensive flags gateways interfaces ipv4 ipv6 primary probe reachable status vpn"
+            local done=${cur%"${cur##*,}"}
+            COMPREPLY=($(compgen -P "$done" -W "$fields" -- "${cur##*,}"))
+            compopt -o nospace 2>/dev/null
+            return ;;
+        --timeout|--after|--port|--stable)
             return ;;
     esac
 
@@ -31,8 +37,8 @@ _reachctl() {
     case $cmd in
         "")      COMPREPLY=($(compgen -W "$commands $common" -- "$cur")); return ;;
         status)  options="--json" ;;
-        monitor) options="--json --after --status-only" ;;
-        wait)    options="--timeout --internet --interface -q" ;;
+        monitor) options="--json --after --status-only --changes" ;;
+        wait)    options="--timeout --internet --interface --stable -q" ;;
         check)   options="--port --json --watch"
                  if [[ $cur != -* ]]; then
                      COMPREPLY=($(compgen -A hostname -- "$cur"))
