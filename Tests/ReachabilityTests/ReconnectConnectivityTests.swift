@@ -40,8 +40,8 @@ import TestSupport
         try network.uplink.restoreCarrier()
         #expect(await changes.next() == .unknown)
         #expect(await changes.next() == .full)
-        #expect(await eventually { seen.count == 3 })
+        // The notifier has its own subscription: it gets the same full event in its own time.
+        #expect(await eventually { reachability.status?.connectivity == .full })
         #expect(seen.all == ["reachable/full", "unreachable/none", "reachable/unknown"])
-        #expect(reachability.status?.connectivity == .full)
     }
 }
