@@ -14,7 +14,11 @@ _reachctl() {
         --interface)
             COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
             return ;;
-        --timeout|--after|--port|--for)
+        --changes)
+            local fields="cellular connectivity expensive flags gateways interfaces ipv4 ipv6 primary probe reachable simulated status vpn"
+            local done=${cur%"${cur##*,}"}
+            COMPREPLY=($(compgen -P "$done" -W "$fields" -- "${cur##*,}"))
+            compopt -o nospace 2>/dev/null
             return ;;
         --connectivity)
             COMPREPLY=($(compgen -W "unknown none portal limited full" -- "$cur"))
@@ -22,6 +26,8 @@ _reachctl() {
         --script)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur"))
+            return ;;
+        --timeout|--after|--port|--stable|--for)
             return ;;
     esac
 
@@ -38,8 +44,8 @@ _reachctl() {
     case $cmd in
         "")      COMPREPLY=($(compgen -W "$commands $common" -- "$cur")); return ;;
         status)  options="--json" ;;
-        monitor) options="--json --after --status-only" ;;
-        wait)    options="--timeout --internet --interface -q" ;;
+        monitor) options="--json --after --status-only --changes" ;;
+        wait)    options="--timeout --internet --interface --stable -q" ;;
         check)   options="--port --json --watch"
                  if [[ $cur != -* ]]; then
                      COMPREPLY=($(compgen -A hostname -- "$cur"))

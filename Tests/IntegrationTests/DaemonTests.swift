@@ -206,4 +206,38 @@ import Glibc
         let sequences = events.compactMap { $0["sequence"]?.intValue }
         #expect(sequences == sequences.sorted() && Set(sequences).count == 3)
     }
+
+    /// The python client subscribes with `changes: [status]`: the link coming up with an
+    /// address (no route: still not reachable) is filtered out; the default route, which makes
+    /// the status `ethernet`, is sent, and every event carries `changes`.
+    @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
+    func pythonVarlinkClientSubscribesToChanges() throws {
+        guard FileManager.default.isExecutableFile(atPath: Binaries.python) else {
+            Issue.record("no .venv/bin/python: run scripts/deps.sh (make test does)")
+            return
+        }
+        let host = try TestNamespace(tag: "p"), uplink = try TestNamespace(tag: "pu")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let python = try Child(Binaries.python, [Binaries.pythonClient, daemon.socketPath, "2", "--changes", "status"])
+        func events() -> [[String: JSONValue]] {
+            python.lines.compactMap { try? WireJSON.decoder().decode([String: JSONValue].self, from: Data($0.utf8)) }
+                .compactMap { $0["event"]?.objectValue }
+        }
+        #expect(waitUntil(timeout: 15) { !events().isEmpty }, "\(python.stderr)")
+        let eth0 = try VethUplink(host: host, uplink: uplink, defaultRoute: false)
+        // The link change reached the daemon (an unfiltered subscriber would have it) before the route.
+        #expect(waitUntil(timeout: 10) {
+            (try? daemon.reachctl(["status", "--json"]).stdout.contains("\"addresses\":[\"10.77.0.2/24\"")) == true
+        })
+        try host.ip("route add default via \(eth0.gatewayAddress) dev eth0")
+        #expect(python.wait(timeout: 15) == 0, "\(python.stderr)")
+        let received = events()
+        #expect(received.count == 2)
+        #expect(received.first?["changes"] == .array([]))
+        let changes = received.last?["changes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(changes.contains("status") && changes.contains("reachable"))
+        #expect(received.last?["reason"]?.objectValue?["code"] == .string("routeAdded"))
+        #expect(received.last?["current"]?.objectValue?["status"] == .string("ethernet"))
+    }
 }

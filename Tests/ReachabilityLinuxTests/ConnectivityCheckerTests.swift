@@ -73,6 +73,9 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
         defer { checker.stop() }
         #expect(waitUntil(timeout: 15) { target.results.contains(.portal) })
         #expect(target.probes.first??.portalUrl == lab.baseURL + "/login")
+        // Each verdict is handed over with the path it checked, so the monitor applies it to that path only.
+        #expect(target.paths.first == ProbePath(labStatus(lab)))
+        #expect(ProbePath(labStatus(lab)) != nil)
         try lab.server.set(.noContent)
         #expect(waitUntil(timeout: 30) { target.results.last == .full })
 

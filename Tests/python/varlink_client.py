@@ -7,7 +7,7 @@ integration tests. Prints one JSON object per line, flushed:
   {"event": <Event>}            once per Subscribe reply, until COUNT events arrived
   {"error": "<name>", ...}      when a call fails
 
-Usage: varlink_client.py SOCKET_PATH COUNT [--status-only]
+Usage: varlink_client.py SOCKET_PATH COUNT [--status-only] [--changes FIELD,...]
 """
 import json
 import sys
@@ -22,6 +22,9 @@ def emit(obj):
 def main():
     path, count = sys.argv[1], int(sys.argv[2])
     status_only = "--status-only" in sys.argv[3:]
+    changes = None
+    if "--changes" in sys.argv[3:]:
+        changes = sys.argv[sys.argv.index("--changes") + 1].split(",")
     with varlink.Client(address="unix:" + path) as client:
         # Opening the interface fetches and parses its description (GetInterfaceDescription).
         with client.open("org.varlink.service") as service:
@@ -34,7 +37,10 @@ def main():
                 emit({"error": error.error(), "withoutMore": True})
         with client.open("io.reachd.Reachability") as remote:
             received = 0
-            for reply in remote.Subscribe(statusOnly=status_only, _more=True):
+            arguments = {"statusOnly": status_only}
+            if changes is not None:
+                arguments["changes"] = changes
+            for reply in remote.Subscribe(**arguments, _more=True):
                 emit({"event": reply["event"]})
                 received += 1
                 if received >= count:
