@@ -307,3 +307,33 @@ private final class SimulationSetup: @unchecked Sendable {
         #expect(try setup.daemon.reachctl(["status"]).stdout.contains("simulated"))
     }
 }
+
+/// systemd's `STATUS=` says when a simulation is on (a python listener stands in for systemd).
+@Suite struct SimulationNotifyTests {
+    @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
+    func systemdStatusSaysSimulated() throws {
+        let host = try TestNamespace(tag: "sn"), uplink = try TestNamespace(tag: "snu")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        let notifyPath = directory + "/notify", socketPath = directory + "/io.reachd.Reachability"
+        try DaemonUnderTest.defaultConfig.write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
+        let listener = try Child(Binaries.python, [Binaries.packageRoot + "/Tests/python/notify_listener.py", notifyPath])
+        defer { listener.signal(SIGKILL); listener.wait(timeout: 5) }
+        #expect(waitUntil(timeout: 10) { listener.lines.contains("ready") })
+        // Child drops NOTIFY_SOCKET from the environment it passes on: env sets it for reachd alone.
+        let daemon = try Child(ipCommand, ["netns", "exec", host.name, "/usr/bin/env", "NOTIFY_SOCKET=\(notifyPath)",
+                                           Binaries.reachd, "--socket", socketPath, "--config", directory + "/reachd.conf"])
+        defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
+        #expect(waitUntil(timeout: 15) { listener.lines.contains { $0.contains("READY=1") && $0.contains("STATUS=ethernet via eth0") } },
+                "\(listener.lines) \(daemon.stderr)")
+
+        let simulate = try run(Binaries.reachctl, ["simulate", "wwan2G", "--connectivity", "portal", "--for", "600", "--socket", socketPath])
+        #expect(simulate.status == 0, "\(simulate.stderr)")
+        #expect(waitUntil(timeout: 10) { listener.lines.contains("STATUS=simulated: wwan2G via eth0, internet captive portal") },
+                "\(listener.lines)")
+        #expect(try run(Binaries.reachctl, ["simulate", "--reset", "--socket", socketPath]).status == 0)
+        #expect(waitUntil(timeout: 10) { listener.lines.last?.hasPrefix("STATUS=ethernet via eth0") == true }, "\(listener.lines)")
+    }
+}
