@@ -342,8 +342,9 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
         case .defaultRoute:
             return (State(status: status.status, flags: status.flags), nil)
         case .host(let host):
-            // A test's network answers for every host as for the default route.
-            if origin == .simulated { return (State(status: status.status, flags: status.flags), nil) }
+            // A test's network, or a simulation reachd plays, answers for every host as for the
+            // default route: the routes to hosts are the real ones.
+            if origin == .simulated || status.simulated { return (State(status: status.status, flags: status.flags), nil) }
             if origin == .daemon {
                 do {
                     let check = try DaemonCalls.check(host: host, socketPath: socketPath)

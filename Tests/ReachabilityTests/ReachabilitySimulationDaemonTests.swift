@@ -28,7 +28,14 @@ struct ReachabilitySimulationDaemonTests {
         monitor.pathUpdateHandler = { paths.append($0) }
         monitor.start(queue: DispatchQueue(label: "test.simulation.paths"))
         defer { monitor.cancel() }
-        #expect(await eventually { observed.callbacks.count == 1 && paths.count == 1 })
+        // A host target: reachd's route look-up, until a simulation answers for every host.
+        let gateway = try Reachability(address: network.uplink.gatewayAddress, source: .daemon, socketPath: daemon.socketPath)
+        gateway.hostRecheckInterval = 0
+        let gatewayObserved = Observed(gateway)
+        try gateway.startNotifier()
+        defer { gateway.stopNotifier() }
+        #expect(await eventually { observed.callbacks.count == 1 && paths.count == 1 && gatewayObserved.callbacks.count == 1 })
+        #expect(gatewayObserved.callbacks.all.first?.status == .ethernet)
 
         let client = ReachabilityClient(socketPath: daemon.socketPath)
         let reply = try await client.call(method: "io.reachd.Reachability.Simulate",
@@ -37,6 +44,8 @@ struct ReachabilitySimulationDaemonTests {
         #expect(await eventually { observed.callbacks.count == 2 && paths.count == 2 })
         #expect(observed.callbacks.all.last == Delivery(reachable: true, status: .wwan2G, connection: .cellular))
         #expect(reachability.status?.simulated == true)
+        #expect(await eventually { gatewayObserved.callbacks.count == 2 })
+        #expect(gatewayObserved.callbacks.all.last == Delivery(reachable: true, status: .wwan2G, connection: .cellular))
         let path = try #require(paths.all.last)
         #expect(path.usesInterfaceType(.cellular) && path.isExpensive && path.connectivity == .portal)
 
@@ -45,5 +54,7 @@ struct ReachabilitySimulationDaemonTests {
         #expect(observed.callbacks.all.last == Delivery(reachable: true, status: .ethernet, connection: .ethernet))
         #expect(reachability.status?.simulated == false)
         #expect(observed.notifications.all == [.ethernet, .wwan2G, .ethernet])
+        #expect(await eventually { gatewayObserved.callbacks.count == 3 })
+        #expect(gatewayObserved.callbacks.all.last == Delivery(reachable: true, status: .ethernet, connection: .ethernet))
     }
 }

@@ -6,9 +6,10 @@ it as other users to test who may simulate). Prints one JSON object per line, fl
   {"error": "<name>", "parameters": {...}}   a varlink error
 
 Usage: varlink_simulate.py SOCKET_PATH PARAMETERS_JSON [--hold]
-With --hold the connection stays open until stdin is closed (whileConnected).
+With --hold the connection stays open until the process is killed (whileConnected).
 """
 import json
+import signal
 import sys
 
 import varlink
@@ -29,7 +30,8 @@ def main():
                 emit({"error": error.error(), "parameters": error.parameters()})
                 return 1
             if hold:
-                sys.stdin.read()
+                while True:
+                    signal.pause()
     return 0
 
 
