@@ -10,14 +10,14 @@ import TestSupport
 @Suite("Reachability with a simulating reachd", .serialized)
 struct ReachabilitySimulationDaemonTests {
     @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
-    func callbacksAndPathsSeeTheSimulation() async throws {
+    func callbacksAndPathsSeeTheSimulation() throws {
         let network = try TestNetwork(subnet: 86)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let daemon = try ReachdDaemon(in: network.host, directory: directory)
         defer { daemon.stop() }
-        #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .ethernet })
+        #expect(waitUntil(timeout: 15) { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .ethernet })
 
         let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
         let observed = Observed(reachability)
@@ -34,27 +34,30 @@ struct ReachabilitySimulationDaemonTests {
         let gatewayObserved = Observed(gateway)
         try gateway.startNotifier()
         defer { gateway.stopNotifier() }
-        #expect(await eventually { observed.callbacks.count == 1 && paths.count == 1 && gatewayObserved.callbacks.count == 1 })
+        #expect(waitUntil(timeout: 15) { observed.callbacks.count == 1 && paths.count == 1 && gatewayObserved.callbacks.count == 1 })
         #expect(gatewayObserved.callbacks.all.first?.status == .ethernet)
 
-        let client = ReachabilityClient(socketPath: daemon.socketPath)
-        let reply = try await client.call(method: "io.reachd.Reachability.Simulate",
-                                          parameters: ["status": .string("wwan2G"), "connectivity": .string("portal"), "seconds": .int(600)])
+        // Blocking calls and waits: this test holds its thread instead of waiting for the
+        // cooperative pool, which other suites' blocking waits can fill when run in parallel.
+        let connection = try VarlinkConnection(socketPath: daemon.socketPath, timeout: 10)
+        defer { connection.close() }
+        let reply = try connection.call(VarlinkCall(method: "io.reachd.Reachability.Simulate",
+                                                    parameters: ["status": .string("wwan2G"), "connectivity": .string("portal"), "seconds": .int(600)]))
         #expect(try reply.decode(Status.self, key: "status").simulated)
-        #expect(await eventually { observed.callbacks.count == 2 && paths.count == 2 })
+        #expect(waitUntil(timeout: 15) { observed.callbacks.count == 2 && paths.count == 2 })
         #expect(observed.callbacks.all.last == Delivery(reachable: true, status: .wwan2G, connection: .cellular))
         #expect(reachability.status?.simulated == true)
-        #expect(await eventually { gatewayObserved.callbacks.count == 2 })
+        #expect(waitUntil(timeout: 15) { gatewayObserved.callbacks.count == 2 })
         #expect(gatewayObserved.callbacks.all.last == Delivery(reachable: true, status: .wwan2G, connection: .cellular))
         let path = try #require(paths.all.last)
         #expect(path.usesInterfaceType(.cellular) && path.isExpensive && path.connectivity == .portal)
 
-        _ = try await client.call(method: "io.reachd.Reachability.Simulate", parameters: ["reset": .bool(true)])
-        #expect(await eventually { observed.callbacks.count == 3 && paths.count == 3 })
+        _ = try connection.call(VarlinkCall(method: "io.reachd.Reachability.Simulate", parameters: ["reset": .bool(true)]))
+        #expect(waitUntil(timeout: 15) { observed.callbacks.count == 3 && paths.count == 3 })
         #expect(observed.callbacks.all.last == Delivery(reachable: true, status: .ethernet, connection: .ethernet))
         #expect(reachability.status?.simulated == false)
         #expect(observed.notifications.all == [.ethernet, .wwan2G, .ethernet])
-        #expect(await eventually { gatewayObserved.callbacks.count == 3 })
+        #expect(waitUntil(timeout: 15) { gatewayObserved.callbacks.count == 3 })
         #expect(gatewayObserved.callbacks.all.last == Delivery(reachable: true, status: .ethernet, connection: .ethernet))
     }
 }
