@@ -55,11 +55,11 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
     return configuration
 }
 
+extension SystemTests {
 @Suite struct ConnectivityCheckerTests {
     /// A portal, then the user logs in (the server switches to 204): full is reported on the
     /// backoff path, long before the next regular check.
-    @Test func loginAtAPortalIsNoticedOnTheBackoffPath() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func loginAtAPortalIsNoticedOnTheBackoffPath() throws {
         let lab = try ProbeLab(mode: .redirect("/login"))
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -91,8 +91,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
 
     /// A check hangs; meanwhile the path changes: the checker is not blocked, checks the new path
     /// at once, and the hanging check's late result is never published.
-    @Test func pathChangeDuringAHangingCheck() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func pathChangeDuringAHangingCheck() throws {
         let lab = try ProbeLab(mode: .hang)
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -114,8 +113,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
 
     /// Uplink gone, the status says not reachable: `none` at once, no check made; a manual
     /// request answers `none` too.
-    @Test func notReachablePublishesNoneWithoutChecking() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func notReachablePublishesNoneWithoutChecking() throws {
         let lab = try ProbeLab(mode: .noContent)
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -146,8 +144,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
     }
 
     /// Manual requests during a running check wait for it: one check answers them all.
-    @Test func manualRequestsCoalesce() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func manualRequestsCoalesce() throws {
         let lab = try ProbeLab(mode: .slow(1.5))
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -169,8 +166,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
         #expect(lab.server.requests.count == 2)
     }
 
-    @Test func disabledLeavesConnectivityUnknown() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func disabledLeavesConnectivityUnknown() throws {
         let lab = try ProbeLab(mode: .noContent)
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -209,6 +205,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
         #expect(target.probes.first??.error?.contains("https") == true)
         #expect(warnings.values.count == 1)
     }
+}
 }
 
 @Suite struct ConnectivityConfigurationTests {

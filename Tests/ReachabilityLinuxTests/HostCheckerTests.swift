@@ -34,9 +34,9 @@ private func listen(in ns: TestNamespace, port: Int) throws {
     #expect(listening, "listener on port \(port) did not start")
 }
 
+extension SystemTests {
 @Suite struct HostCheckerTests {
-    @Test func routesAddressesAndNames() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func routesAddressesAndNames() throws {
         let f = try RouteFixture(subnet: 65)
         defer { f.destroy() }
         let hosts = try hostsFile("""
@@ -83,8 +83,7 @@ private func listen(in ns: TestNamespace, port: Int) throws {
                 == .hostNotFound(host: "nowhere.test", reason: "Name or service not known (not in \(hosts))"))
     }
 
-    @Test func carrierLossMakesTheHostUnreachable() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func carrierLossMakesTheHostUnreachable() throws {
         let f = try RouteFixture(subnet: 67)
         defer { f.destroy() }
         var configuration = HostChecker.Configuration()
@@ -100,8 +99,7 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         #expect(try checker.checkNow(host: "203.0.113.5", port: nil, status: { status }).get().reachable)
     }
 
-    @Test func tcpConnectedRefusedAndTimedOut() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func tcpConnectedRefusedAndTimedOut() throws {
         let f = try RouteFixture(subnet: 69)
         defer { f.destroy() }
         // 192.0.2.1 lives in the uplink namespace, behind the default gateway.
@@ -153,7 +151,9 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         #expect(parameter == "port")
     }
 }
+}
 
+extension SystemTests {
 @Suite struct HostResolverTests {
     @Test func literalsNeverReachTheResolver() {
         let resolver = HostResolver(lookup: { _ in Issue.record("resolver called"); return .success([]) })
@@ -161,8 +161,7 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         #expect(resolver.resolve(.address("::1", .ipv6), host: "[::1]").successValue == ["::1"])
     }
 
-    @Test func getaddrinfoReadsTheHostsFile() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func getaddrinfoReadsTheHostsFile() throws {
         // Inside a fresh namespace any DNS query would fail at once; "localhost" comes from /etc/hosts.
         let ns = try TestNamespace(tag: "r")
         defer { ns.destroy() }
@@ -213,6 +212,7 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         #expect(HostsFile.addresses(of: "TWO", inText: text) == ["10.0.0.2"])
         #expect(HostsFile.addresses(of: "commented.test", inText: text) == [])
     }
+}
 }
 
 extension Result {
