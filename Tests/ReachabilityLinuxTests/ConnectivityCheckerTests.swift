@@ -157,7 +157,11 @@ extension SystemTests {
         #expect(waitUntil(timeout: 20) { replies.values.count == 2 })
         #expect(replies.values.count == 2 && replies.values[0] == replies.values[1])
         #expect(lab.server.requests.count == 1)
-        if case .probe(let probe) = replies.values.first { #expect(probe.result == .full) }
+        if case .probe(let probe) = replies.values.first {
+            #expect(probe.result == .full)
+        } else {
+            Issue.record("expected a probe, got \(replies.values)")
+        }
 
         // Nothing running now: a request makes a new check.
         try lab.server.set(.noContent)
