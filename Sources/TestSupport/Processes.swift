@@ -228,3 +228,13 @@ public func eventually(timeout: TimeInterval = 30, _ condition: () -> Bool) asyn
 
 /// iproute2's `ip`.
 public let ipCommand = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "ip"
+
+/// Collects values (callbacks, notifications, events) from any thread.
+public final class Recorder<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Value] = []
+    public init() {}
+    public func append(_ value: Value) { lock.withLock { values.append(value) } }
+    public var all: [Value] { lock.withLock { values } }
+    public var count: Int { lock.withLock { values.count } }
+}

@@ -102,22 +102,22 @@ extension SystemTests {
         defer { host.destroy(); uplink.destroy() }
         let daemon = try DaemonUnderTest(namespace: host)
         let client = ReachabilityClient(socketPath: daemon.socketPath)
-        let collected = Collected()
+        let collected = Recorder<ReachabilityEvent>()
         let task = Task {
             for try await event in client.events() { collected.append(event) }
         }
         defer { task.cancel() }
-        #expect(await eventually { collected.events.count == 1 })
+        #expect(await eventually { collected.all.count == 1 })
 
         try daemon.restart()
-        #expect(await eventually { collected.events.contains { $0.reason.code == .resync } })
+        #expect(await eventually { collected.all.contains { $0.reason.code == .resync } })
 
         let veth = try VethUplink(host: host, uplink: uplink)
-        #expect(await eventually { collected.events.last?.current.reachable == true })
+        #expect(await eventually { collected.all.last?.current.reachable == true })
         try veth.dropCarrier()
-        #expect(await eventually { collected.events.last?.reason.code == .carrierLost })
+        #expect(await eventually { collected.all.last?.reason.code == .carrierLost })
 
-        let events = collected.events
+        let events = collected.all
         for (a, b) in zip(events, events.dropFirst()) { #expect(b.sequence > a.sequence) }
         #expect(Set(events.map(\.sequence)).count == events.count)
         #expect(events.filter { $0.event == .initial }.count == 2)   // the first, and the resync
@@ -129,11 +129,4 @@ extension SystemTests {
         }
     }
 }
-}
-
-final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _events: [ReachabilityEvent] = []
-    func append(_ event: ReachabilityEvent) { lock.withLock { _events.append(event) } }
-    var events: [ReachabilityEvent] { lock.withLock { _events } }
 }

@@ -6,15 +6,6 @@ import TestSupport
 import Glibc
 #endif
 
-/// Collects what callbacks and notifications saw, from any thread.
-final class Recorder<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Value] = []
-    func append(_ value: Value) { lock.withLock { values.append(value) } }
-    var all: [Value] { lock.withLock { values } }
-    var count: Int { lock.withLock { values.count } }
-}
-
 /// A host namespace with an uplink namespace behind `eth0` (10.X.0.2 → gateway 10.X.0.1).
 struct TestNetwork {
     let host: TestNamespace
