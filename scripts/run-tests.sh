@@ -13,10 +13,10 @@ $SWIFT test "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
 # Swift Testing: `◇ Test name() skipped: "reason"` (or a whole suite); XCTest: `… skipped`.
-skipped=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -Ec '(Test|Suite) .* skipped(:|$| )|Test Case .* skipped' || true)
+skipped=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -Ec '(Test|Suite) .* skipped(: .*|\.)?$|Test Case .* skipped' || true)
 echo "run-tests: $skipped test(s) skipped"
 if [ "$skipped" -gt 0 ]; then
-  sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '(Test|Suite) .* skipped(:|$| )|Test Case .* skipped' | sed 's/^/  /'
+  sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '(Test|Suite) .* skipped(: .*|\.)?$|Test Case .* skipped' | sed 's/^/  /'
 fi
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 if [ "$(id -u)" -eq 0 ] && [ "$skipped" -gt 0 ]; then

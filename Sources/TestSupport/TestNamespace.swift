@@ -79,6 +79,16 @@ public final class TestNamespace: @unchecked Sendable {
         try sh("ip netns exec \(name) sh -c '\(command.replacingOccurrences(of: "'", with: "'\\''"))'", check: check).output
     }
 
+    /// Starts a TCP listener on `port` (all addresses, IPv4 and IPv6) that accepts nothing for two
+    /// minutes, and waits until it listens. It closes the descriptors it inherited first: holding
+    /// the write end of `sh()`'s pipe would block the caller.
+    public func listenTCP(port: Int) throws {
+        try exec("nohup python3 -c \"import os,socket,time; os.closerange(3, 65536); s=socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); s.bind(('::', \(port))); s.listen(16); time.sleep(120)\" >/dev/null 2>&1 &")
+        guard waitUntil(timeout: 10, { ((try? exec("ss -Hltn sport = :\(port)")) ?? "").contains(":\(port)") }) else {
+            throw ShellError(command: "listener on port \(port) in \(name)", status: 1, output: "did not start")
+        }
+    }
+
     /// Deletes the namespace; the links inside it go with it.
     public func destroy() {
         _ = try? sh("ip netns pids \(name) | xargs -r kill -9", check: false)

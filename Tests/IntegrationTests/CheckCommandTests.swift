@@ -24,13 +24,6 @@ final class NamespaceEtc: @unchecked Sendable {
     func remove() { _ = try? FileManager.default.removeItem(atPath: directory) }
 }
 
-/// Starts a TCP listener on `port` in `ns` and waits until it listens. It closes the descriptors
-/// it inherited first: holding the write end of `sh()`'s pipe would block the caller.
-private func listen(in ns: TestNamespace, port: Int) throws {
-    try ns.exec("nohup python3 -c \"import os,socket,time; os.closerange(3, 65536); s=socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); s.bind(('::', \(port))); s.listen(16); time.sleep(120)\" >/dev/null 2>&1 &")
-    #expect(waitUntil(timeout: 10) { ((try? ns.exec("ss -Hltn sport = :\(port)")) ?? "").contains(":\(port)") }, "listener on \(port)")
-}
-
 extension SystemTests {
 /// `reachctl check` against reachd running in a namespace with a veth uplink.
 @Suite struct CheckCommandTests {
@@ -47,7 +40,7 @@ extension SystemTests {
         _ = try VethUplink(host: host, uplink: uplink, subnet: 81)
         try host.ip("route add blackhole 198.51.100.0/24")
         try uplink.ip("addr add 192.0.2.1/32 dev lo")
-        try listen(in: uplink, port: 8765)
+        try uplink.listenTCP(port: 8765)
         let daemon = try DaemonUnderTest(namespace: host)
         #expect(waitUntil(timeout: 10) { (try? daemon.reachctl(["status"]).stdout.hasPrefix("online")) == true })
 

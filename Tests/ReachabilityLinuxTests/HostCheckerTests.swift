@@ -26,14 +26,6 @@ private func hostsFile(_ text: String) throws -> String {
     return path
 }
 
-/// Starts a TCP listener on `port` in `ns` (all addresses) and waits until it listens. It closes
-/// the descriptors it inherited first: holding the write end of `sh()`'s pipe would block the caller.
-private func listen(in ns: TestNamespace, port: Int) throws {
-    try ns.exec("nohup python3 -c \"import os,socket,time; os.closerange(3, 65536); s=socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); s.bind(('::', \(port))); s.listen(16); time.sleep(120)\" >/dev/null 2>&1 &")
-    let listening = waitUntil(timeout: 10) { ((try? ns.exec("ss -Hltn sport = :\(port)")) ?? "").contains(":\(port)") }
-    #expect(listening, "listener on port \(port) did not start")
-}
-
 extension SystemTests {
 @Suite struct HostCheckerTests {
     @Test(.needsRoot()) func routesAddressesAndNames() throws {
@@ -104,7 +96,7 @@ extension SystemTests {
         defer { f.destroy() }
         // 192.0.2.1 lives in the uplink namespace, behind the default gateway.
         try f.uplink.ip("addr add 192.0.2.1/32 dev lo")
-        try listen(in: f.uplink, port: 8765)
+        try f.uplink.listenTCP(port: 8765)
         var configuration = HostChecker.Configuration()
         configuration.networkNamespace = f.host.name
         configuration.connectTimeout = 1
@@ -131,7 +123,7 @@ extension SystemTests {
         #expect(!blackhole.reachable && blackhole.tcp?.error == "not attempted: no usable route")
 
         // A listener of this machine: the local route, through lo.
-        try listen(in: f.host, port: 8767)
+        try f.host.listenTCP(port: 8767)
         let local = try check("10.69.0.2", 8767)
         #expect(local.reachable && local.tcp?.connected == true && local.flags.contains("isLocalAddress"))
     }
