@@ -123,7 +123,7 @@ public final class VethUplink: @unchecked Sendable {
         if defaultRoute { try host.ip("route add default via 10.\(subnet).0.1 dev \(inner) metric \(metric)") }
     }
 
-    /// Peer down: the host side loses carrier (no route event; DESIGN.md §7).
+    /// Peer down: the host side loses carrier (the kernel sends no route event for it).
     public func dropCarrier() throws { try uplink.ip("link set \(outer) down") }
     public func restoreCarrier() throws { try uplink.ip("link set \(outer) up") }
 }

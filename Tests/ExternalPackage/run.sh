@@ -31,7 +31,8 @@ pid=""
 http=""
 cleanup() {
     [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    [ -n "$http" ] && kill -9 "$http" 2>/dev/null && wait "$http" 2>/dev/null
+    # SIGKILLed: its wait status is 137, which must not become the exit status under set -e.
+    if [ -n "$http" ]; then kill -9 "$http" 2>/dev/null; wait "$http" 2>/dev/null || true; fi
     ip netns del "$ns" 2>/dev/null || true
     ip netns del "${ns}u" 2>/dev/null || true
     rm -rf "$tmp"
