@@ -84,8 +84,11 @@ sandboxed_unit() { # name, command line
     /^ExecStart=/ { print exec; next }
     { print }' systemd/reachd.service > "$upper/etc/systemd/system/$1.service"
 }
-# The Swift runtime (Foundation, Dispatch, sockets, files): the package's test binary.
-sandboxed_unit reachd-sandbox-swift "$tests_bin --testing-library swift-testing --filter INIParserTests --filter ConfigurationFilesTests --filter SystemdSocketActivationTests"
+# The Swift runtime (Foundation, Dispatch, sockets, files): the package's test binary, copied into
+# the container (the build directory may be where the sandbox cannot see, e.g. under /tmp).
+mkdir -p "$upper/usr/local/libexec/reachd-tests"
+cp "$tests_bin" "$upper/usr/local/libexec/reachd-tests/reachdPackageTests.xctest"
+sandboxed_unit reachd-sandbox-swift "/usr/local/libexec/reachd-tests/reachdPackageTests.xctest --testing-library swift-testing --filter INIParserTests --filter ConfigurationFilesTests --filter SystemdSocketActivationTests"
 # The system bus (ModemManager is asked there): dbus-daemon must accept the service's user.
 sandboxed_unit reachd-sandbox-dbus "/usr/bin/busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetConnectionUnixUser s org.freedesktop.DBus"
 # Its own machine id, so its journal is its own.
