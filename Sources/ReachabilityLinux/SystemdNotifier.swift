@@ -1,4 +1,3 @@
-import CSystemd
 import Dispatch
 import Foundation
 #if canImport(Glibc)
@@ -10,7 +9,9 @@ import Glibc
 /// around a SIGHUP reload, `STOPPING=1`, and `WATCHDOG=1` pings when the unit sets `WatchdogSec=`.
 ///
 /// Outside systemd (no `$NOTIFY_SOCKET`) every call does nothing, so reachd can call it
-/// unconditionally. The watchdog timer runs on `queue`; call the methods from any thread.
+/// unconditionally. The environment is read once, at init, from the one it is given (the
+/// process's by default), so tests hand each notifier its own socket without touching the
+/// process's environment. The watchdog timer runs on `queue`; call the methods from any thread.
 public final class SystemdNotifier: @unchecked Sendable {
     /// The queue the watchdog timer fires on.
     public let queue: DispatchQueue
@@ -18,21 +19,53 @@ public final class SystemdNotifier: @unchecked Sendable {
     private let lock = NSLock()
     private var watchdogTimer: DispatchSourceTimer?
 
-    public init(queue: DispatchQueue = DispatchQueue(label: "reachd.sd-notify")) {
+    /// `$NOTIFY_SOCKET`: a path, or `@name` for an abstract socket.
+    private let socketAddress: String?
+    /// `$WATCHDOG_USEC`, when `$WATCHDOG_PID` is unset or this process.
+    public let watchdogInterval: Duration?
+
+    /// - Parameter environment: where `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID` come from.
+    public init(queue: DispatchQueue = DispatchQueue(label: "reachd.sd-notify"),
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.queue = queue
+        socketAddress = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+        watchdogInterval = Self.watchdogInterval(environment)
     }
 
     deinit { lock.withLock { watchdogTimer?.cancel() } }
 
     /// True when systemd is listening (`$NOTIFY_SOCKET` is set).
-    public static var isEnabled: Bool { getenv("NOTIFY_SOCKET") != nil }
+    public var isEnabled: Bool { socketAddress != nil }
 
-    /// Sends `state` (newline-separated `KEY=VALUE` lines) with `sd_notify(0, state)`.
+    /// Sends `state` (newline-separated `KEY=VALUE` lines) as one datagram to `$NOTIFY_SOCKET`,
+    /// as `sd_notify(3)` does (the kernel adds our credentials for systemd).
     /// - Returns: true when sent, false when not under systemd or when sending failed
     ///   (a lost notification is not a reason to stop the daemon).
     @discardableResult
     public func notify(_ state: String) -> Bool {
-        sd_notify(0, state) > 0
+        guard let socketAddress else { return false }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var path = Array(socketAddress.utf8)
+        // "@name": Linux's abstract namespace, a leading NUL and no terminator.
+        let abstract = path.first == UInt8(ascii: "@")
+        if abstract { path[0] = 0 }
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.count < capacity else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.enumerated() { raw[i] = byte }
+        }
+        let length = MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1)
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let bytes = Array(state.utf8)
+        let sent = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bytes.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), pointer, socklen_t(length)) }
+            }
+        }
+        return sent == bytes.count
     }
 
     /// `READY=1`, with the first `STATUS=` line when given.
@@ -61,11 +94,12 @@ public final class SystemdNotifier: @unchecked Sendable {
     @discardableResult
     public func stopping() -> Bool { notify("STOPPING=1") }
 
-    /// The watchdog interval systemd expects pings within (`sd_watchdog_enabled(3)`), or nil when
-    /// the unit has no `WatchdogSec=` (or it is meant for another process).
-    public static var watchdogInterval: Duration? {
-        var usec: UInt64 = 0
-        guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
+    /// The watchdog interval systemd expects pings within, as `sd_watchdog_enabled(3)` reads it
+    /// from `environment`, or nil when the unit has no `WatchdogSec=` (or it is meant for
+    /// another process).
+    static func watchdogInterval(_ environment: [String: String]) -> Duration? {
+        guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
+        if let pid = environment["WATCHDOG_PID"], !pid.isEmpty, pid_t(pid) != getpid() { return nil }
         return .microseconds(Int64(clamping: usec))
     }
 
@@ -76,7 +110,7 @@ public final class SystemdNotifier: @unchecked Sendable {
     /// - Returns: the interval systemd expects, or nil when no watchdog is configured.
     @discardableResult
     public func startWatchdog() -> Duration? {
-        guard let interval = Self.watchdogInterval else { return nil }
+        guard let interval = watchdogInterval else { return nil }
         let (seconds, attoseconds) = (interval / 2).components
         let half = DispatchTimeInterval.microseconds(Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000))
         let timer = DispatchSource.makeTimerSource(queue: queue)

@@ -23,12 +23,23 @@ public func sh(_ command: String, check: Bool = true) throws -> (status: Int32, 
     return (process.terminationStatus, output)
 }
 
-/// The environment for a child of a test: the test process's, without the sd-daemon variables,
-/// which tests of the notifier set process-wide for a moment; a reachd started meanwhile would
-/// otherwise send its READY=1 into that test's socket.
+/// The environment for a child of a test: the test process's, without the sd-daemon variables
+/// (a reachd started by a test is never under the test's systemd), and with a system bus that
+/// does not exist, so that no child asks the machine's own ModemManager. A test that gives a child
+/// a bus of its own (a `PrivateBus`) passes its DBUS_SYSTEM_BUS_ADDRESS in `base`.
 public func childEnvironment(_ base: [String: String] = ProcessInfo.processInfo.environment) -> [String: String] {
-    base.filter { !["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"].contains($0.key) }
+    var environment = base.filter { !["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"].contains($0.key) }
+    let inherited = ProcessInfo.processInfo.environment[systemBusVariable]
+    if environment[systemBusVariable] == nil || environment[systemBusVariable] == inherited {
+        environment[systemBusVariable] = noSystemBus
+    }
+    return environment
 }
+
+/// The variable sd-bus and libdbus read the system bus's address from.
+public let systemBusVariable = "DBUS_SYSTEM_BUS_ADDRESS"
+/// A system bus address where no bus is.
+public let noSystemBus = "unix:path=/nonexistent/reachd-tests-use-no-system-bus"
 
 public struct ShellError: Error, CustomStringConvertible {
     public let command: String
@@ -39,9 +50,6 @@ public struct ShellError: Error, CustomStringConvertible {
 
 /// True when the tests may create network namespaces (root).
 public var isRoot: Bool { geteuid() == 0 }
-
-/// The message tests print when they skip for lack of root.
-public let rootSkipMessage = "skipped: needs root to create network namespaces (CI runs as root)"
 
 /// A network namespace made for one test, with a unique name, deleted (with every link in it) by
 /// `destroy()`. Names carry the pid and a counter so parallel tests and runs never collide.
@@ -69,6 +77,16 @@ public final class TestNamespace: @unchecked Sendable {
     @discardableResult
     public func exec(_ command: String, check: Bool = true) throws -> String {
         try sh("ip netns exec \(name) sh -c '\(command.replacingOccurrences(of: "'", with: "'\\''"))'", check: check).output
+    }
+
+    /// Starts a TCP listener on `port` (all addresses, IPv4 and IPv6) that accepts nothing for two
+    /// minutes, and waits until it listens. It closes the descriptors it inherited first: holding
+    /// the write end of `sh()`'s pipe would block the caller.
+    public func listenTCP(port: Int) throws {
+        try exec("nohup python3 -c \"import os,socket,time; os.closerange(3, 65536); s=socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); s.bind(('::', \(port))); s.listen(16); time.sleep(120)\" >/dev/null 2>&1 &")
+        guard waitUntil(timeout: 10, { ((try? exec("ss -Hltn sport = :\(port)")) ?? "").contains(":\(port)") }) else {
+            throw ShellError(command: "listener on port \(port) in \(name)", status: 1, output: "did not start")
+        }
     }
 
     /// Deletes the namespace; the links inside it go with it.
@@ -105,7 +123,7 @@ public final class VethUplink: @unchecked Sendable {
         if defaultRoute { try host.ip("route add default via 10.\(subnet).0.1 dev \(inner) metric \(metric)") }
     }
 
-    /// Peer down: the host side loses carrier (no route event; DESIGN.md §7).
+    /// Peer down: the host side loses carrier (the kernel sends no route event for it).
     public func dropCarrier() throws { try uplink.ip("link set \(outer) down") }
     public func restoreCarrier() throws { try uplink.ip("link set \(outer) up") }
 }

@@ -19,7 +19,7 @@ extension Daemon {
     /// READY=1 once the first full state is known and the socket listens, with STATUS=, and
     /// watchdog pings when the unit sets WatchdogSec=.
     func notifyReady(_ status: Status) {
-        guard SystemdNotifier.isEnabled else { return }
+        guard notifier.isEnabled else { return }
         _ = notifier.ready(status: status.systemdStatusText)
         if let interval = notifier.startWatchdog() {
             log.debug("watchdog every \(interval)")
@@ -28,7 +28,7 @@ extension Daemon {
 
     /// Keeps systemd's STATUS= current; cheap when not under systemd.
     func notifyStatus(_ status: Status) {
-        guard SystemdNotifier.isEnabled else { return }
+        guard notifier.isEnabled else { return }
         _ = notifier.status(status.systemdStatusText)
     }
 

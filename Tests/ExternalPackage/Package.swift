@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // An app outside the reachd package that depends on it by path, as a user's package would, and
-// runs the snippet of DESIGN.md §8 / the README unchanged (`make external-package-test`).
+// runs the README's snippet unchanged (`make external-package-test`).
 import PackageDescription
 
 let package = Package(

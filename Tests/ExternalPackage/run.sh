@@ -28,8 +28,11 @@ reachd="${REACHD_BIN_DIR:-$($SWIFT build --package-path "$root" --show-bin-path)
 ns="rchext$$"
 tmp=$(mktemp -d /tmp/reachd-ext-XXXXXX)
 pid=""
+http=""
 cleanup() {
     [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    # SIGKILLed: its wait status is 137, which must not become the exit status under set -e.
+    if [ -n "$http" ]; then kill -9 "$http" 2>/dev/null; wait "$http" 2>/dev/null || true; fi
     ip netns del "$ns" 2>/dev/null || true
     ip netns del "${ns}u" 2>/dev/null || true
     rm -rf "$tmp"
@@ -41,8 +44,26 @@ ip -n "$ns" link add eth0 type veth peer name up0 netns "${ns}u"
 ip -n "${ns}u" addr add 10.66.0.1/24 dev up0; ip -n "${ns}u" link set up0 up
 ip -n "$ns" addr add 10.66.0.2/24 dev eth0; ip -n "$ns" link set eth0 up
 ip -n "$ns" route add default via 10.66.0.1
-# No connectivity check: nothing leaves the namespaces.
-printf '[Connectivity]\nEnabled=no\n' > "$tmp/reachd.conf"
+# The connectivity check asks a server in the uplink namespace (nothing leaves the namespaces),
+# so the snippet's NetworkDetector part has an answer to print: 204, full.
+cat > "$tmp/probe_server.py" <<'PY'
+import http.server, signal, sys
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def do_GET(self):
+        self.send_response(204); self.end_headers()
+open(sys.argv[1], "w").write("ready")
+http.server.HTTPServer(("10.66.0.1", 8080), Handler).serve_forever()
+PY
+ip netns exec "${ns}u" python3 "$tmp/probe_server.py" "$tmp/http.ready" &
+http=$!
+i=0
+while [ ! -f "$tmp/http.ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -f "$tmp/http.ready" ] || { echo "external-package-test: the test HTTP server did not start" >&2; exit 1; }
+printf '[Connectivity]\nEnabled=yes\nURL=http://10.66.0.1:8080/generate_204\n[Cellular]\nModemManager=no\n' > "$tmp/reachd.conf"
 ip netns exec "$ns" "$reachd" --socket "$tmp/sock" --config "$tmp/reachd.conf" 2> "$tmp/reachd.log" &
 pid=$!
 i=0
@@ -52,5 +73,9 @@ while [ ! -S "$tmp/sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 out=$(ip netns exec "$ns" env REACHD_SOCKET="$tmp/sock" timeout 60 "$app")
 echo "$out"
 echo "$out" | grep -qx "ethernet" || { echo "external-package-test: the snippet did not report ethernet" >&2; exit 1; }
+# NetworkDetector.shared.check() through reachd's Probe: reachable, HTTP 204, no error, full;
+# then checkNetworkReachability's completion.
+echo "$out" | grep -qx "true Optional(204) nil full" || { echo "external-package-test: NetworkDetector.check() did not report 204/full" >&2; exit 1; }
+echo "$out" | grep -qx "true" || { echo "external-package-test: checkNetworkReachability's completion did not report true" >&2; exit 1; }
 echo "$out" | grep -qx "snippet OK" || { echo "external-package-test: the snippet did not finish" >&2; exit 1; }
 echo "external-package-test: OK"

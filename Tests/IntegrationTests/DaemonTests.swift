@@ -7,6 +7,7 @@ import Testing
 import Glibc
 #endif
 
+extension SystemTests {
 /// reachd and reachctl as built, end to end. The daemon runs in a namespace of its own.
 @Suite struct DaemonLifecycleTests {
     @Test func reachctlWithoutDaemonExits69() throws {
@@ -67,8 +68,7 @@ import Glibc
         #expect(try run(Binaries.reachd, ["--version"]).stdout.hasPrefix("reachd "))
     }
 
-    @Test func servesRefusesASecondDaemonAndCleansUp() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func servesRefusesASecondDaemonAndCleansUp() throws {
         let ns = try TestNamespace(tag: "d")
         defer { ns.destroy() }
         let daemon = try DaemonUnderTest(namespace: ns)
@@ -90,8 +90,7 @@ import Glibc
         #expect(daemon.child.stderr.contains("stopping"))
     }
 
-    @Test func removesAStaleSocket() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func removesAStaleSocket() throws {
         let ns = try TestNamespace(tag: "s")
         defer { ns.destroy() }
         let directory = try temporaryDirectory()
@@ -102,8 +101,7 @@ import Glibc
         #expect(try daemon.reachctl(["status"]).status == 0)
     }
 
-    @Test func unprivilegedDaemonFallsBackToXDGRuntimeDir() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func unprivilegedDaemonFallsBackToXDGRuntimeDir() throws {
         // Run as nobody, with /run/reachd unusable, and XDG_RUNTIME_DIR pointing at a private directory.
         let runtime = try temporaryDirectory()
         defer { _ = try? sh("rm -rf '\(runtime)'", check: false) }
@@ -114,18 +112,18 @@ import Glibc
                                           "env", "-u", "REACHD_SOCKET", "XDG_RUNTIME_DIR=\(runtime)", Binaries.reachd])
         let path = runtime + "/reachd/io.reachd.Reachability"
         let up = waitUntil(timeout: 10) { (try? run(Binaries.reachctl, ["status", "--socket", path]).status) == 0 || !child.isRunning }
-        if FileManager.default.fileExists(atPath: "/run/reachd/io.reachd.Reachability") || access("/run/reachd", W_OK) == 0 && geteuid() != 0 {
-            // The machine's own /run/reachd is writable by nobody: the fallback is not exercised.
-        }
         #expect(up && child.isRunning, "\(child.stderr)")
+        // The daemon says why it fell back: /run/reachd is not nobody's (if it were, this test would
+        // not exercise the fallback, and says so by failing here).
+        #expect(child.stderr.contains("cannot use /run/reachd ("), "\(child.stderr)")
+        #expect(child.stderr.contains("; using \(path)"), "\(child.stderr)")
         #expect(child.stderr.contains(path))
         child.signal(SIGTERM)
         #expect(child.wait() == 0)
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
-    @Test func journalPrefixesWhenStderrIsTheJournal() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func journalPrefixesWhenStderrIsTheJournal() throws {
         let ns = try TestNamespace(tag: "j")
         defer { ns.destroy() }
         let directory = try temporaryDirectory()
@@ -142,11 +140,8 @@ import Glibc
         #expect(try run(Binaries.reachd, ["--socket", path, "--bogus"]).stderr.hasPrefix("reachd: "))
     }
 
-    @Test func socketActivation() throws {
-        guard isRoot else { print(rootSkipMessage); return }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate") else {
-            print("skipped: systemd-socket-activate not installed"); return
-        }
+    @Test(.needsRoot(), .requires(.socketActivate)) func socketActivation() throws {
+        try Requirement.socketActivate.check()
         let ns = try TestNamespace(tag: "a")
         defer { ns.destroy() }
         let directory = try temporaryDirectory()
@@ -169,12 +164,8 @@ import Glibc
         #expect(logText().contains("SIGTERM: stopping"))
     }
 
-    @Test func pythonVarlinkClientTalksToReachd() throws {
-        guard isRoot else { print(rootSkipMessage); return }
-        guard FileManager.default.isExecutableFile(atPath: Binaries.python) else {
-            Issue.record("no .venv/bin/python: run scripts/deps.sh (make test does)")
-            return
-        }
+    @Test(.needsRoot(), .requires(.pythonVarlink)) func pythonVarlinkClientTalksToReachd() throws {
+        try Requirement.pythonVarlink.check()
         let host = try TestNamespace(tag: "p"), uplink = try TestNamespace(tag: "pu")
         defer { host.destroy(); uplink.destroy() }
         let daemon = try DaemonUnderTest(namespace: host)
@@ -240,4 +231,5 @@ import Glibc
         #expect(received.last?["reason"]?.objectValue?["code"] == .string("routeAdded"))
         #expect(received.last?["current"]?.objectValue?["status"] == .string("ethernet"))
     }
+}
 }

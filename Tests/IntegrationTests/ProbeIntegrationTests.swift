@@ -3,6 +3,7 @@ import ReachabilityCore
 import Testing
 import TestSupport
 
+extension SystemTests {
 /// reachd's connectivity check end to end: the daemon in `host`, the probe server in `uplink`,
 /// `reachctl probe` / `reachctl wait --internet` against it.
 @Suite struct ProbeIntegrationTests {
@@ -16,8 +17,7 @@ import TestSupport
         """
     }
 
-    @Test func reachctlProbeReportsFullThenPortal() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func reachctlProbeReportsFullThenPortal() throws {
         let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
         defer { host.destroy(); uplink.destroy() }
         _ = try VethUplink(host: host, uplink: uplink)
@@ -43,8 +43,7 @@ import TestSupport
         #expect(status.probe?.portalUrl == "http://10.77.0.1:8080/login")
     }
 
-    @Test func waitInternetReturnsOnceLoggedIn() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func waitInternetReturnsOnceLoggedIn() throws {
         let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
         defer { host.destroy(); uplink.destroy() }
         _ = try VethUplink(host: host, uplink: uplink)
@@ -62,8 +61,7 @@ import TestSupport
 
     /// Disabled: `reachctl probe` exits 1, connectivity unknown, no request; enabled by SIGHUP:
     /// checked at once.
-    @Test func probeDisabledThenEnabledByReload() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func probeDisabledThenEnabledByReload() throws {
         let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
         defer { host.destroy(); uplink.destroy() }
         _ = try VethUplink(host: host, uplink: uplink)
@@ -84,8 +82,7 @@ import TestSupport
 
     /// reachd as an unprivileged user (as under reachd.service): the check still binds to the
     /// interface (SO_BINDTODEVICE, or its address) and reports full.
-    @Test func unprivilegedDaemonChecks() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func unprivilegedDaemonChecks() throws {
         let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
         defer { host.destroy(); uplink.destroy() }
         _ = try VethUplink(host: host, uplink: uplink)
@@ -104,4 +101,5 @@ import TestSupport
         }, "\(child.stderr)")
         #expect(server.requests.count >= 1)
     }
+}
 }

@@ -7,6 +7,7 @@ import Testing
 import Glibc
 #endif
 
+extension SystemTests {
 /// Events from the real monitor: a veth uplink comes and goes under a running reachd.
 @Suite struct ReachabilityEventTests {
     /// Parses `reachctl monitor --json` lines.
@@ -14,8 +15,7 @@ import Glibc
         lines.compactMap { try? WireJSON.decoder().decode(ReachabilityEvent.self, from: Data($0.utf8)) }
     }
 
-    @Test func monitorJSONSeesInitialThenChangesWithReasons() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func monitorJSONSeesInitialThenChangesWithReasons() throws {
         let host = try TestNamespace(tag: "m"), uplink = try TestNamespace(tag: "mu")
         defer { host.destroy(); uplink.destroy() }
         let daemon = try DaemonUnderTest(namespace: host)
@@ -56,14 +56,14 @@ import Glibc
         #expect(monitor.wait() == 0)
     }
 
-    @Test func waitExitsZeroWhenTheUplinkComes() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func waitExitsZeroWhenTheUplinkComes() throws {
         let host = try TestNamespace(tag: "w"), uplink = try TestNamespace(tag: "wu")
         defer { host.destroy(); uplink.destroy() }
         let daemon = try DaemonUnderTest(namespace: host)
-        let wait = try Child(Binaries.reachctl, ["wait", "--timeout", "5", "--socket", daemon.socketPath])
-        usleep(300_000)
-        #expect(wait.isRunning)
+        let wait = try Child(Binaries.reachctl, ["wait", "--timeout", "10", "--socket", daemon.socketPath])
+        // The daemon holds its connection: the uplink comes after reachctl asked, so it must wait.
+        #expect(waitUntil(timeout: 10) { daemon.openConnections == 1 || !wait.isRunning })
+        #expect(wait.isRunning, "reachctl wait returned before the uplink came: \(wait.lines) \(wait.stderr)")
         _ = try VethUplink(host: host, uplink: uplink)
         #expect(wait.wait(timeout: 10) == 0, "\(wait.stderr)")
         #expect(wait.lines.first?.hasPrefix("online · ethernet (eth0)") == true, "\(wait.lines)")
@@ -73,8 +73,7 @@ import Glibc
         #expect(again.status == 0 && again.stdout.isEmpty)
     }
 
-    @Test func waitExitsOneWhenTheUplinkNeverComes() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func waitExitsOneWhenTheUplinkNeverComes() throws {
         let host = try TestNamespace(tag: "n")
         defer { host.destroy() }
         let daemon = try DaemonUnderTest(namespace: host)
@@ -84,8 +83,7 @@ import Glibc
         #expect(try daemon.reachctl(["wait", "--timeout", "1", "-q"]).stderr.isEmpty)
     }
 
-    @Test func statusLineAndJSONWhenOnline() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func statusLineAndJSONWhenOnline() throws {
         let host = try TestNamespace(tag: "o"), uplink = try TestNamespace(tag: "ou")
         defer { host.destroy(); uplink.destroy() }
         let daemon = try DaemonUnderTest(namespace: host)
@@ -99,28 +97,27 @@ import Glibc
 
     /// reachd restarts under a subscribed ReachabilityClient: the stream carries on, every event
     /// once, numbers rising, a resync initial marking the restart, and later changes arrive.
-    @Test func clientStreamSurvivesADaemonRestart() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func clientStreamSurvivesADaemonRestart() async throws {
         let host = try TestNamespace(tag: "r"), uplink = try TestNamespace(tag: "ru")
         defer { host.destroy(); uplink.destroy() }
         let daemon = try DaemonUnderTest(namespace: host)
         let client = ReachabilityClient(socketPath: daemon.socketPath)
-        let collected = Collected()
+        let collected = Recorder<ReachabilityEvent>()
         let task = Task {
             for try await event in client.events() { collected.append(event) }
         }
         defer { task.cancel() }
-        #expect(await waitAsync { collected.events.count == 1 })
+        #expect(await eventually { collected.all.count == 1 })
 
         try daemon.restart()
-        #expect(await waitAsync { collected.events.contains { $0.reason.code == .resync } })
+        #expect(await eventually { collected.all.contains { $0.reason.code == .resync } })
 
         let veth = try VethUplink(host: host, uplink: uplink)
-        #expect(await waitAsync { collected.events.last?.current.reachable == true })
+        #expect(await eventually { collected.all.last?.current.reachable == true })
         try veth.dropCarrier()
-        #expect(await waitAsync { collected.events.last?.reason.code == .carrierLost })
+        #expect(await eventually { collected.all.last?.reason.code == .carrierLost })
 
-        let events = collected.events
+        let events = collected.all
         for (a, b) in zip(events, events.dropFirst()) { #expect(b.sequence > a.sequence) }
         #expect(Set(events.map(\.sequence)).count == events.count)
         #expect(events.filter { $0.event == .initial }.count == 2)   // the first, and the resync
@@ -132,19 +129,4 @@ import Glibc
         }
     }
 }
-
-final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _events: [ReachabilityEvent] = []
-    func append(_ event: ReachabilityEvent) { lock.withLock { _events.append(event) } }
-    var events: [ReachabilityEvent] { lock.withLock { _events } }
-}
-
-func waitAsync(timeout: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-    return condition()
 }

@@ -4,19 +4,13 @@ import ReachabilityCore
 @testable import ReachabilityLinux
 import TestSupport
 
-/// A fresh directory under /tmp, removed by `remove()`.
-final class TemporaryDirectory: @unchecked Sendable {
-    let path: String
-    init() throws {
-        path = NSTemporaryDirectory() + "reachd-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
+extension TemporaryDirectory {
+    /// Writes `text` to `name` under the directory, creating its parent directories.
     func write(_ name: String, _ text: String) throws {
         let full = path + "/" + name
         try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try text.write(toFile: full, atomically: false, encoding: .utf8)
     }
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
 @Suite struct ConfigurationFilesTests {

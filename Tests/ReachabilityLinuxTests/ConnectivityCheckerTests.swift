@@ -58,11 +58,11 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
     return configuration
 }
 
+extension SystemTests {
 @Suite struct ConnectivityCheckerTests {
     /// A portal, then the user logs in (the server switches to 204): full is reported on the
     /// backoff path, long before the next regular check.
-    @Test func loginAtAPortalIsNoticedOnTheBackoffPath() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func loginAtAPortalIsNoticedOnTheBackoffPath() throws {
         let lab = try ProbeLab(mode: .redirect("/login"))
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -97,8 +97,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
 
     /// A check hangs; meanwhile the path changes: the checker is not blocked, checks the new path
     /// at once, and the hanging check's late result is never published.
-    @Test func pathChangeDuringAHangingCheck() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func pathChangeDuringAHangingCheck() throws {
         let lab = try ProbeLab(mode: .hang)
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -120,8 +119,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
 
     /// Uplink gone, the status says not reachable: `none` at once, no check made; a manual
     /// request answers `none` too.
-    @Test func notReachablePublishesNoneWithoutChecking() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func notReachablePublishesNoneWithoutChecking() throws {
         let lab = try ProbeLab(mode: .noContent)
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -152,8 +150,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
     }
 
     /// Manual requests during a running check wait for it: one check answers them all.
-    @Test func manualRequestsCoalesce() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func manualRequestsCoalesce() throws {
         let lab = try ProbeLab(mode: .slow(1.5))
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -166,7 +163,11 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
         #expect(waitUntil(timeout: 20) { replies.values.count == 2 })
         #expect(replies.values.count == 2 && replies.values[0] == replies.values[1])
         #expect(lab.server.requests.count == 1)
-        if case .probe(let probe) = replies.values.first { #expect(probe.result == .full) }
+        if case .probe(let probe) = replies.values.first {
+            #expect(probe.result == .full)
+        } else {
+            Issue.record("expected a probe, got \(replies.values)")
+        }
 
         // Nothing running now: a request makes a new check.
         try lab.server.set(.noContent)
@@ -175,8 +176,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
         #expect(lab.server.requests.count == 2)
     }
 
-    @Test func disabledLeavesConnectivityUnknown() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func disabledLeavesConnectivityUnknown() throws {
         let lab = try ProbeLab(mode: .noContent)
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
@@ -215,6 +215,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
         #expect(target.probes.first??.error?.contains("https") == true)
         #expect(warnings.values.count == 1)
     }
+}
 }
 
 @Suite struct ConnectivityConfigurationTests {

@@ -4,6 +4,7 @@ import ReachabilityLinux
 import Testing
 import TestSupport
 
+extension SystemTests {
 /// The checker with the real monitor, both in the lab's `host` namespace.
 @Suite struct ConnectivityMonitorTests {
     private func start(_ lab: ProbeLab, sysfs: FakeSysfs, timeout: TimeInterval = 3)
@@ -18,8 +19,7 @@ import TestSupport
 
     /// Portal, then login: the monitor reports portal, then full, each once, with reason
     /// probeResult; the re-checks in between (same verdict) are no events.
-    @Test func portalThenLoginThroughTheMonitor() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func portalThenLoginThroughTheMonitor() throws {
         let lab = try ProbeLab(mode: .redirect("http://portal.test/login"))
         defer { lab.destroy() }
         let sysfs = try FakeSysfs()
@@ -41,8 +41,7 @@ import TestSupport
 
     /// A check hangs (long timeout); the uplink's carrier goes: the monitor's event comes at
     /// once, and the checker answers it with `none` without waiting for the hanging check.
-    @Test func linkEventDuringAHangingCheckIsDeliveredAtOnce() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func linkEventDuringAHangingCheckIsDeliveredAtOnce() throws {
         let lab = try ProbeLab(mode: .hang)
         defer { lab.destroy() }
         let sysfs = try FakeSysfs()
@@ -64,4 +63,5 @@ import TestSupport
         #expect(waitUntil(timeout: 15) { monitor.status.connectivity == .full })
         #expect(recorder.duplicates.isEmpty)
     }
+}
 }

@@ -47,9 +47,9 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
     return nil
 }
 
+extension SystemTests {
 @Suite struct HTTPProbeTests {
-    @Test func noContentIsFull() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func noContentIsFull() throws {
         let lab = try ProbeLab(mode: .noContent)
         defer { lab.destroy() }
         let (probe, result) = try lab.check()
@@ -61,8 +61,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(lab.server.requests == ["/generate_204 10.77.0.1:8080 reachd/0.1"])
     }
 
-    @Test func expectedBodyIsFull() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func expectedBodyIsFull() throws {
         let lab = try ProbeLab(mode: .body("NetworkManager is online\n"))
         defer { lab.destroy() }
         #expect(try lab.check(expected: "NetworkManager is online").0.result == .full)
@@ -70,15 +69,13 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(try lab.check(expected: "").0.result == .portal)
     }
 
-    @Test func emptyOKIsFull() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func emptyOKIsFull() throws {
         let lab = try ProbeLab(mode: .emptyOK)
         defer { lab.destroy() }
         #expect(try lab.check().0.result == .full)
     }
 
-    @Test func redirectIsPortalWithResolvedURL() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func redirectIsPortalWithResolvedURL() throws {
         let lab = try ProbeLab(mode: .redirect("/portal/login?continue=1"))
         defer { lab.destroy() }
         let (probe, _) = try lab.check()
@@ -89,8 +86,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(lab.server.requests.count == 1)
     }
 
-    @Test func loginPageIsPortal() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func loginPageIsPortal() throws {
         let lab = try ProbeLab(mode: .login)
         defer { lab.destroy() }
         let (probe, result) = try lab.check()
@@ -100,8 +96,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(String(decoding: response.body, as: UTF8.self).contains("Please log in"))
     }
 
-    @Test func hangingServerIsLimitedByTheTimeout() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func hangingServerIsLimitedByTheTimeout() throws {
         let lab = try ProbeLab(mode: .hang)
         defer { lab.destroy() }
         let (probe, result) = try lab.check(timeout: 1)
@@ -110,8 +105,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(probe.error?.contains("timed out") == true)
     }
 
-    @Test func refusedIsLimited() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func refusedIsLimited() throws {
         let lab = try ProbeLab()
         defer { lab.destroy() }
         let (probe, result) = try lab.check("http://10.77.0.1:8081/")
@@ -122,8 +116,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
 
     /// The system resolver (getaddrinfo) in a namespace with no route to any name server: the
     /// look-up fails without a packet leaving the namespace → limited.
-    @Test func unresolvableHostIsLimited() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func unresolvableHostIsLimited() throws {
         let isolated = try TestNamespace(tag: "d")
         defer { isolated.destroy() }
         let request = HTTPProbe.Request(url: try ProbeURL("http://nonexistent.invalid:8080/generate_204"),
@@ -136,8 +129,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
     }
 
     /// Names through a hosts file made for the test: one maps to the server, one is missing.
-    @Test func namesFromAHostsFile() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func namesFromAHostsFile() throws {
         let lab = try ProbeLab()
         defer { lab.destroy() }
         let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-probe-hosts-\(lab.host.name)").path
@@ -163,8 +155,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
 
     /// The socket is bound to the interface: bound to another link, the server is out of reach
     /// even though the routing table knows the way.
-    @Test func bindsToTheInterface() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func bindsToTheInterface() throws {
         let lab = try ProbeLab()
         defer { lab.destroy() }
         let other = try TestNamespace(tag: "o")
@@ -178,8 +169,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(failureKind(HTTPProbe.run(try lab.request(interface: "eth0"))) == nil)
     }
 
-    @Test func uplinkDownIsNotFull() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func uplinkDownIsNotFull() throws {
         let lab = try ProbeLab()
         defer { lab.destroy() }
         try lab.veth.dropCarrier()
@@ -192,8 +182,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(verdict.result == .none)
     }
 
-    @Test func cancelStopsAHangingCheck() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func cancelStopsAHangingCheck() throws {
         let lab = try ProbeLab(mode: .hang)
         defer { lab.destroy() }
         let box = ResultBox()
@@ -216,8 +205,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
     }
 
     /// A host name through the real resolver (/etc/hosts: localhost), a server on loopback.
-    @Test func resolvesNames() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func resolvesNames() throws {
         let ns = try TestNamespace(tag: "l")
         defer { ns.destroy() }
         let server = try ProbeServer(in: ns, port: 8090, mode: .noContent)
@@ -229,6 +217,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
         #expect(response.status == 204)
         #expect(server.requests == ["/check localhost:8090 reachd/0.1"])
     }
+}
 }
 
 final class ResultBox: @unchecked Sendable {

@@ -26,17 +26,9 @@ private func hostsFile(_ text: String) throws -> String {
     return path
 }
 
-/// Starts a TCP listener on `port` in `ns` (all addresses) and waits until it listens. It closes
-/// the descriptors it inherited first: holding the write end of `sh()`'s pipe would block the caller.
-private func listen(in ns: TestNamespace, port: Int) throws {
-    try ns.exec("nohup python3 -c \"import os,socket,time; os.closerange(3, 65536); s=socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); s.bind(('::', \(port))); s.listen(16); time.sleep(120)\" >/dev/null 2>&1 &")
-    let listening = waitUntil(timeout: 10) { ((try? ns.exec("ss -Hltn sport = :\(port)")) ?? "").contains(":\(port)") }
-    #expect(listening, "listener on port \(port) did not start")
-}
-
+extension SystemTests {
 @Suite struct HostCheckerTests {
-    @Test func routesAddressesAndNames() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func routesAddressesAndNames() throws {
         let f = try RouteFixture(subnet: 65)
         defer { f.destroy() }
         let hosts = try hostsFile("""
@@ -83,8 +75,7 @@ private func listen(in ns: TestNamespace, port: Int) throws {
                 == .hostNotFound(host: "nowhere.test", reason: "Name or service not known (not in \(hosts))"))
     }
 
-    @Test func carrierLossMakesTheHostUnreachable() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func carrierLossMakesTheHostUnreachable() throws {
         let f = try RouteFixture(subnet: 67)
         defer { f.destroy() }
         var configuration = HostChecker.Configuration()
@@ -100,13 +91,12 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         #expect(try checker.checkNow(host: "203.0.113.5", port: nil, status: { status }).get().reachable)
     }
 
-    @Test func tcpConnectedRefusedAndTimedOut() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func tcpConnectedRefusedAndTimedOut() throws {
         let f = try RouteFixture(subnet: 69)
         defer { f.destroy() }
         // 192.0.2.1 lives in the uplink namespace, behind the default gateway.
         try f.uplink.ip("addr add 192.0.2.1/32 dev lo")
-        try listen(in: f.uplink, port: 8765)
+        try f.uplink.listenTCP(port: 8765)
         var configuration = HostChecker.Configuration()
         configuration.networkNamespace = f.host.name
         configuration.connectTimeout = 1
@@ -133,7 +123,7 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         #expect(!blackhole.reachable && blackhole.tcp?.error == "not attempted: no usable route")
 
         // A listener of this machine: the local route, through lo.
-        try listen(in: f.host, port: 8767)
+        try f.host.listenTCP(port: 8767)
         let local = try check("10.69.0.2", 8767)
         #expect(local.reachable && local.tcp?.connected == true && local.flags.contains("isLocalAddress"))
     }
@@ -153,7 +143,9 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         #expect(parameter == "port")
     }
 }
+}
 
+extension SystemTests {
 @Suite struct HostResolverTests {
     @Test func literalsNeverReachTheResolver() {
         let resolver = HostResolver(lookup: { _ in Issue.record("resolver called"); return .success([]) })
@@ -161,8 +153,7 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         #expect(resolver.resolve(.address("::1", .ipv6), host: "[::1]").successValue == ["::1"])
     }
 
-    @Test func getaddrinfoReadsTheHostsFile() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func getaddrinfoReadsTheHostsFile() throws {
         // Inside a fresh namespace any DNS query would fail at once; "localhost" comes from /etc/hosts.
         let ns = try TestNamespace(tag: "r")
         defer { ns.destroy() }
@@ -213,6 +204,7 @@ private func listen(in ns: TestNamespace, port: Int) throws {
         #expect(HostsFile.addresses(of: "TWO", inText: text) == ["10.0.0.2"])
         #expect(HostsFile.addresses(of: "commented.test", inText: text) == [])
     }
+}
 }
 
 extension Result {

@@ -4,12 +4,11 @@ import ReachabilityLinux
 import TestSupport
 import Testing
 
+extension SystemTests {
 /// The ModemManager source feeding the real monitor, whose modem's net port is a veth with the
 /// default route in a test namespace: cellular generations, modem removal, ModemManager crashes.
 @Suite(.serialized) struct ModemManagerMonitorTests {
-    @Test func vethNetPortOfAModemIsCellular() throws {
-        guard isRoot else { print(rootSkipMessage); return }
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.needsRoot(), .requires(.dbusDaemon, .busctl, .dbusMock)) func vethNetPortOfAModemIsCellular() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -89,9 +88,7 @@ import Testing
         #expect(recorder.isChained)
     }
 
-    @Test func modemOnAnotherInterfaceDoesNotChangeTheStatus() throws {
-        guard isRoot else { print(rootSkipMessage); return }
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.needsRoot(), .requires(.dbusDaemon, .busctl, .dbusMock)) func modemOnAnotherInterfaceDoesNotChangeTheStatus() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -126,4 +123,5 @@ import Testing
         #expect(monitor.status.primary?.name == "mm0")
         #expect(monitor.status.cellular == nil)
     }
+}
 }

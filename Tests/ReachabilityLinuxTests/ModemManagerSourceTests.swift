@@ -36,9 +36,9 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
     return Classifier.classify(snapshot, since: Date(timeIntervalSince1970: 0))
 }
 
+extension SystemTests {
 @Suite(.serialized) struct ModemManagerSourceTests {
-    @Test func technologyChangesFollowThroughToTheStatus() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func technologyChangesFollowThroughToTheStatus() throws {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus)
         try mm.addModem(0, netPort: "veth-mm0", access: lte, registration: 1)
@@ -78,8 +78,7 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 != $1 })
     }
 
-    @Test func modemsComeAndGoWithTheirBearers() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func modemsComeAndGoWithTheirBearers() throws {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus)
         let recorder = ModemRecorder()
@@ -110,8 +109,7 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         #expect(waitUntil(timeout: 10) { source.modems.isEmpty })
     }
 
-    @Test func modemManagerCrashAndRestart() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func modemManagerCrashAndRestart() throws {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus)
         try mm.addModem(0, netPort: "veth-mm0", access: lte)
@@ -141,8 +139,7 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         #expect(recorder.logs.contains { $0.contains("left the bus") })
     }
 
-    @Test func modemManagerAbsentAtStart() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func modemManagerAbsentAtStart() throws {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus, start: false)
         let recorder = ModemRecorder()
@@ -158,8 +155,7 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         #expect(waitUntil(timeout: 10) { source.modems.map(\.path) == [modem0] })
     }
 
-    @Test func garbageAnswersAreSurvived() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func garbageAnswersAreSurvived() throws {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus, garbage: true)
         let recorder = ModemRecorder()
@@ -196,8 +192,7 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         source.stop()
     }
 
-    @Test func startCanWaitForTheFirstAnswer() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func startCanWaitForTheFirstAnswer() throws {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus)
         try mm.addModem(0, netPort: "veth-mm0", access: lte)
@@ -224,8 +219,7 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         #expect(!inert.isConnected)
     }
 
-    @Test func busGoingAwayClearsTheModems() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func busGoingAwayClearsTheModems() throws {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus)
         try mm.addModem(0, netPort: "veth-mm0", access: lte)
@@ -243,8 +237,7 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         mm.kill()
     }
 
-    @Test func stoppedSourceReportsNothingMore() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func stoppedSourceReportsNothingMore() throws {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus)
         try mm.addModem(0, netPort: "veth-mm0", access: lte)
@@ -269,4 +262,5 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
         #expect(waitUntil(timeout: 10) { witness.modems.map(\.path) == [modem1] })
         #expect(recorder.reports.count == count)
     }
+}
 }

@@ -4,10 +4,10 @@ import ReachabilityCore
 import ReachabilityLinux
 import TestSupport
 
+extension SystemTests {
 /// The monitor against real kernel objects in network namespaces made by each test.
 @Suite struct MonitorNamespaceTests {
-    @Test func ethernetCarrierLossAndLinkDown() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func ethernetCarrierLossAndLinkDown() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -70,8 +70,7 @@ import TestSupport
         #expect(recorder.isChained)
     }
 
-    @Test func metricSwitchChangesPrimary() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func metricSwitchChangesPrimary() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -101,8 +100,7 @@ import TestSupport
         #expect(recorder.isChained)
     }
 
-    @Test func tunWithDefaultRouteIsVPNOverEthernet() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func tunWithDefaultRouteIsVPNOverEthernet() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -136,8 +134,7 @@ import TestSupport
         #expect(recorder.isChained)
     }
 
-    @Test func fakeSysfsMarksWifiAndOverridesWin() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func fakeSysfsMarksWifiAndOverridesWin() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -169,8 +166,7 @@ import TestSupport
         #expect(recorder.duplicates.isEmpty)
     }
 
-    @Test func streamStartsWithInitialAndFollowsChanges() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func streamStartsWithInitialAndFollowsChanges() async throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -201,8 +197,7 @@ import TestSupport
     }
 
     /// With a hold-down, a carrier flap that ends before the evaluation is no event at all.
-    @Test func debounceAbsorbsAFlap() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func debounceAbsorbsAFlap() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -222,19 +217,17 @@ import TestSupport
         // A marker change after the flap: its event comes from the same (held-down) evaluation.
         try host.ip("addr add 192.0.2.9/32 dev lo")
         #expect(waitUntil(timeout: 15) { monitor.status.interfaces.first { $0.name == "lo" }?.addresses.contains("192.0.2.9/32") == true })
-        if flapTook < 2 {
-            #expect(!recorder.events.contains { $0.current.status == .notReachable })
-            #expect(!recorder.events.contains { $0.current.interfaces.contains { $0.name == "eth0" && !$0.carrier } })
-        } else {
-            print("debounce: the flap took \(flapTook) s, longer than the hold-down; not judged")
-        }
+        // Two `ip` commands take milliseconds; a flap slower than the hold-down cannot be judged,
+        // and that is a failure, never a pass.
+        #expect(flapTook < 3, "the flap took \(flapTook) s, as long as the hold-down: the machine is overloaded")
+        #expect(!recorder.events.contains { $0.current.status == .notReachable })
+        #expect(!recorder.events.contains { $0.current.interfaces.contains { $0.name == "eth0" && !$0.carrier } })
         #expect(monitor.status.status == .ethernet)
         #expect(recorder.duplicates.isEmpty)
     }
 
     /// Observers registered before `start()` hear about the state it reads; a restart goes on numbering.
-    @Test func observersBeforeStartAndRestart() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func observersBeforeStartAndRestart() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -262,8 +255,7 @@ import TestSupport
 
     /// A bridge over the veth is `ethernet` (kind bridge); the AF_BRIDGE RTM_DELLINK a port sends
     /// when it leaves the bridge is not a link deletion.
-    @Test func bridgeAndItsPorts() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func bridgeAndItsPorts() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -295,8 +287,7 @@ import TestSupport
     }
 
     /// Kinds as the kernel reports them (rtnl kind, ARPHRD), and an override by glob.
-    @Test func kindsOfKernelLinks() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func kindsOfKernelLinks() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -320,4 +311,5 @@ import TestSupport
         let kinds = Dictionary(uniqueKeysWithValues: monitor.status.interfaces.map { ($0.name, $0.kind) })
         #expect(kinds == expected)
     }
+}
 }

@@ -4,13 +4,13 @@ import ReachabilityCore
 import ReachabilityLinux
 import TestSupport
 
+extension SystemTests {
 /// Overrun and IPv6 cases against the kernel.
 @Suite struct MonitorOverrunTests {
     /// A burst of 300 veth pairs while the monitor's queue is blocked and its socket buffer is
     /// tiny: the kernel overruns the socket, the monitor re-dumps and reports `resync`, and ends
     /// with exactly what a fresh monitor reads from the kernel.
-    @Test func burstWhileStalledResyncs() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func burstWhileStalledResyncs() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -54,8 +54,7 @@ import TestSupport
     }
 
     /// IPv6: a tentative address is not usable; the same address without DAD is.
-    @Test func tentativeIPv6IsNotUsable() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func tentativeIPv6IsNotUsable() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
@@ -88,4 +87,5 @@ import TestSupport
         #expect(recorder.duplicates.isEmpty)
         #expect(recorder.isChained)
     }
+}
 }

@@ -37,9 +37,9 @@ final class RouteFixture: @unchecked Sendable {
     func destroy() { host.destroy(); uplink.destroy(); uplink2.destroy() }
 }
 
+extension SystemTests {
 @Suite struct RouteLookupTests {
-    @Test func kernelAnswersEachKindOfRoute() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func kernelAnswersEachKindOfRoute() throws {
         let f = try RouteFixture(subnet: 61)
         defer { f.destroy() }
         let eth0 = try f.index(of: "eth0"), eth1 = try f.index(of: "eth1")
@@ -78,8 +78,7 @@ final class RouteFixture: @unchecked Sendable {
         #expect(v6Local.type == .local)
     }
 
-    @Test func noRouteAtAll() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func noRouteAtAll() throws {
         let ns = try TestNamespace(tag: "n")
         defer { ns.destroy() }
         let result = try RouteLookup(networkNamespace: ns.name).lookup("192.0.2.1")
@@ -88,8 +87,7 @@ final class RouteFixture: @unchecked Sendable {
         #expect(result.outputInterfaceIndex == nil)
     }
 
-    @Test func carrierLossKeepsTheRouteButTheLinkSaysSo() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func carrierLossKeepsTheRouteButTheLinkSaysSo() throws {
         let f = try RouteFixture(subnet: 63)
         defer { f.destroy() }
         try f.eth0.dropCarrier()
@@ -104,14 +102,16 @@ final class RouteFixture: @unchecked Sendable {
         #expect(waitUntil { (try? lookup.lookup("192.0.2.1"))?.link?.carrier == true })
     }
 }
+}
 
+extension SystemTests {
 @Suite struct RouteLookupCanonicalTests {
-    @Test func addressesComeBackInCanonicalForm() throws {
-        guard isRoot else { print(rootSkipMessage); return }
+    @Test(.needsRoot()) func addressesComeBackInCanonicalForm() throws {
         let ns = try TestNamespace(tag: "c")
         defer { ns.destroy() }
         let result = try RouteLookup(networkNamespace: ns.name).lookup("0:0:0:0:0:0:0:1")
         #expect(result.address == "::1")
         #expect(result.type == .local)
     }
+}
 }

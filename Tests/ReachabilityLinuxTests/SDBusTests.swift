@@ -27,9 +27,9 @@ private func call(_ member: String, on bus: SDBus) throws -> SDBusMessage? {
     return box.reply
 }
 
+extension SystemTests {
 @Suite(.serialized) struct SDBusTests {
-    @Test func decodesEveryType() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func decodesEveryType() throws {
         let privateBus = try PrivateBus()
         let mm = try ModemManagerMock(bus: privateBus)
         let bus = try SDBus.connect(address: privateBus.address)
@@ -50,8 +50,7 @@ private func call(_ member: String, on bus: SDBus) throws -> SDBusMessage? {
         mm.kill()
     }
 
-    @Test func errorRepliesCarryTheirName() throws {
-        if let reason = dbusMockUnavailable { print(reason); return }
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func errorRepliesCarryTheirName() throws {
         let privateBus = try PrivateBus()
         let mm = try ModemManagerMock(bus: privateBus)
         let bus = try SDBus.connect(address: privateBus.address)
@@ -69,4 +68,5 @@ private func call(_ member: String, on bus: SDBus) throws -> SDBusMessage? {
         #expect(SDBusError(function: "sd_bus_open_system", errno: ENOENT).description
                 == "sd_bus_open_system: No such file or directory")
     }
+}
 }

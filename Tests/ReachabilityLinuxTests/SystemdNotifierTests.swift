@@ -12,18 +12,21 @@ private final class UnixSocket: @unchecked Sendable {
     let fd: Int32
     let path: String
 
-    init(type: Int32, listen: Bool = false, bind shouldBind: Bool = true) throws {
+    /// `abstractName`: bound in the abstract namespace instead of at a path.
+    init(type: Int32, listen: Bool = false, bind shouldBind: Bool = true, abstractName: String? = nil) throws {
         path = NSTemporaryDirectory() + "reachd-sd-\(getpid())-\(UUID().uuidString.prefix(8))"
         fd = socket(AF_UNIX, type, 0)
         guard fd >= 0 else { throw SystemdError(function: "socket", errno: errno) }
         guard shouldBind else { return }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = abstractName.map { [0] + Array($0.utf8) } ?? Array(path.utf8)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+            for (i, byte) in bytes.enumerated() { raw[i] = byte }
         }
+        let length = abstractName == nil ? MemoryLayout<sockaddr_un>.size : MemoryLayout<sa_family_t>.size + bytes.count
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(length)) }
         }
         guard rc == 0 else { throw SystemdError(function: "bind", errno: errno) }
         if listen { Glibc.listen(fd, 4) }
@@ -45,14 +48,13 @@ private final class UnixSocket: @unchecked Sendable {
     }
 }
 
-/// `$NOTIFY_SOCKET` and `$WATCHDOG_*` are process-wide, so these tests run one at a time.
-@Suite(.serialized) struct SystemdNotifierTests {
+/// Each notifier gets its environment as a parameter: the process's own is never changed, so
+/// these tests run in parallel with everything else.
+@Suite struct SystemdNotifierTests {
     @Test func sendsReadyStatusReloadingStopping() throws {
         let listener = try UnixSocket(type: Int32(SOCK_DGRAM.rawValue))
-        setenv("NOTIFY_SOCKET", listener.path, 1)
-        defer { unsetenv("NOTIFY_SOCKET") }
-        let notifier = SystemdNotifier()
-        #expect(SystemdNotifier.isEnabled)
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.path])
+        #expect(notifier.isEnabled)
 
         #expect(notifier.ready(status: "wifi via wlan0, internet full"))
         #expect(listener.receive() == "READY=1\nSTATUS=wifi via wlan0, internet full")
@@ -66,39 +68,49 @@ private final class UnixSocket: @unchecked Sendable {
         #expect(listener.receive() == "STOPPING=1")
     }
 
+    /// `@name` is a socket in the abstract namespace, as systemd may pass it.
+    @Test func sendsToAnAbstractSocket() throws {
+        let name = "reachd-sd-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let listener = try UnixSocket(type: Int32(SOCK_DGRAM.rawValue), abstractName: name)
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": "@" + name])
+        #expect(notifier.ready())
+        #expect(listener.receive() == "READY=1")
+    }
+
     @Test func doesNothingOutsideSystemd() {
-        unsetenv("NOTIFY_SOCKET")
-        #expect(!SystemdNotifier.isEnabled)
-        #expect(!SystemdNotifier().ready(status: "x"))
-        #expect(SystemdNotifier().startWatchdog() == nil)
+        let notifier = SystemdNotifier(environment: [:])
+        #expect(!notifier.isEnabled)
+        #expect(!notifier.ready(status: "x"))
+        #expect(notifier.startWatchdog() == nil)
+        // A socket nobody listens on: not sent, and no crash.
+        #expect(!SystemdNotifier(environment: ["NOTIFY_SOCKET": "/nonexistent/notify"]).ready())
     }
 
     @Test func pingsTheWatchdogAtHalfTheInterval() throws {
         let listener = try UnixSocket(type: Int32(SOCK_DGRAM.rawValue))
-        setenv("NOTIFY_SOCKET", listener.path, 1)
-        setenv("WATCHDOG_USEC", "200000", 1)
-        setenv("WATCHDOG_PID", "\(getpid())", 1)
-        defer { unsetenv("NOTIFY_SOCKET"); unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
-
-        let notifier = SystemdNotifier()
-        #expect(SystemdNotifier.watchdogInterval == .milliseconds(200))
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "200000",
+                                                     "WATCHDOG_PID": "\(getpid())"])
+        #expect(notifier.watchdogInterval == .milliseconds(200))
         // Started from its own queue (as a daemon whose state lives there would): no deadlock.
         let interval = notifier.queue.sync { notifier.startWatchdog() }
         #expect(interval == .milliseconds(200))
         #expect(listener.receive() == "WATCHDOG=1")
         #expect(listener.receive() == "WATCHDOG=1")
         #expect(listener.receive() == "WATCHDOG=1")
-        notifier.stopWatchdog()
-        // Drain a ping that was in flight when the timer stopped; then silence.
-        _ = listener.receive(timeout: 1)
-        #expect(listener.receive(timeout: 1) == nil)
+        // Stopped on its queue: a ping already in flight was sent before the block ran, so after
+        // it nothing can come; a marker datagram is then the next (and only) thing received.
+        notifier.queue.sync { notifier.stopWatchdog() }
+        #expect(notifier.status("marker"))
+        var received: [String] = []
+        while let datagram = listener.receive(), datagram != "STATUS=marker" { received.append(datagram) }
+        #expect(received.allSatisfy { $0 == "WATCHDOG=1" }, "\(received)")
+        #expect(listener.receive(timeout: 0) == nil)
     }
 
     @Test func watchdogMeantForAnotherProcessIsIgnored() {
-        setenv("WATCHDOG_USEC", "200000", 1)
-        setenv("WATCHDOG_PID", "1", 1)
-        defer { unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
-        #expect(SystemdNotifier.watchdogInterval == nil)
+        #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"]).watchdogInterval == nil)
+        #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "200000"]).watchdogInterval == .milliseconds(200))
+        #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "soon"]).watchdogInterval == nil)
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilityServer
+import TestSupport
 import Testing
 
 @Suite struct SocketPathTests {

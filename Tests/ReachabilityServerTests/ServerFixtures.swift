@@ -2,16 +2,10 @@ import Foundation
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilityServer
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A fresh directory for a test's socket; short, since `sun_path` holds 107 bytes.
-func temporaryDirectory() throws -> String {
-    var template = Array("/tmp/rs-XXXXXX".utf8CString)
-    guard let path = mkdtemp(&template) else { throw SocketError("mkdtemp") }
-    return String(cString: path)
-}
 
 enum Fixture {
     static func interface(_ name: String, index: Int) -> Interface {

@@ -35,7 +35,7 @@ server.serve_forever()
         process.arguments = ["netns", "exec", namespace.name, "python3", "-c", Self.script, "\(port)", ready]
         try process.run()
         guard waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: ready) }) else {
-            throw FixtureError("the test HTTP server did not start")
+            throw SetupError("the test HTTP server did not start")
         }
     }
 
@@ -49,11 +49,11 @@ server.serve_forever()
     deinit { stop() }
 }
 
+extension SystemTests {
 @Suite("NetworkDetector", .serialized)
 struct NetworkDetectorTests {
-    @Test("check() through reachd's Probe: the internet answers 204 → reachable")
+    @Test("check() through reachd's Probe: the internet answers 204 → reachable", .needsRoot())
     func full() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 101)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
@@ -61,7 +61,7 @@ struct NetworkDetectorTests {
         let server = try TestHTTPServer(in: network.uplinkNamespace, port: 8080, directory: directory)
         defer { server.stop() }
         let url = "http://\(network.uplink.gatewayAddress):8080/generate_204"
-        let daemon = try ReachdDaemon(in: network.host, directory: directory,
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path,
                                       config: "[Connectivity]\nEnabled=yes\nURL=\(url)\nInterval=3600\n")
         defer { daemon.stop() }
 
@@ -87,9 +87,8 @@ struct NetworkDetectorTests {
         #expect(await changes.next() == Connectivity.none)
     }
 
-    @Test("check() behind a captive portal: not reachable, HTTP 302, captivePortal error")
+    @Test("check() behind a captive portal: not reachable, HTTP 302, captivePortal error", .needsRoot())
     func portal() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 102)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
@@ -97,7 +96,7 @@ struct NetworkDetectorTests {
         let server = try TestHTTPServer(in: network.uplinkNamespace, port: 8080, directory: directory)
         defer { server.stop() }
         let url = "http://\(network.uplink.gatewayAddress):8080/portal"
-        let daemon = try ReachdDaemon(in: network.host, directory: directory,
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path,
                                       config: "[Connectivity]\nEnabled=yes\nURL=\(url)\nInterval=3600\n")
         defer { daemon.stop() }
 
@@ -116,4 +115,5 @@ struct NetworkDetectorTests {
         #expect(result.statusCode == nil)
         #expect(result.error == .daemonNotRunning(socketPath: path))
     }
+}
 }

@@ -4,18 +4,18 @@ import Testing
 import ReachabilityClient
 import TestSupport
 
+extension SystemTests {
 /// The app API against a real reachd in a test namespace. Serialized: one daemon at a time keeps
 /// the load (and the blocking waits for a daemon to start) off the other suites running in parallel.
 @Suite("Reachability with reachd", .serialized)
 struct ReachabilityDaemonTests {
-    @Test("notifier: first callback is the current state, uplink down and up are delivered exactly once each")
+    @Test("notifier: first callback is the current state, uplink down and up are delivered exactly once each", .needsRoot())
     func uplinkDownUp() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 81)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
         defer { daemon.stop() }
 
         let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
@@ -37,39 +37,45 @@ struct ReachabilityDaemonTests {
 
         try network.uplink.restoreCarrier()
         #expect(await eventually { observed.callbacks.count == 3 })
-        await settle()
+        // Exactly once each: a marker change after the last one; a duplicate of any change would
+        // arrive before the marker's delivery (one stream, one callback queue).
+        try network.uplink.dropCarrier()
+        #expect(await eventually { observed.callbacks.all.last?.reachable == false && observed.notifications.all.last == .notReachable })
         #expect(observed.callbacks.all == [
             Delivery(reachable: true, status: .ethernet, connection: .ethernet),
             Delivery(reachable: false, status: .notReachable, connection: .unavailable),
             Delivery(reachable: true, status: .ethernet, connection: .ethernet),
+            Delivery(reachable: false, status: .notReachable, connection: .unavailable),
         ])
-        #expect(observed.notifications.all == [.ethernet, .notReachable, .ethernet])
+        #expect(observed.notifications.all == [.ethernet, .notReachable, .ethernet, .notReachable])
 
-        // Nothing after stopNotifier() returns.
+        // Nothing after stopNotifier() returns: the daemon sees the subscription end (closes its
+        // connection), so the change after it cannot be delivered.
         reachability.stopNotifier()
-        try network.uplink.dropCarrier()
-        #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .notReachable })
-        await settle()
-        #expect(observed.callbacks.count == 3)
-        #expect(observed.notifications.count == 3)
+        #expect(await eventually { daemon.openConnections == 0 }, "the daemon still holds the stopped notifier's connection")
+        try network.uplink.restoreCarrier()
+        #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .ethernet })
 
-        // A restarted notifier starts with the current state again.
+        // A restarted notifier starts with the current state again, then a marker change: in
+        // between, nothing else (no stray delivery of the change made while stopped).
         try reachability.startNotifier()
-        #expect(await eventually { observed.callbacks.count == 4 })
-        #expect(observed.callbacks.all.last == Delivery(reachable: false, status: .notReachable, connection: .unavailable))
+        #expect(await eventually { observed.callbacks.count >= 5 })
+        #expect(observed.callbacks.all.last == Delivery(reachable: true, status: .ethernet, connection: .ethernet))
+        try network.uplink.dropCarrier()
+        #expect(await eventually { observed.callbacks.count >= 6 && observed.callbacks.all.last?.reachable == false })
+        #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet, .notReachable, .ethernet, .notReachable])
     }
 
-    @Test("Wi-Fi and cellular through reachd's kind overrides ([Interfaces] Kind.eth*=…)",
+    @Test("Wi-Fi and cellular through reachd's kind overrides ([Interfaces] Kind.eth*=…)", .needsRoot(),
           arguments: [("wifi", NetworkStatus.wifi, Reachability.Connection.wifi),
                       ("wwan", NetworkStatus.wwan, Reachability.Connection.cellular)])
     func kindOverrides(kind: String, status: NetworkStatus, connection: Reachability.Connection) async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 82)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try ReachdDaemon(in: network.host, directory: directory,
-                                      config: ReachdDaemon.noProbe + "[Interfaces]\nKind.eth*=\(kind)\n")
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path,
+                                      config: DaemonUnderTest.defaultConfig + "[Interfaces]\nKind.eth*=\(kind)\n")
         defer { daemon.stop() }
 
         let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
@@ -87,16 +93,15 @@ struct ReachabilityDaemonTests {
         #expect(reachability.isReachable == (connection != .cellular))
     }
 
-    @Test("a host target reacts to a blackhole route to it (no status change of the machine)")
+    @Test("a host target reacts to a blackhole route to it (no status change of the machine)", .needsRoot())
     func hostTargetBlackhole() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 83)
         defer { network.destroy() }
         // The target lives in the uplink namespace, behind the default route.
         try network.uplinkNamespace.ip("addr add 10.183.0.1/32 dev lo")
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
         defer { daemon.stop() }
 
         let reachability = try Reachability(address: "10.183.0.1", source: .daemon, socketPath: daemon.socketPath)
@@ -114,19 +119,20 @@ struct ReachabilityDaemonTests {
 
         try network.host.ip("route del blackhole 10.183.0.1/32")
         #expect(await eventually { observed.callbacks.count == 3 })
-        await settle()
-        #expect(observed.callbacks.all.map(\.reachable) == [true, false, true])
-        #expect(observed.notifications.count == 3)
+        // A marker change: between it and the last one, nothing (no duplicate).
+        try network.host.ip("route add blackhole 10.183.0.1/32")
+        #expect(await eventually { observed.callbacks.all.last?.reachable == false && observed.notifications.all.last == .notReachable })
+        #expect(observed.callbacks.all.map(\.reachable) == [true, false, true, false])
+        #expect(observed.notifications.all == [.ethernet, .notReachable, .ethernet, .notReachable])
     }
 
-    @Test("PathMonitor.paths yields the current path, then each change, never the same path twice")
+    @Test("PathMonitor.paths yields the current path, then each change, never the same path twice", .needsRoot())
     func pathMonitorPaths() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 84)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
         defer { daemon.stop() }
 
         // A path update is any change of the path: besides the carrier changes the test makes, the
@@ -159,14 +165,13 @@ struct ReachabilityDaemonTests {
         #expect(collapsed(all.map(\.status)) == [.satisfied, .unsatisfied, .satisfied])
     }
 
-    @Test("PathMonitor.start(queue:) calls pathUpdateHandler on the queue; cancel() stops it")
+    @Test("PathMonitor.start(queue:) calls pathUpdateHandler on the queue; cancel() stops it", .needsRoot())
     func pathMonitorHandler() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 85)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
         defer { daemon.stop() }
 
         let monitor = PathMonitor(source: .daemon, socketPath: daemon.socketPath)
@@ -188,22 +193,22 @@ struct ReachabilityDaemonTests {
         #expect(monitor.currentPath.status == .unsatisfied)
         monitor.cancel()
         let atCancel = paths.count
+        // The daemon closes the cancelled monitor's connection: the change after it cannot arrive.
+        #expect(await eventually { daemon.openConnections == 0 }, "the daemon still holds the cancelled monitor's connection")
         try network.uplink.restoreCarrier()
         #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).reachable) == true })
-        await settle()
         #expect(paths.count == atCancel)
         #expect(collapsed(paths.all) == [.satisfied, .unsatisfied])
         #expect(onQueue.all.allSatisfy { $0 })
     }
 
-    @Test("a dropped Reachability on the daemon is released with its notifier running")
+    @Test("a dropped Reachability on the daemon is released with its notifier running", .needsRoot())
     func releasedWithDaemon() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 88)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
         defer { daemon.stop() }
 
         let callbacks = Recorder<NetworkStatus>()
@@ -217,20 +222,21 @@ struct ReachabilityDaemonTests {
             #expect(await eventually { callbacks.count == 1 })
         }
         #expect(await eventually { weakReachability.value == nil })
+        // Its subscription went with it: the daemon closed the connection, so the change after
+        // it reaches nobody.
+        #expect(await eventually { daemon.openConnections == 0 }, "the daemon still holds the released notifier's connection")
         try network.uplink.dropCarrier()
         #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .notReachable })
-        await settle()
         #expect(callbacks.all == [.ethernet])
     }
 
-    @Test("daemon stopped and restarted under a running notifier: no crash, callbacks resume")
+    @Test("daemon stopped and restarted under a running notifier: no crash, callbacks resume", .needsRoot())
     func daemonRestart() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 86)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
         defer { daemon.stop() }
 
         let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
@@ -251,13 +257,14 @@ struct ReachabilityDaemonTests {
         try network.uplink.restoreCarrier()
         try daemon.start()
         #expect(await eventually { observed.callbacks.count == 3 })
-        await settle()
-        #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet])
+        // A marker change: nothing between it and the last one.
+        try network.uplink.dropCarrier()
+        #expect(await eventually { observed.callbacks.count >= 4 && observed.callbacks.all.last?.status == .notReachable })
+        #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet, .notReachable])
     }
 
-    @Test(".auto starts in-process without a daemon and switches to the daemon when it appears")
+    @Test(".auto starts in-process without a daemon and switches to the daemon when it appears", .needsRoot())
     func autoSwitchesToDaemon() async throws {
-        guard isRoot else { print(rootSkipMessage); return }
         let network = try TestNetwork(subnet: 87)
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
@@ -275,23 +282,23 @@ struct ReachabilityDaemonTests {
         #expect(reachability.activeOrigin == .inProcess)
         #expect(reachability.currentReachabilityStatus == .ethernet)
 
-        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
         defer { daemon.stop() }
         #expect(await eventually { reachability.activeOrigin == .daemon })
-        // Same state from the other source: no callback.
-        await settle()
-        #expect(observed.callbacks.count == 1)
-
+        // Same state from the other source: no callback. The next change is the marker: the
+        // only delivery after the first.
         try network.uplink.dropCarrier()
-        #expect(await eventually { observed.callbacks.count == 2 })
-        #expect(observed.callbacks.all.last?.status == .notReachable)
+        #expect(await eventually { observed.callbacks.all.last?.status == .notReachable })
+        #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable])
 
         // The daemon goes away: back to in-process, still watching.
         daemon.stop()
         #expect(await eventually { reachability.activeOrigin == .inProcess })
         try network.uplink.restoreCarrier()
         #expect(await eventually { observed.callbacks.count == 3 })
-        await settle()
-        #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet])
+        try network.uplink.dropCarrier()
+        #expect(await eventually { observed.callbacks.count >= 4 && observed.callbacks.all.last?.status == .notReachable })
+        #expect(observed.callbacks.all.map(\.status) == [.ethernet, .notReachable, .ethernet, .notReachable])
     }
+}
 }

@@ -9,6 +9,14 @@ Prints one JSON object, flushed:
   {"error": "<name>", "parameters": {...}}   when the call fails
 
 Usage: varlink_check.py SOCKET_PATH HOST [PORT]
+
+Or, for any method, each reply checked against the method's declared output type:
+
+  varlink_check.py SOCKET_PATH --call METHOD PARAMETERS_JSON [REPLIES]
+      REPLIES > 1 calls with "more" and checks that many replies (Subscribe). One line per reply:
+      {"reply": <parameters>, "valid": true|false, "problem": ...}   or   {"error": ...}
+  varlink_check.py SOCKET_PATH --description FILE
+      {"matches": true|false, "served": "<text>"}: the served description is FILE's text.
 """
 import json
 import socket
@@ -73,7 +81,68 @@ def raw_call(path, method, parameters):
     return json.loads(data.rstrip(b"\0"))
 
 
+def replies(path, method, parameters, count):
+    """`count` replies of one call (with "more" when count > 1), each as sent."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(path)
+        call = {"method": method, "parameters": parameters}
+        if count > 1:
+            call["more"] = True
+        s.sendall(json.dumps(call).encode() + b"\0")
+        data = b""
+        while count > 0:
+            while b"\0" not in data:
+                chunk = s.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            message, data = data.split(b"\0", 1)
+            yield json.loads(message)
+            count -= 1
+
+
+def types_of(interface_text):
+    """The description's types by name. The package keeps one member per name, and the method
+    Probe would hide the type Probe: parsed again without the methods, the types are all there."""
+    kept = "\n".join(line for line in interface_text.split("\n") if not line.startswith("method "))
+    return varlink.Interface(kept).members
+
+
+def check_call(path, method, parameters, count):
+    with varlink.Client(address="unix:" + path) as client:
+        interface = client.get_interface("io.reachd.Reachability")
+    name = method.rsplit(".", 1)[1]
+    out_type = interface.members[name].out_type
+    served = raw_call(path, "org.varlink.service.GetInterfaceDescription", {"interface": "io.reachd.Reachability"})
+    types = types_of(served["parameters"]["description"])
+    seen = 0
+    for reply in replies(path, method, parameters, count):
+        seen += 1
+        if reply.get("error"):
+            print(json.dumps({"error": reply["error"], "parameters": reply.get("parameters")}), flush=True)
+            return 1
+        found = problem(reply.get("parameters"), out_type, types, name)
+        print(json.dumps({"reply": reply["parameters"], "valid": found is None, "problem": found}, sort_keys=True), flush=True)
+    return 0 if seen == count else 1
+
+
+def check_description(path, file):
+    served = raw_call(path, "org.varlink.service.GetInterfaceDescription", {"interface": "io.reachd.Reachability"})
+    text = served["parameters"]["description"]
+    with open(file) as f:
+        expected = f.read()
+    # The package must parse what is served (it raises on a description it cannot read).
+    varlink.Interface(text)
+    print(json.dumps({"matches": text.rstrip("\n") == expected.rstrip("\n"), "served": text}), flush=True)
+    return 0
+
+
 def main():
+    if sys.argv[2] == "--call":
+        count = int(sys.argv[5]) if len(sys.argv) > 5 else 1
+        return check_call(sys.argv[1], sys.argv[3], json.loads(sys.argv[4]), count)
+    if sys.argv[2] == "--description":
+        return check_description(sys.argv[1], sys.argv[3])
     path, host = sys.argv[1], sys.argv[2]
     parameters = {"host": host}
     if len(sys.argv) > 3:

@@ -1,36 +1,22 @@
 import Foundation
-import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The package root, from this file's path (Tests/ReachabilityLinuxTests/…).
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-
-/// The venv python that `scripts/deps.sh` sets up with python-dbusmock.
-let venvPython = "\(packageRoot)/.venv/bin/python"
-
-/// Why the D-Bus tests cannot run here, or nil when they can.
-var dbusMockUnavailable: String? {
-    if !FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") && !FileManager.default.isExecutableFile(atPath: "/bin/dbus-daemon") {
-        return "skipped: dbus-daemon is not installed (scripts/deps.sh installs it)"
-    }
-    guard (try? sh("\(venvPython) -c 'import dbusmock, dbus'", check: false).status) == 0 else {
-        return "skipped: no python-dbusmock in .venv (run scripts/deps.sh)"
-    }
-    return nil
+public struct MockError: Error, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
 }
-
-struct MockError: Error, CustomStringConvertible { let description: String }
 
 /// A private dbus-daemon for one test, on a Unix socket in a temporary directory: the test's
 /// "system bus". Stopped (and the directory removed) by `stop()` or deinit.
-final class PrivateBus: @unchecked Sendable {
-    let directory: String
-    let address: String
+public final class PrivateBus: @unchecked Sendable {
+    public let directory: String
+    public let address: String
     private let process = Process()
 
-    init() throws {
+    public init() throws {
+        try Requirement.dbusDaemon.check()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-bus-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let socket = "\(directory)/bus"
@@ -63,12 +49,12 @@ final class PrivateBus: @unchecked Sendable {
     }
 
     /// True while `name` has an owner on this bus.
-    func hasOwner(_ name: String) -> Bool {
+    public func hasOwner(_ name: String) -> Bool {
         let reply = try? sh("busctl --address=\(address) call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus NameHasOwner s \(name)", check: false)
         return reply?.output.contains("true") == true
     }
 
-    func stop() {
+    public func stop() {
         if process.isRunning {
             // SIGKILL: children of a Dispatch worker thread inherit its blocked signals, SIGTERM included.
             Glibc.kill(process.processIdentifier, SIGKILL)
@@ -82,23 +68,25 @@ final class PrivateBus: @unchecked Sendable {
 
 /// The `modemmanager_reachd` dbusmock template running on a `PrivateBus` as ModemManager.
 /// `kill()` and `start()` play a ModemManager crash and restart.
-final class ModemManagerMock: @unchecked Sendable {
-    static let name = "org.freedesktop.ModemManager1"
-    let bus: PrivateBus
+public final class ModemManagerMock: @unchecked Sendable {
+    public static let name = "org.freedesktop.ModemManager1"
+    public let bus: PrivateBus
     private let parameters: String
     private var process: Process?
 
-    init(bus: PrivateBus, garbage: Bool = false, start: Bool = true) throws {
+    public init(bus: PrivateBus, garbage: Bool = false, start: Bool = true) throws {
+        try Requirement.dbusMock.check()
+        try Requirement.busctl.check()
         self.bus = bus
         parameters = garbage ? #"{"Garbage": true}"# : "{}"
         if start { try self.start() }
     }
 
     /// Starts the mock and waits until it owns ModemManager's name.
-    func start() throws {
+    public func start() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: venvPython)
-        process.arguments = ["-m", "dbusmock", "--system", "--template", "\(packageRoot)/Tests/python/modemmanager_reachd.py",
+        process.executableURL = URL(fileURLWithPath: Paths.venvPython)
+        process.arguments = ["-m", "dbusmock", "--system", "--template", "\(Paths.packageRoot)/Tests/python/modemmanager_reachd.py",
                              "--parameters", parameters]
         var environment = childEnvironment()
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
@@ -114,7 +102,7 @@ final class ModemManagerMock: @unchecked Sendable {
     }
 
     /// SIGKILL, as a crash: no goodbye, the bus announces the name's loss.
-    func kill() {
+    public func kill() {
         guard let process else { return }
         if process.isRunning {
             Glibc.kill(process.processIdentifier, SIGKILL)
@@ -124,15 +112,15 @@ final class ModemManagerMock: @unchecked Sendable {
     }
 
     /// Calls a control method of the template through Tests/python/mmctl.py.
-    func control(_ method: String, _ arguments: String...) throws {
-        try sh(([venvPython, "\(packageRoot)/Tests/python/mmctl.py", bus.address, method] + arguments).joined(separator: " "))
+    public func control(_ method: String, _ arguments: String...) throws {
+        try sh(([Paths.venvPython, "\(Paths.packageRoot)/Tests/python/mmctl.py", bus.address, method] + arguments).joined(separator: " "))
     }
 
-    func addModem(_ index: Int, netPort: String, access: UInt32, registration: UInt32 = 1) throws {
+    public func addModem(_ index: Int, netPort: String, access: UInt32, registration: UInt32 = 1) throws {
         try control("AddModem", "\(index)", netPort.isEmpty ? "''" : netPort, "\(access)", "\(registration)")
     }
 
-    func setAccessTechnologies(_ index: Int, _ mask: UInt32) throws {
+    public func setAccessTechnologies(_ index: Int, _ mask: UInt32) throws {
         try control("SetModemProperty", "\(index)", "AccessTechnologies", "u:\(mask)")
     }
 
