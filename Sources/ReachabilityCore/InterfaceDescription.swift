@@ -118,6 +118,7 @@ error ExpectedMore ()
 error SubscriberTooSlow (dropped: int)
 error HostNotFound (host: string)
 error ProbeDisabled ()
+error Busy (retryAfterMs: int)
 """
 
     /// The standard `org.varlink.service` interface (varlink.org).

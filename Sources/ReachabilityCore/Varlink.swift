@@ -100,6 +100,11 @@ public struct VarlinkError: Error, Equatable, Sendable, CustomStringConvertible 
         VarlinkError("io.reachd.Reachability.HostNotFound", parameters: ["host": .string(host)])
     }
     public static let probeDisabled = VarlinkError("io.reachd.Reachability.ProbeDisabled")
+    /// A limit against abusive callers is reached (too many look-ups in flight): try again after
+    /// `retryAfterMs` milliseconds.
+    public static func busy(retryAfterMs: Int) -> VarlinkError {
+        VarlinkError("io.reachd.Reachability.Busy", parameters: ["retryAfterMs": .int(retryAfterMs)])
+    }
 }
 
 /// A message that is not varlink: the connection that sent it is closed.

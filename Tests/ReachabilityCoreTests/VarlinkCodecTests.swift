@@ -152,7 +152,27 @@ import Testing
         let candidates = [design.path, "/work/shared/DESIGN.md"]
         guard let path = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else { return }
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(text.contains(InterfaceDescription.reachability))
+        // §3 holds the original description; the additive declarations of §9 are listed there
+        // apart. The description is §3's with those lines added.
+        let additions = Self.additions(in: text)
+        let original = InterfaceDescription.reachability.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !additions.contains($0.trimmingCharacters(in: .whitespaces)) }.joined(separator: "\n")
+        #expect(text.contains(original))
+        for line in InterfaceDescription.reachability.split(separator: "\n") where line.hasPrefix("error ") || line.hasPrefix("method ") {
+            #expect(text.contains(line), "\(line) is not in the contract")
+        }
+    }
+
+    /// The `error …` lines of the contract's "Protocol additions" section (its trailing comments cut).
+    static func additions(in design: String) -> Set<String> {
+        guard let start = design.range(of: "## 9. Protocol additions") else { return [] }
+        let section = design[start.upperBound...].prefix { _ in true }
+        let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
+        return Set(section[..<end].split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("error ") else { return nil }
+            let declaration = line.split(separator: "#", maxSplits: 1).first ?? line
+            return declaration.trimmingCharacters(in: .whitespaces)
+        })
     }
 
     @Test func namesEveryWireEnumValue() {
