@@ -97,6 +97,12 @@ public struct ReachdConfiguration: Equatable, Sendable {
         /// a call within that time gets the last verdict.
         public var probeMinIntervalSeconds: Double = 1
         public init() {}
+
+        /// The limits the varlink server applies (all but `ProbeMinInterval=`), for comparing.
+        public var server: [Double] {
+            [Double(maxConnections), Double(maxConnectionsPerUser), partialMessageTimeoutSeconds,
+             Double(maxQueuedBytes), Double(maxChecksInFlight), Double(maxChecksPerUser)]
+        }
     }
 
     public var monitor = MonitorSection()

@@ -7,9 +7,10 @@ import ReachabilityCore
 /// connects to the host: a daemon that connected anywhere for anyone would tell a caller without
 /// network access which ports are open. Clients connect themselves (`HostCheck.withTCP`).
 ///
-/// Every check runs on a thread of its own, never on the monitor's queue or the caller's: a slow
-/// resolver or a TCP connect that times out holds up nobody else. The completion is called once,
-/// on that thread.
+/// Every check runs on a thread of a `WorkerPool` made in advance, never on the monitor's queue
+/// or the caller's: a slow resolver holds up nobody else, and a pool with no thread free answers
+/// `busy` at once. The completion is called once: on that thread, or when the resolver does not
+/// answer within `resolveTimeout`, from a timer.
 public final class HostChecker: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Where route look-ups and resolver sockets are created (tests).
@@ -23,15 +24,19 @@ public final class HostChecker: @unchecked Sendable {
 
     public let configuration: Configuration
     private let resolver: HostResolver
+    private let pool: WorkerPool
 
-    /// - Parameter resolver: the name resolver; by default one built from `configuration`.
-    public init(configuration: Configuration = Configuration(), resolver: HostResolver? = nil) {
+    /// - Parameters:
+    ///   - resolver: the name resolver; by default one built from `configuration`.
+    ///   - pool: the threads checks run on.
+    public init(configuration: Configuration = Configuration(), resolver: HostResolver? = nil, pool: WorkerPool = .lookups) {
         self.configuration = configuration
+        self.pool = pool
         var resolverConfiguration = HostResolver.Configuration()
         resolverConfiguration.timeout = configuration.resolveTimeout
         resolverConfiguration.hostsFile = configuration.hostsFile
         resolverConfiguration.networkNamespace = configuration.networkNamespace
-        self.resolver = resolver ?? HostResolver(configuration: resolverConfiguration)
+        self.resolver = resolver ?? HostResolver(configuration: resolverConfiguration, pool: pool)
     }
 
     /// Checks `host` (a name or an address literal); `port` selects the route for TCP to it.
@@ -43,11 +48,58 @@ public final class HostChecker: @unchecked Sendable {
 
     /// As `check(host:port:status:completion:)`, reading the status when the look-ups are done,
     /// so a check that waited on the resolver judges against the newest status.
+    ///
+    /// - Returns: cancels the check: one not yet started never runs, and the completion is not
+    ///   called after `cancel()` (a `getaddrinfo` already running finishes on its own).
+    @discardableResult
     public func check(host: String, port: Int?, status: @escaping @Sendable () -> Status,
-                      completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) {
-        let thread = Thread { [self] in completion(checkNow(host: host, port: port, status: status)) }
-        thread.name = "reachd.check"
-        thread.start()
+                      completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) -> Cancellation {
+        let cancellation = Cancellation(completion)
+        let spec: HostSpec
+        do {
+            spec = try HostName.parse(host)
+            try HostName.validatePort(port)
+        } catch {
+            cancellation.finish(.failure(error))
+            return cancellation
+        }
+        let submitted = pool.submit { [self] in
+            guard !cancellation.isCancelled else { return }
+            cancellation.finish(evaluate(host: host, port: port, addresses: resolver.resolveHere(spec, host: host), status: status))
+        }
+        guard submitted else {
+            cancellation.finish(.failure(.busy(reason: "no look-up thread free")))
+            return cancellation
+        }
+        if case .name = spec {
+            let timeout = resolver.configuration.timeout
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+                cancellation.finish(.failure(.hostNotFound(host: host, reason: "resolution timed out after \(HostResolver.seconds(timeout))")))
+            }
+        }
+        return cancellation
+    }
+
+    /// Stops one check (`check(host:port:status:completion:)`'s result); completes it once.
+    public final class Cancellation: @unchecked Sendable {
+        private let lock = NSLock()
+        private var completion: (@Sendable (Result<HostCheck, HostCheckError>) -> Void)?
+
+        init(_ completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) { self.completion = completion }
+
+        public var isCancelled: Bool { lock.withLock { completion == nil } }
+
+        /// The completion will not be called.
+        public func cancel() { lock.withLock { completion = nil } }
+
+        /// Calls the completion unless it was called or cancelled before.
+        func finish(_ result: Result<HostCheck, HostCheckError>) {
+            let body = lock.withLock { () -> (@Sendable (Result<HostCheck, HostCheckError>) -> Void)? in
+                defer { completion = nil }
+                return completion
+            }
+            body?(result)
+        }
     }
 
     /// The async form.
@@ -66,14 +118,18 @@ public final class HostChecker: @unchecked Sendable {
         } catch {
             return .failure(error)
         }
-        let addresses: [String]
-        switch resolver.resolve(spec, host: host) {
-        case let .failure(error): return .failure(error)
-        case let .success(resolved): addresses = resolved
-        }
+        return evaluate(host: host, port: port, addresses: resolver.resolve(spec, host: host), status: status)
+    }
 
-        let lookups = routeLookups(addresses, tcpPort: port)
-        return .success(HostEvaluator.evaluate(host: host, lookups: lookups, status: status()))
+    private func evaluate(host: String, port: Int?, addresses: Result<[String], HostCheckError>,
+                          status: () -> Status) -> Result<HostCheck, HostCheckError> {
+        switch addresses {
+        case let .failure(error):
+            return .failure(error)
+        case let .success(addresses):
+            let lookups = routeLookups(addresses, tcpPort: port)
+            return .success(HostEvaluator.evaluate(host: host, lookups: lookups, status: status()))
+        }
     }
 
     /// One route look-up per address. A netlink socket that cannot be opened (never expected)

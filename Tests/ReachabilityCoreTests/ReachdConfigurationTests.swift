@@ -378,3 +378,32 @@ private func parseError(_ body: () throws(ConfigurationError) -> ReachdConfigura
         #expect(Set(ReachdConfiguration.keys.map(\.section)) == Set(ReachdConfiguration.sections))
     }
 }
+
+/// The shipped unit's resource limits leave room for the `[Limits]` defaults: a limit of the
+/// unit below what the daemon may spend would turn a bounded flood into a crash or a wedge.
+@Suite struct UnitLimitsAgreeTests {
+    static let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../systemd/reachd.service").standardized.path
+
+    static func value(_ key: String) throws -> String {
+        let text = try String(contentsOfFile: unit, encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(key + "=") }, "no \(key)= in \(unit)")
+        return String(line.dropFirst(key.count + 1))
+    }
+
+    static func bytes(_ value: String) throws -> Int {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        if let last = value.last, let factor = units[last] { return try #require(Int(value.dropLast())) * factor }
+        return try #require(Int(value))
+    }
+
+    @Test func unitLimitsCoverTheConfiguredLimits() throws {
+        let limits = ReachdConfiguration().limits
+        // Client connections, plus the listening socket, netlink, D-Bus, probes, journal, …
+        #expect(try #require(Int(Self.value("LimitNOFILE"))) >= limits.maxConnections + 64)
+        // Look-up threads, the connectivity check's 4, the netlink reader, main, libdispatch's pool.
+        #expect(try #require(Int(Self.value("TasksMax"))) >= limits.maxChecksInFlight + 4 + 2 + 64)
+        // Unsent replies, unanswered requests (16 MiB), and the daemon itself (about 32 MiB).
+        #expect(try Self.bytes(Self.value("MemoryMax")) >= limits.maxQueuedBytes + (16 << 20) + (64 << 20))
+    }
+}
