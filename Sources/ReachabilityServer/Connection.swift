@@ -157,7 +157,7 @@ final class Connection: @unchecked Sendable {
     func warn(_ message: String) {
         let (allowed, suppressed) = warnings.admit(now: ReachabilityServer.monotonicSeconds())
         guard allowed else { return }
-        server.log(.warning, "connection \(id) (uid \(uid)): \(message)" + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
+        server.log(.warning, "connection \(id) (uid \(uid)): \(TerminalText.escaped(message))" + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
     }
 
     // MARK: writing

@@ -55,7 +55,7 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
             if json {
                 printLine(jsonLine(event))
             } else {
-                let interface = event.reason.interface.map { " \($0)" } ?? ""
+                let interface = event.reason.interface.map { " \(style.safe($0))" } ?? ""
                 printLine("\(Timestamp.string(from: event.timestamp)) #\(event.sequence) \(event.reason.code.rawValue)\(interface): \(style.summary(event.current))")
             }
         }
