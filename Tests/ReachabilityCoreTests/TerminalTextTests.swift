@@ -51,3 +51,17 @@ import Testing
         #expect(probe.error == "10.77.0.1:8080: bad status line 'HTTP/1.1 2\\x1b[31m00'")
     }
 }
+
+@Suite struct LogRateLimiterTests {
+    @Test func burstThenOnePerIntervalWithTheSuppressedCount() {
+        var limiter = LogRateLimiter(burst: 3, interval: 1)
+        let first = (0..<10).map { _ in limiter.admit(now: 100).allowed }
+        #expect(first == [true, true, true] + Array(repeating: false, count: 7))
+        #expect(limiter.admit(now: 100.5).allowed == false)
+        let next = limiter.admit(now: 101.01)
+        #expect(next.allowed && next.suppressedBefore == 8)
+        #expect(limiter.admit(now: 101.02).allowed == false)
+        // A quiet spell refills the burst, never beyond it.
+        #expect((0..<5).map { _ in limiter.admit(now: 200).allowed } == [true, true, true, false, false])
+    }
+}

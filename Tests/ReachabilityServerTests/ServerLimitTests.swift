@@ -89,6 +89,29 @@ private func checkCall() -> VarlinkCall {
         held.answerAll()
     }
 
+    /// A client that keeps hitting a limit gets its answer every time, but the log hears of it
+    /// a few times a second at most.
+    @Test func warningsAreRateLimitedPerConnection() throws {
+        var configuration = ReachabilityServer.Configuration()
+        configuration.maxChecksPerUser = 1
+        let h = try ServerHarness(configuration: configuration)
+        let lines = Mutex<[String]>([])
+        h.server.logHandler = { level, message in if level == .warning { lines.withLock { $0.append(message) } } }
+        let held = HeldChecks()
+        h.server.checkHandler = held.handler
+        let holder = try h.connect()
+        try holder.send(checkCall())
+        #expect(waitUntilTrue { held.started.withLock { $0 } == 1 })
+        let spammer = try h.connect()
+        for _ in 0..<200 {
+            #expect(throws: ReachabilityClientError.remote(.busy(retryAfterMs: 1000))) { try spammer.call(checkCall()) }
+        }
+        #expect(h.server.rejectionCounts[.checksBusyForUser] == 200)
+        let logged = lines.withLock { $0 }
+        #expect(logged.count >= 1 && logged.count <= 10, "\(logged.count) lines")
+        held.answerAll()
+    }
+
     @Test func connectionsPerUserAreBounded() throws {
         var configuration = ReachabilityServer.Configuration()
         configuration.maxConnectionsPerUser = 3
