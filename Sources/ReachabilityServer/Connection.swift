@@ -131,6 +131,14 @@ final class Connection: @unchecked Sendable {
         }
         let held = partial + pendingBytes
         let delta = held - incomingByteCount
+        if delta > 0 && server.incomingBytes + delta > server.configuration.maxIncomingBytes {
+            // The connection that grows past the budget is the one closed: reading on, then
+            // closing an older one, would only churn memory for the same flood.
+            reject(.incomingBytes, "\(held) bytes unanswered while all connections' reach \(server.configuration.maxIncomingBytes); closing")
+            close()
+            server.scheduleMemoryTrim()
+            return
+        }
         incomingByteCount = held
         if delta != 0 { server.incomingBytesChanged(by: delta) }
     }
@@ -155,8 +163,9 @@ final class Connection: @unchecked Sendable {
 
     /// A protocol warning about this connection, rate-limited per connection.
     func warn(_ message: String) {
-        let (allowed, suppressed) = warnings.admit(now: ReachabilityServer.monotonicSeconds())
-        guard allowed else { return }
+        let now = ReachabilityServer.monotonicSeconds()
+        let (allowed, suppressed) = warnings.admit(now: now)
+        guard allowed, server.connectionLog.admit(now: now).allowed else { return }
         server.log(.warning, "connection \(id) (uid \(uid)): \(TerminalText.escaped(message))" + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
     }
 

@@ -36,7 +36,7 @@ public final class ReachabilityServer: @unchecked Sendable {
         /// (`[Limits] PartialMessageTimeout=`).
         public var partialMessageTimeout: TimeInterval = 10
         /// Bytes received but not yet answered (incomplete messages and calls waiting their
-        /// turn) over all connections; over it, the connection holding the most is closed.
+        /// turn) over all connections; the connection whose bytes would pass it is closed.
         public var maxIncomingBytes = 16 << 20
         /// Replies waiting to be written over all connections (`[Limits] MaxQueuedBytes=`); over
         /// it, the connection with the most queued is closed.
@@ -76,7 +76,7 @@ public final class ReachabilityServer: @unchecked Sendable {
         /// A message stayed incomplete past `PartialMessageTimeout=`.
         case staleMessage
         /// The bytes held for incomplete messages and waiting calls over all connections ran out;
-        /// the connection holding the most is closed.
+        /// the connection that would pass the bound is closed.
         case incomingBytes
         /// `MaxQueuedBytes=` reached; the connection with the most unsent replies is closed.
         case queuedBytes
@@ -141,6 +141,10 @@ public final class ReachabilityServer: @unchecked Sendable {
     private var staleSweep: DispatchSourceTimer?
     /// Rejections before there is a connection to blame (at accept) share one log budget.
     private var acceptLog = LogRateLimiter()
+    /// Protocol warnings of all connections together: many abusive connections, each within
+    /// its own budget, still make a few lines a second at most.
+    var connectionLog = LogRateLimiter(burst: 20, interval: 0.2)
+    private var trimScheduled = false
 
     /// - Parameter initial: the current state (`monitor.initialEvent()`); its sequence number is
     ///   where the history starts.
@@ -329,20 +333,34 @@ public final class ReachabilityServer: @unchecked Sendable {
                   victim.queuedByteCount > 0 else { return }
             victim.reject(.queuedBytes, "has the most unsent replies (\(victim.queuedByteCount) bytes) while all connections' reach MaxQueuedBytes=\(configuration.maxQueuedBytes); closing")
             victim.close()
+            scheduleMemoryTrim()
         }
     }
 
-    /// A connection's held incoming bytes changed by `delta`; over `maxIncomingBytes`, the
-    /// connection holding the most is closed.
+    /// A connection's held incoming bytes changed by `delta` (it checked `maxIncomingBytes`).
     func incomingBytesChanged(by delta: Int) {
         incomingBytes += delta
-        while incomingBytes > configuration.maxIncomingBytes {
-            guard let victim = connections.values.max(by: { $0.incomingByteCount < $1.incomingByteCount }),
-                  victim.incomingByteCount > 0 else { return }
-            victim.reject(.incomingBytes, "holds the most unanswered bytes (\(victim.incomingByteCount)) while all connections' reach \(configuration.maxIncomingBytes); closing")
-            victim.close()
+    }
+
+    /// After a flood was cut off, hands the memory its buffers took back to the system, at
+    /// most once a second: freed buffers of many connections otherwise stay resident in
+    /// malloc's arenas, and the daemon's size would be its worst moment's.
+    func scheduleMemoryTrim() {
+        guard !trimScheduled else { return }
+        trimScheduled = true
+        queue.asyncAfter(deadline: .now() + .milliseconds(200)) {
+            _ = Self.trimMalloc?(0)
+        }
+        queue.asyncAfter(deadline: .now() + .milliseconds(1200)) { [weak self] in
+            self?.trimScheduled = false
         }
     }
+
+    /// glibc's `malloc_trim(3)`, which the Glibc module does not export.
+    private static let trimMalloc: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
 
     /// A connection now holds an incomplete message: closed if it is still incomplete after
     /// `partialMessageTimeout`. One timer sweeps them all, armed only while there are some.
