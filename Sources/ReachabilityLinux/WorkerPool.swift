@@ -12,9 +12,10 @@ import Glibc
 /// how many it got; `submit` says at once when a job cannot be taken (no thread, queue full),
 /// so the caller can answer instead of waiting for ever.
 public final class WorkerPool: @unchecked Sendable {
-    /// The pool `HostResolver` and `HostChecker` use unless given another: 16 threads, as many
-    /// as `Check` look-ups may be in flight, with room for as many waiting.
-    public static let lookups = WorkerPool(name: "reachd-lookup", threads: 16, maxQueued: 16)
+    /// The pool `HostResolver` and `HostChecker` use unless given another (an app's in-process
+    /// checks, tests; reachd makes its own, sized by `[Limits] MaxChecksInFlight=`): created on
+    /// first use, 4 threads with room for 12 waiting.
+    public static let lookups = WorkerPool(name: "reachd-lookup", threads: 4, maxQueued: 12)
 
     public let name: String
     /// Threads actually created (fewer than asked when `pthread_create` failed).
@@ -68,8 +69,9 @@ public final class WorkerPool: @unchecked Sendable {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
-        // Resolver calls need little stack; 256 KiB keeps 16 idle threads cheap.
-        pthread_attr_setstacksize(&attributes, 256 * 1024)
+        // Resolver calls (NSS modules included) need little stack; 512 KiB of address space per
+        // thread, of which an idle one touches a few pages.
+        pthread_attr_setstacksize(&attributes, 512 * 1024)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         let rc = pthread_create(&thread, &attributes, { argument in
             let state = Unmanaged<State>.fromOpaque(argument!).takeRetainedValue()
