@@ -83,7 +83,7 @@ public enum HTTPProbe {
     }
 
     /// The threads checks run on unless given others.
-    public static let defaultPool = WorkerPool(name: "reachd-probe", threads: 4, maxQueued: 8)
+    public static let defaultPool = WorkerPool(name: "reachd-probe", threads: 4, maxQueued: 8, eager: false)
 
     /// Starts a check on a thread of `pool`; `completion` runs once, on that thread — or at once,
     /// on the caller's, with a failure when the pool cannot take the check.

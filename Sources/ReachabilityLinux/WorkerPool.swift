@@ -3,38 +3,43 @@ import Foundation
 import Glibc
 #endif
 
-/// A fixed set of threads, all created when the pool is made, that run blocking jobs (a
-/// resolver call, an HTTP check) with a bounded queue.
+/// A bounded set of threads that run blocking jobs (a resolver call, an HTTP check) with a
+/// bounded queue: all created when the pool is made (`eager`), or as jobs need them.
 ///
-/// Nothing here depends on a thread being created later: Foundation's `Thread.start()` ignores
-/// a failed `pthread_create` (under `TasksMax=` or `ulimit -u` it fails silently, and the work
-/// it was to do never runs). The pool calls `pthread_create` itself, once per thread, and knows
-/// how many it got; `submit` says at once when a job cannot be taken (no thread, queue full),
-/// so the caller can answer instead of waiting for ever.
+/// No job depends on a thread being created: Foundation's `Thread.start()` ignores a failed
+/// `pthread_create` (under `TasksMax=` or `ulimit -u` it fails silently, and the work it was to
+/// do never runs). The pool calls `pthread_create` itself and knows how many threads it has;
+/// `submit` says at once when a job cannot be taken (no thread could be made, queue full), so
+/// the caller can answer instead of waiting for ever.
 public final class WorkerPool: @unchecked Sendable {
     /// The pool `HostResolver` and `HostChecker` use unless given another (an app's in-process
-    /// checks, tests; reachd makes its own, sized by `[Limits] MaxChecksInFlight=`): created on
-    /// first use, 4 threads with room for 12 waiting.
-    public static let lookups = WorkerPool(name: "reachd-lookup", threads: 4, maxQueued: 12)
+    /// checks, tests; reachd makes its own, sized by `[Limits] MaxChecksInFlight=`): up to 4
+    /// threads, made as needed, with room for 12 jobs waiting.
+    public static let lookups = WorkerPool(name: "reachd-lookup", threads: 4, maxQueued: 12, eager: false)
 
     public let name: String
-    /// Threads actually created (fewer than asked when `pthread_create` failed).
-    public let threadCount: Int
+    /// The most threads the pool runs.
+    public let maxThreads: Int
     private let state: State
 
     /// - Parameters:
-    ///   - threads: how many threads to create now.
+    ///   - threads: the most threads the pool runs.
     ///   - maxQueued: jobs that may wait for a free thread; more are refused.
-    public init(name: String, threads: Int, maxQueued: Int) {
+    ///   - eager: create every thread now (capacity that nothing later can take away, for the
+    ///     connectivity check); otherwise threads are made as jobs need them, and a job that
+    ///     finds no idle thread and cannot get a new one waits only if some thread exists.
+    public init(name: String, threads: Int, maxQueued: Int, eager: Bool = true) {
         self.name = name
+        maxThreads = max(threads, 0)
         state = State(maxQueued: maxQueued)
-        var created = 0
-        for _ in 0..<max(threads, 0) {
-            if Self.spawn(state) { created += 1 } else { break }
+        guard eager else { return }
+        for _ in 0..<maxThreads {
+            guard Self.spawn(state) else { break }
         }
-        threadCount = created
-        state.lock.withLock { state.threads = created }
     }
+
+    /// Threads created so far (fewer than asked when `pthread_create` failed).
+    public var threadCount: Int { state.lock.withLock { state.threads } }
 
     deinit {
         // The threads hold the state, not the pool: they finish what is queued and exit.
@@ -48,22 +53,28 @@ public final class WorkerPool: @unchecked Sendable {
     /// thread, or `maxQueued` jobs already wait), and then it never runs.
     @discardableResult
     public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        state.lock.withLock {
-            guard state.threads > 0, !state.stopping else { return false }
-            // A job waits only when no thread is idle.
-            guard state.jobs.count - state.idle < state.maxQueued else { return false }
-            state.jobs.append(job)
-            state.lock.signal()
-            return true
+        state.lock.lock()
+        defer { state.lock.unlock() }
+        guard !state.stopping else { return false }
+        // Threads not running a job (idle, or just made) take the waiting jobs first; a job
+        // beyond them needs a new thread, or a place in the queue.
+        if state.jobs.count >= state.threads - state.running && state.threads < maxThreads {
+            _ = Self.spawn(state, locked: true)
         }
+        guard state.threads > 0, state.jobs.count < state.threads - state.running + state.maxQueued else { return false }
+        state.jobs.append(job)
+        state.lock.signal()
+        return true
     }
 
     /// Jobs running or waiting now.
     public var load: Int {
-        state.lock.withLock { state.jobs.count + (state.threads - state.idle) }
+        state.lock.withLock { state.jobs.count + state.running }
     }
 
-    private static func spawn(_ state: State) -> Bool {
+    /// Starts one thread; counts it in `state.threads` (under the lock, which `locked` says the
+    /// caller holds).
+    private static func spawn(_ state: State, locked: Bool = false) -> Bool {
         let box = Unmanaged.passRetained(state)
         var thread = pthread_t()
         var attributes = pthread_attr_t()
@@ -82,6 +93,7 @@ public final class WorkerPool: @unchecked Sendable {
             box.release()
             return false
         }
+        if locked { state.threads += 1 } else { state.lock.withLock { state.threads += 1 } }
         return true
     }
 
@@ -90,26 +102,28 @@ public final class WorkerPool: @unchecked Sendable {
         let lock = NSCondition()
         var jobs: [@Sendable () -> Void] = []
         var threads = 0
-        var idle = 0
+        /// Threads running a job now.
+        var running = 0
         var stopping = false
         let maxQueued: Int
 
         init(maxQueued: Int) { self.maxQueued = max(maxQueued, 0) }
 
         func run() {
+            lock.lock()
             while true {
-                lock.lock()
-                idle += 1
                 while jobs.isEmpty && !stopping { lock.wait() }
-                idle -= 1
                 if jobs.isEmpty {   // stopping, nothing left
                     threads -= 1
                     lock.unlock()
                     return
                 }
                 let job = jobs.removeFirst()
+                running += 1
                 lock.unlock()
                 job()
+                lock.lock()
+                running -= 1
             }
         }
     }

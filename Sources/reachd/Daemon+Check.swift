@@ -5,7 +5,7 @@ import ReachabilityServer
 
 extension Daemon {
     /// Answers `io.reachd.Reachability.Check` with a `HostChecker` judged against the monitor's
-    /// current status. Checks run on the checker's pool of threads made at start, so the
+    /// current status. Checks run on the checker's bounded pool of threads, so the
     /// server's queue, the monitor's queue and other clients never wait for a resolver; a
     /// caller that hangs up cancels its check.
     static func checkHandler(monitor: ReachabilityMonitor, checker: HostChecker = HostChecker()) -> ReachabilityServer.CheckHandler {

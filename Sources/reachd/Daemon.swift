@@ -63,13 +63,12 @@ final class Daemon: @unchecked Sendable {
         // An event between initialEvent() and addObserver would be missed: re-read the state
         // (the server ignores it unless the sequence number moved on).
         server.publish(monitor.initialEvent())
-        // Threads for Check look-ups, all made now: as many as may be in flight, and room for as
-        // many whose caller gave up while getaddrinfo still runs.
+        // Threads for Check look-ups: as many as may be in flight, made as they are needed (a
+        // thread that cannot be made means Busy, never a caller left waiting), with room for as
+        // many jobs whose caller gave up while getaddrinfo still runs.
         let limits = settings.file.limits
-        let lookups = WorkerPool(name: "reachd-check", threads: limits.maxChecksInFlight, maxQueued: limits.maxChecksInFlight)
-        if lookups.threadCount < limits.maxChecksInFlight {
-            log.warning("only \(lookups.threadCount) of \(limits.maxChecksInFlight) look-up threads could be created; Check answers Busy beyond them")
-        }
+        let lookups = WorkerPool(name: "reachd-check", threads: limits.maxChecksInFlight, maxQueued: limits.maxChecksInFlight,
+                                 eager: false)
         server.checkHandler = Self.checkHandler(monitor: monitor, checker: HostChecker(pool: lookups))
         self.server = server
         startConnectivityCheck(monitor: monitor, server: server)
