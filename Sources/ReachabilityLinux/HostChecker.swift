@@ -7,7 +7,7 @@ import ReachabilityCore
 /// connects to the host: a daemon that connected anywhere for anyone would tell a caller without
 /// network access which ports are open. Clients connect themselves (`HostCheck.withTCP`).
 ///
-/// Every check runs on a thread of a `WorkerPool` made in advance, never on the monitor's queue
+/// Every check runs on a thread of a bounded `WorkerPool`, never on the monitor's queue
 /// or the caller's: a slow resolver holds up nobody else, and a pool with no thread free answers
 /// `busy` at once. The completion is called once: on that thread, or when the resolver does not
 /// answer within `resolveTimeout`, from a timer.

@@ -8,7 +8,7 @@ import Glibc
 /// Resolves host names to every address they have, with a timeout.
 ///
 /// `getaddrinfo(3)` cannot be cancelled and may hang for as long as the system's resolver
-/// configuration allows, so each resolution runs on a thread of a `WorkerPool` made in advance:
+/// configuration allows, so each resolution runs on a thread of a bounded `WorkerPool`:
 /// the caller waits at most `timeout`, then answers HostNotFound while the stuck thread finishes
 /// on its own. Address literals never reach the resolver. At most `maxInFlight` resolutions run
 /// at once (stuck ones included), and a pool that cannot take one more answers at once, so
