@@ -63,17 +63,25 @@ public final class HostChecker: @unchecked Sendable {
             cancellation.finish(.failure(error))
             return cancellation
         }
-        let submitted = pool.submit { [self] in
-            guard !cancellation.isCancelled else { return }
+        let ticket = pool.submitCancellable { [self] in
+            guard cancellation.start() else { return }
             cancellation.finish(evaluate(host: host, port: port, addresses: resolver.resolveHere(spec, host: host), status: status))
         }
-        guard submitted else {
+        guard let ticket else {
             cancellation.finish(.failure(.busy(reason: "no look-up thread free")))
             return cancellation
         }
-        if case .name = spec {
-            let timeout = resolver.configuration.timeout
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+        let pool = self.pool
+        cancellation.setOnCancel { pool.withdraw(ticket) }
+        // A caller is answered within the resolver's timeout: Busy when no thread took the
+        // check by then (all of them wait on hanging look-ups), HostNotFound when its name
+        // did not resolve in time.
+        let timeout = resolver.configuration.timeout
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+            if cancellation.withdrawIfWaiting() {
+                pool.withdraw(ticket)
+                cancellation.finish(.failure(.busy(reason: "no look-up thread free within \(HostResolver.seconds(timeout))")))
+            } else if case .name = spec {
                 cancellation.finish(.failure(.hostNotFound(host: host, reason: "resolution timed out after \(HostResolver.seconds(timeout))")))
             }
         }
@@ -84,13 +92,43 @@ public final class HostChecker: @unchecked Sendable {
     public final class Cancellation: @unchecked Sendable {
         private let lock = NSLock()
         private var completion: (@Sendable (Result<HostCheck, HostCheckError>) -> Void)?
+        private var started = false
+        private var withdrawn = false
+        /// Takes the check out of the pool's queue.
+        private var onCancel: (@Sendable () -> Void)?
+
+        func setOnCancel(_ body: @escaping @Sendable () -> Void) { lock.withLock { onCancel = body } }
 
         init(_ completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) { self.completion = completion }
 
         public var isCancelled: Bool { lock.withLock { completion == nil } }
 
-        /// The completion will not be called.
-        public func cancel() { lock.withLock { completion = nil } }
+        /// The completion will not be called; a check still waiting for a thread never runs.
+        public func cancel() {
+            let withdraw = lock.withLock { () -> (@Sendable () -> Void)? in
+                completion = nil
+                return started ? nil : onCancel
+            }
+            withdraw?()
+        }
+
+        /// A pool thread takes the check: false when it was cancelled or given up on.
+        func start() -> Bool {
+            lock.withLock {
+                guard completion != nil, !withdrawn else { return false }
+                started = true
+                return true
+            }
+        }
+
+        /// Gives up on a check that no thread has taken yet; false when one has.
+        func withdrawIfWaiting() -> Bool {
+            lock.withLock {
+                guard !started else { return false }
+                withdrawn = true
+                return true
+            }
+        }
 
         /// Calls the completion unless it was called or cancelled before.
         func finish(_ result: Result<HostCheck, HostCheckError>) {

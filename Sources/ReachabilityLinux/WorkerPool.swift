@@ -53,18 +53,35 @@ public final class WorkerPool: @unchecked Sendable {
     /// thread, or `maxQueued` jobs already wait), and then it never runs.
     @discardableResult
     public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+        submitCancellable(job) != nil
+    }
+
+    /// As `submit`; the ticket lets `withdraw` take the job back while it still waits.
+    public func submitCancellable(_ job: @escaping @Sendable () -> Void) -> Int? {
         state.lock.lock()
         defer { state.lock.unlock() }
-        guard !state.stopping else { return false }
+        guard !state.stopping else { return nil }
         // Threads not running a job (idle, or just made) take the waiting jobs first; a job
         // beyond them needs a new thread, or a place in the queue.
         if state.jobs.count >= state.threads - state.running && state.threads < maxThreads {
             _ = Self.spawn(state, locked: true)
         }
-        guard state.threads > 0, state.jobs.count < state.threads - state.running + state.maxQueued else { return false }
-        state.jobs.append(job)
+        guard state.threads > 0, state.jobs.count < state.threads - state.running + state.maxQueued else { return nil }
+        state.nextTicket += 1
+        state.jobs.append((state.nextTicket, job))
         state.lock.signal()
-        return true
+        return state.nextTicket
+    }
+
+    /// Takes a waiting job out of the queue (its caller gave up); false when it already started
+    /// (or ran).
+    @discardableResult
+    public func withdraw(_ ticket: Int) -> Bool {
+        state.lock.withLock {
+            guard let index = state.jobs.firstIndex(where: { $0.ticket == ticket }) else { return false }
+            state.jobs.remove(at: index)
+            return true
+        }
     }
 
     /// Jobs running or waiting now.
@@ -100,7 +117,8 @@ public final class WorkerPool: @unchecked Sendable {
     /// What the threads share.
     final class State: @unchecked Sendable {
         let lock = NSCondition()
-        var jobs: [@Sendable () -> Void] = []
+        var jobs: [(ticket: Int, job: @Sendable () -> Void)] = []
+        var nextTicket = 0
         var threads = 0
         /// Threads running a job now.
         var running = 0
@@ -118,7 +136,7 @@ public final class WorkerPool: @unchecked Sendable {
                     lock.unlock()
                     return
                 }
-                let job = jobs.removeFirst()
+                let job = jobs.removeFirst().job
                 running += 1
                 lock.unlock()
                 job()

@@ -1,6 +1,7 @@
 import Foundation
 import ReachabilityLinux
 import Synchronization
+import ReachabilityCore
 import Testing
 
 @Suite struct WorkerPoolTests {
@@ -30,5 +31,31 @@ import Testing
         let pool = WorkerPool(name: "none", threads: 0, maxQueued: 10)
         let taken = pool.submit({ Issue.record("ran without a thread") })
         #expect(!taken)
+    }
+}
+
+@Suite struct HostCheckerPoolTests {
+    /// With every thread held by hanging look-ups, a check is answered within the resolver's
+    /// timeout (Busy), and a caller that gives up takes its waiting check out of the queue.
+    @Test func aCheckWaitingForAThreadIsAnsweredAndCanBeWithdrawn() async throws {
+        let release = DispatchSemaphore(value: 0)
+        defer { for _ in 0..<4 { release.signal() } }
+        let pool = WorkerPool(name: "test-checks", threads: 1, maxQueued: 2)
+        var resolverConfiguration = HostResolver.Configuration()
+        resolverConfiguration.timeout = 0.3
+        let resolver = HostResolver(configuration: resolverConfiguration, lookup: { _ in release.wait(); return .success(["192.0.2.1"]) }, pool: pool)
+        let checker = HostChecker(resolver: resolver, pool: pool)
+        let status = Status.initial()
+        // The one thread hangs on a name.
+        checker.check(host: "hang.test", port: nil, status: { status }) { _ in }
+        usleep(50_000)
+        // A literal waits for that thread: after the timeout it is told Busy.
+        let waited = await checker.check(host: "192.0.2.7", port: nil, status: status)
+        #expect(waited.failureValue == .busy(reason: "no look-up thread free within 0.3 s"))
+        // A waiting check whose caller hangs up leaves the queue at once.
+        let given = checker.check(host: "192.0.2.8", port: nil, status: { status }) { _ in Issue.record("answered after cancel") }
+        given.cancel()
+        let a = pool.submit({}), b = pool.submit({})
+        #expect(a && b)   // both queue places are free again
     }
 }
