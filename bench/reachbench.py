@@ -746,11 +746,19 @@ def main():
         args.daemon_cmd = [args.reachd]
         label = args.reachd
     conf = os.path.join(OUT, "bench.conf")
+    base = "# written by bench/reachbench.py\n[Connectivity]\nEnabled=no\n\n[Cellular]\nModemManager=no\n"
+    # The fan-out runs thousands of subscribers as one user: above the default per-user limit.
+    limits = "\n[Limits]\nMaxConnections=16384\nMaxConnectionsPerUser=16384\n"
     with open(conf, "w") as f:
-        f.write("# written by bench/reachbench.py\n[Connectivity]\nEnabled=no\n\n[Cellular]\nModemManager=no\n")
+        f.write(base + limits)
     args.daemon_config_args = ["--config", conf] + args.daemon_args.split()
     config_applied = True
     if not args.fake:
+        r = subprocess.run([args.reachd, "--config", conf, "--check-config"], capture_output=True, text=True)
+        if r.returncode != 0:
+            # A reachd from before [Limits]: it has no connection limits to raise.
+            with open(conf, "w") as f:
+                f.write(base)
         r = subprocess.run([args.reachd, "--config", conf, "--check-config"], capture_output=True, text=True)
         if r.returncode != 0:
             log(f"reachd does not take --config/--check-config ({r.returncode}: {(r.stderr or r.stdout).strip()[:200]}); running without")

@@ -1,13 +1,25 @@
+import Foundation
 import ReachabilityCore
 
 extension ReachabilityClient {
-    /// `Check(host:port:)`: how this machine reaches `host` now, with a TCP connect to `port`.
+    /// `Check(host:port:)`: how this machine reaches `host` now. With `port`, reachd picks the
+    /// route for TCP to that port and this process then connects to it itself (reachd never
+    /// connects for a caller): `tcp` says whether it connected, or was refused — the host
+    /// answered, so it is reachable and the port closed — or got no answer within
+    /// `connectTimeout` (not reachable).
     ///
     /// Throws `ReachabilityClientError.remote` with `io.reachd.Reachability.HostNotFound` for a
     /// name that does not resolve and `org.varlink.service.InvalidParameter` for a malformed host.
-    public func check(host: String, port: Int? = nil) async throws -> HostCheck {
+    public func check(host: String, port: Int? = nil, connectTimeout: TimeInterval = 5) async throws -> HostCheck {
         var parameters: [String: JSONValue] = ["host": .string(host)]
         if let port { parameters["port"] = .int(port) }
-        return try await call(method: "\(Self.interface).Check", parameters: parameters).decode(HostCheck.self, key: "result")
+        let answer = try await call(method: "\(Self.interface).Check", parameters: parameters).decode(HostCheck.self, key: "result")
+        guard let port else { return answer }
+        // connect(2) and poll(2) block: not on the cooperative pool.
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: TCPConnect.complete(answer, port: port, timeout: connectTimeout))
+            }
+        }
     }
 }

@@ -28,6 +28,8 @@ extension HostCheck {
         if let tcp {
             if tcp.connected {
                 line += " · tcp/\(tcp.port) connected" + (tcp.rttMs.map { " in \(Self.milliseconds($0)) ms" } ?? "")
+            } else if tcp.portClosed {
+                line += " · tcp/\(tcp.port) closed (connection refused)"
             } else {
                 line += " · tcp/\(tcp.port) failed" + (tcp.error.map { ": \($0)" } ?? "")
             }

@@ -46,6 +46,12 @@ public struct TCPCheck: Codable, Equatable, Hashable, Sendable {
         self.port = port; self.connected = connected; self.rttMs = rttMs; self.error = error
     }
 
+    /// The `error` of a connect the host refused (strerror(ECONNREFUSED)).
+    public static let refusedError = "Connection refused"
+
+    /// The host answered with a refusal: it is reachable, the port is closed.
+    public var portClosed: Bool { !connected && error == Self.refusedError }
+
     enum CodingKeys: String, CodingKey { case port, connected, rttMs, error }
 
     public func encode(to encoder: Encoder) throws {
@@ -64,7 +70,8 @@ public struct HostCheck: Codable, Equatable, Sendable {
     /// The host as asked.
     public var host: String
     public var addresses: [String]
-    /// A usable route to the host exists and, when a port was given, the TCP connect succeeded.
+    /// A usable route to the host exists and, when a port was given, the host answered the TCP
+    /// connect (connected, or refused: the port is closed).
     public var reachable: Bool
     /// The `NetworkStatus` raw value of the path to the host (`ethernet`, `wifi`, `wwan4G`, …;
     /// `notReachable` without a usable route).
@@ -94,5 +101,35 @@ public struct HostCheck: Codable, Equatable, Sendable {
         try c.encode(reachable, forKey: .reachable); try c.encode(status, forKey: .status)
         try c.encode(flags, forKey: .flags); try c.encode(routes, forKey: .routes)
         try c.encode(tcp, forKey: .tcp)
+    }
+}
+
+extension HostCheck {
+    /// The addresses a client connects to for `Check(host:, port:)`, in order: those with a usable
+    /// route (the answer's first), then the others whose route could carry traffic. None when the
+    /// host is not reachable.
+    public var tcpCandidates: [String] {
+        guard reachable else { return [] }
+        return routes.enumerated().filter { index, route in
+            index == 0 || ((route.type == "unicast" || route.type == "local") && route.interface != nil)
+        }.map(\.element.address)
+    }
+
+    /// The answer with the TCP connect a client made to `address` (nil: not attempted). A host
+    /// that answered (connected or refused) stays reachable and comes first; one that did not
+    /// answer is not reachable. The path (`status`, routes) stays as the daemon judged it.
+    public func withTCP(_ check: TCPCheck, address: String?) -> HostCheck {
+        var copy = self
+        copy.tcp = check
+        let answered = check.connected || check.portClosed
+        if answered, let address, let index = copy.addresses.firstIndex(of: address), index > 0 {
+            copy.addresses.insert(copy.addresses.remove(at: index), at: 0)
+            if let route = copy.routes.firstIndex(where: { $0.address == address }) {
+                copy.routes.insert(copy.routes.remove(at: route), at: 0)
+            }
+        }
+        copy.reachable = reachable && answered
+        if !copy.reachable { copy.flags.removeAll { $0 == ReachabilityFlag.reachable.rawValue } }
+        return copy
     }
 }

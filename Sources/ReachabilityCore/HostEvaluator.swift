@@ -45,28 +45,22 @@ public enum HostEvaluator {
         public var route: Route
     }
 
-    /// Builds the answer for `host`.
+    /// Builds the answer for `host`. The daemon never connects anywhere for a caller: `tcp` is
+    /// filled in by the client libraries (`HostCheck.withTCP`), from the caller's own process.
     ///
     /// - Parameters:
     ///   - lookups: one per address, in the resolver's order.
     ///   - status: the monitor's current status (interfaces, kinds, vpn, cellular).
-    ///   - tcp: the TCP check and the address it went to, when a port was asked for.
-    public static func evaluate(host: String, lookups: [RouteLookupResult], status: Status,
-                                tcp: (address: String, check: TCPCheck)? = nil) -> HostCheck {
+    public static func evaluate(host: String, lookups: [RouteLookupResult], status: Status) -> HostCheck {
         let verdicts = lookups.map { verdict(for: $0, status: status) }
-        // The address the answer describes: where TCP connected, else the first usable route,
-        // else where TCP was tried, else the first address.
-        let chosenIndex: Int? =
-            (tcp.flatMap { t in t.check.connected ? verdicts.firstIndex { $0.route.address == t.address } : nil })
-            ?? verdicts.firstIndex { $0.usable }
-            ?? tcp.flatMap { t in verdicts.firstIndex { $0.route.address == t.address } }
-            ?? (verdicts.isEmpty ? nil : 0)
+        // The address the answer describes: the first usable route, else the first address.
+        let chosenIndex: Int? = verdicts.firstIndex { $0.usable } ?? (verdicts.isEmpty ? nil : 0)
         var ordered = verdicts
         if let chosenIndex, chosenIndex != 0 { ordered.insert(ordered.remove(at: chosenIndex), at: 0) }
 
         let chosen = ordered.first
         let routeUsable = chosen?.usable ?? false
-        let reachable = routeUsable && (tcp?.check.connected ?? true)
+        let reachable = routeUsable
         var flags: [ReachabilityFlag] = []
         if reachable { flags.append(.reachable) }
         if let chosen {
@@ -81,7 +75,7 @@ public enum HostEvaluator {
         let statusName = routeUsable ? (chosen?.status ?? .notReachable) : .notReachable
         return HostCheck(host: host, addresses: ordered.map(\.route.address), reachable: reachable,
                          status: statusName.rawValue, flags: orderedFlags(flags).map(\.rawValue),
-                         routes: ordered.map(\.route), tcp: tcp?.check)
+                         routes: ordered.map(\.route), tcp: nil)
     }
 
     /// Judges the route to one address.

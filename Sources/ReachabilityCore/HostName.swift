@@ -4,11 +4,14 @@ public enum HostCheckError: Error, Equatable, Hashable, Sendable, CustomStringCo
     case invalidParameter(parameter: String, reason: String)
     /// The name does not resolve (or resolution timed out): `io.reachd.Reachability.HostNotFound(host:)`.
     case hostNotFound(host: String, reason: String)
+    /// Too many look-ups in flight: `io.reachd.Reachability.Busy(retryAfterMs:)`.
+    case busy(reason: String)
 
     public var description: String {
         switch self {
         case let .invalidParameter(parameter, reason): return "invalid \(parameter): \(reason)"
         case let .hostNotFound(host, reason): return "\(host): host not found (\(reason))"
+        case let .busy(reason): return "busy (\(reason))"
         }
     }
 }

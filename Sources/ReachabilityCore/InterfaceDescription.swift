@@ -136,6 +136,7 @@ error SubscriberTooSlow (dropped: int)
 error HostNotFound (host: string)
 error ProbeDisabled ()
 error PermissionDenied ()
+error Busy (retryAfterMs: int)
 """
 
     /// The standard `org.varlink.service` interface (varlink.org).

@@ -58,6 +58,14 @@ public struct OutgoingQueue: Sendable {
         return dropped
     }
 
+    /// Drops everything, a message begun included (the connection is closing); returns how many.
+    public mutating func dropAll() -> Int {
+        let dropped = messageCount
+        messages.removeAll()
+        first = 0; offset = 0; byteCount = 0
+        return dropped
+    }
+
     /// The unwritten bytes of the oldest message.
     public var head: Data? {
         guard !isEmpty else { return nil }

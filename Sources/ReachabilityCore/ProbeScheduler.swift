@@ -13,7 +13,9 @@ import Foundation
 ///   doubles up to `interval`, so a login at a captive portal is noticed within seconds;
 /// - never while not reachable: the verdict `none` is published at once;
 /// - a manual request (`Probe()`, `reachctl probe`) starts a check, or, while one runs, waits
-///   for that one (requests coalesce: never more than one check at a time);
+///   for that one (requests coalesce: never more than one check at a time); within
+///   `minManualInterval` of the last check on the same path it gets that check's verdict, so a
+///   flood of requests makes at most one HTTP request per interval;
 /// - disabled: nothing runs, connectivity is `unknown` (no probe), requests answer `disabled`.
 public struct ProbeScheduler: Sendable {
     public struct Configuration: Equatable, Sendable {
@@ -25,10 +27,13 @@ public struct ProbeScheduler: Sendable {
         public var interval: TimeInterval
         /// First retry delay while portal/limited, in seconds.
         public var initialBackoff: TimeInterval
+        /// Manual requests within this many seconds of the last check share its verdict.
+        public var minManualInterval: TimeInterval
 
         public init(enabled: Bool = true, url: String, expectedResponse: String = "", interval: TimeInterval = 300,
-                    initialBackoff: TimeInterval = 2) {
+                    initialBackoff: TimeInterval = 2, minManualInterval: TimeInterval = 1) {
             self.enabled = enabled; self.url = url; self.expectedResponse = expectedResponse
+            self.minManualInterval = max(minManualInterval, 0)
             self.interval = max(interval, 1)
             self.initialBackoff = min(max(initialBackoff, 0.1), self.interval)
         }
@@ -70,6 +75,8 @@ public struct ProbeScheduler: Sendable {
     private var nextID = 1
     /// The result last published (nil: nothing, or `unknown`).
     private var published: Connectivity?
+    /// The last check that completed on the current path and configuration, and when.
+    private var lastCheck: (probe: Probe, at: Date)?
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -89,6 +96,7 @@ public struct ProbeScheduler: Sendable {
         guard started, newPath != path else { return [] }
         let wasReachable = path != nil
         path = newPath
+        lastCheck = nil
         guard configuration.enabled else { return [] }
         var actions = stopRunning()
         backoff = nil
@@ -101,9 +109,10 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// A check finished. Results of cancelled (stale) checks are ignored.
-    public mutating func probeCompleted(id: Int, probe: Probe) -> [Action] {
+    public mutating func probeCompleted(id: Int, probe: Probe, now: Date = Date()) -> [Action] {
         guard started, id == inFlight else { return [] }
         inFlight = nil
+        lastCheck = (probe, now)
         var actions: [Action] = [.publish(probe)]
         published = probe.result
         if !pending.isEmpty {
@@ -140,6 +149,10 @@ public struct ProbeScheduler: Sendable {
         guard let path else {
             return [.reply(requests: [request], .probe(ProbeVerdict.notReachable(url: configuration.url, at: now)))]
         }
+        if inFlight == nil, let lastCheck, now.timeIntervalSince(lastCheck.at) < configuration.minManualInterval,
+           now >= lastCheck.at {
+            return [.reply(requests: [request], .probe(lastCheck.probe))]
+        }
         pending.append(request)
         if inFlight != nil { return [] }
         var actions: [Action] = []
@@ -152,7 +165,12 @@ public struct ProbeScheduler: Sendable {
     /// schedule with a check at once.
     public mutating func reconfigure(_ newConfiguration: Configuration, now: Date) -> [Action] {
         guard newConfiguration != configuration else { return [] }
+        let onlyRate = { (c: Configuration) -> Configuration in var c = c; c.minManualInterval = 0; return c }
+        let rateOnly = onlyRate(newConfiguration) == onlyRate(configuration)
         configuration = newConfiguration
+        // A new request rate alone is no reason to check again.
+        if rateOnly { return [] }
+        lastCheck = nil
         guard started else { return [] }
         var actions = stopRunning()
         backoff = nil
@@ -167,6 +185,7 @@ public struct ProbeScheduler: Sendable {
     /// Shut down: nothing runs after this; waiting requests are answered `disabled`.
     public mutating func stop() -> [Action] {
         var actions = stopRunning()
+        lastCheck = nil
         if !pending.isEmpty { actions.append(.reply(requests: pending, .disabled)); pending = [] }
         started = false
         return actions

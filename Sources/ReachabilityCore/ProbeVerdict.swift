@@ -26,7 +26,7 @@ public enum ProbeVerdict {
             case .unsupported: result = .unknown
             }
             return Probe(url: url, result: result, httpStatus: nil, rttMs: nil, portalUrl: nil,
-                         error: failure.message, checkedAt: checkedAt)
+                         error: TerminalText.escaped(failure.message), checkedAt: checkedAt)
         case .response(let response):
             let verdict = judge(response, url: url, expectedResponse: expectedResponse)
             return Probe(url: url, result: verdict.result, httpStatus: response.status, rttMs: rttMs,
@@ -62,14 +62,41 @@ public enum ProbeVerdict {
                 return (.portal, nil, "HTTP \(response.status) redirect without a Location")
             }
             let target = base?.resolve(location) ?? location.trimmingSpaces
-            return (.portal, target, "redirected to \(target)")
+            guard isCleanURLText(location.trimmingSpaces), let portal = portalURL(target) else {
+                return (.portal, nil, "HTTP \(response.status) redirect to something that is not an http(s) URL: \(shown(location.trimmingSpaces))")
+            }
+            return (.portal, portal, "redirected to \(portal)")
         }
         if let refresh = metaRefreshTarget(in: body) {
             let target = base?.resolve(refresh) ?? refresh
-            return (.portal, target, "HTTP \(response.status) page refreshing to \(target)")
+            guard isCleanURLText(refresh), let portal = portalURL(target) else {
+                return (.portal, nil, "HTTP \(response.status) page refreshing to something that is not an http(s) URL: \(shown(refresh))")
+            }
+            return (.portal, portal, "HTTP \(response.status) page refreshing to \(portal)")
         }
         let what = expected.isEmpty ? "expected 204" : "expected 200 with \"\(expected.prefix(40))\""
         return (.portal, url, "unexpected answer HTTP \(response.status) (\(what))")
+    }
+
+    /// A portal's login address as published (`portalUrl`): only an absolute http(s) URL of at
+    /// most 2048 bytes without white space or control characters; anything else a server on the
+    /// path sends (`javascript:`, a `file:` path, escape sequences) is not passed on.
+    static func portalURL(_ target: String) -> String? {
+        guard isCleanURLText(target), let url = try? ProbeURL(target) else { return nil }
+        return url.string
+    }
+
+    /// At most 2048 bytes, no white space, no control characters: what a URL as sent may hold
+    /// (checked before resolving, which would percent-encode them and hide the attempt).
+    static func isCleanURLText(_ text: String) -> Bool {
+        text.utf8.count <= 2048
+            && !text.unicodeScalars.contains(where: { $0.properties.isWhitespace || TerminalText.needsEscape($0) })
+    }
+
+    /// Untrusted text in an error: control characters escaped, at most 200 characters.
+    static func shown(_ text: String) -> String {
+        let cut = text.count > 200 ? String(text.prefix(200)) + "…" : text
+        return TerminalText.escaped(cut)
     }
 
     /// The URL of `<meta http-equiv="refresh" content="0; url=…">` in `html`, if any.

@@ -27,7 +27,7 @@ extension ReachdConfiguration {
     }
 
     /// The sections, in the order `config/reachd.conf` documents them.
-    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "Socket", "Events", "Simulation"]
+    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "Socket", "Events", "Simulation", "Limits"]
 
     /// Every key reachd understands.
     public static let keys: [Key] = [
@@ -36,7 +36,8 @@ extension ReachdConfiguration {
         },
         Key(section: "Monitor", name: "Debounce", isPrefix: false) { config, _, value throws(ValueError) in
             config.monitor.debounceMilliseconds = value.isEmpty ? MonitorSection().debounceMilliseconds
-                : Int((try timeSpan(value, defaultUnit: 0.001, unitName: "milliseconds, e.g. 200 or 1.5s") * 1000).rounded())
+                : Int((try within(timeSpan(value, defaultUnit: 0.001, unitName: "milliseconds, e.g. 200 or 1.5s"),
+                                  0...3600, "0 to 1h") * 1000).rounded())
         },
         Key(section: "Interfaces", name: "Kind.", isPrefix: true) { config, glob, value throws(ValueError) in
             guard !glob.isEmpty else { throw ValueError("missing interface glob after 'Kind.' (expected e.g. Kind.wwan*=wwan)") }
@@ -67,11 +68,11 @@ extension ReachdConfiguration {
         },
         Key(section: "Connectivity", name: "Interval", isPrefix: false) { config, _, value throws(ValueError) in
             config.connectivity.intervalSeconds = value.isEmpty ? ConnectivitySection().intervalSeconds
-                : try positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 300 or 5min"))
+                : try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 300 or 5min")), 0...7 * 86400, "at most 7 days")
         },
         Key(section: "Connectivity", name: "Timeout", isPrefix: false) { config, _, value throws(ValueError) in
             config.connectivity.timeoutSeconds = value.isEmpty ? ConnectivitySection().timeoutSeconds
-                : try positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 5 or 2.5s"))
+                : try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 5 or 2.5s")), 0...3600, "at most 1h")
         },
         Key(section: "Cellular", name: "ModemManager", isPrefix: false) { config, _, value throws(ValueError) in
             config.cellular.modemManager = value.isEmpty ? CellularSection().modemManager : try boolean(value)
@@ -92,7 +93,30 @@ extension ReachdConfiguration {
             config.socket.group = value
         },
         Key(section: "Events", name: "History", isPrefix: false) { config, _, value throws(ValueError) in
-            config.events.history = value.isEmpty ? EventsSection().history : try count(value)
+            config.events.history = value.isEmpty ? EventsSection().history : try count(value, 0...65536)
+        },
+        Key(section: "Limits", name: "MaxConnections", isPrefix: false) { config, _, value throws(ValueError) in
+            config.limits.maxConnections = value.isEmpty ? LimitsSection().maxConnections : try count(value, 1...65536)
+        },
+        Key(section: "Limits", name: "MaxConnectionsPerUser", isPrefix: false) { config, _, value throws(ValueError) in
+            config.limits.maxConnectionsPerUser = value.isEmpty ? LimitsSection().maxConnectionsPerUser : try count(value, 1...65536)
+        },
+        Key(section: "Limits", name: "PartialMessageTimeout", isPrefix: false) { config, _, value throws(ValueError) in
+            config.limits.partialMessageTimeoutSeconds = value.isEmpty ? LimitsSection().partialMessageTimeoutSeconds
+                : try within(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 10 or 500ms"), 0.1...3600, "100ms to 1h")
+        },
+        Key(section: "Limits", name: "MaxQueuedBytes", isPrefix: false) { config, _, value throws(ValueError) in
+            config.limits.maxQueuedBytes = value.isEmpty ? LimitsSection().maxQueuedBytes : try byteSize(value, 1 << 20...1 << 30, "1M to 1G")
+        },
+        Key(section: "Limits", name: "MaxChecksInFlight", isPrefix: false) { config, _, value throws(ValueError) in
+            config.limits.maxChecksInFlight = value.isEmpty ? LimitsSection().maxChecksInFlight : try count(value, 1...256)
+        },
+        Key(section: "Limits", name: "MaxChecksPerUser", isPrefix: false) { config, _, value throws(ValueError) in
+            config.limits.maxChecksPerUser = value.isEmpty ? LimitsSection().maxChecksPerUser : try count(value, 1...256)
+        },
+        Key(section: "Limits", name: "ProbeMinInterval", isPrefix: false) { config, _, value throws(ValueError) in
+            config.limits.probeMinIntervalSeconds = value.isEmpty ? LimitsSection().probeMinIntervalSeconds
+                : try within(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 1 or 500ms"), 0.1...3600, "100ms to 1h")
         },
         Key(section: "Simulation", name: "Group", isPrefix: false) { config, _, value throws(ValueError) in
             guard !value.isEmpty else { config.simulation.group = nil; return }
@@ -154,12 +178,33 @@ extension ReachdConfiguration {
         return seconds
     }
 
-    /// A non-negative decimal integer.
-    static func count(_ value: String) throws(ValueError) -> Int {
-        guard value.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(value), n <= 1_000_000 else {
-            throw ValueError("bad number (expected an integer from 0 to 1000000)")
+    /// A time span (seconds) inside `range`, so that no later conversion (to milliseconds, to a
+    /// Dispatch deadline) can overflow.
+    static func within(_ seconds: Double, _ range: ClosedRange<Double>, _ text: String) throws(ValueError) -> Double {
+        guard range.contains(seconds) else { throw ValueError("time span out of range (\(text))") }
+        return seconds
+    }
+
+    /// A decimal integer inside `range` (digits only: no sign, no spaces).
+    static func count(_ value: String, _ range: ClosedRange<Int>) throws(ValueError) -> Int {
+        guard !value.isEmpty, value.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(value), range.contains(n) else {
+            throw ValueError("bad number (expected an integer from \(range.lowerBound) to \(range.upperBound))")
         }
         return n
+    }
+
+    /// A size in bytes: a number with an optional K, M or G suffix (powers of 1024, as systemd's
+    /// `parse_size()`), inside `range`.
+    static func byteSize(_ value: String, _ range: ClosedRange<Int>, _ text: String) throws(ValueError) -> Int {
+        let digits = value.prefix { $0.isASCII && $0.isNumber }
+        let suffix = INIParser.trimmed(value.dropFirst(digits.count))
+        let factors: [String: Int] = ["": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        guard !digits.isEmpty, digits.count <= 12, let n = Int(digits), let factor = factors[suffix.uppercased()] else {
+            throw ValueError("bad size (expected bytes, or with K, M or G, e.g. 64M)")
+        }
+        let (bytes, overflow) = n.multipliedReportingOverflow(by: factor)
+        guard !overflow, range.contains(bytes) else { throw ValueError("size out of range (\(text))") }
+        return bytes
     }
 
     /// An octal file mode up to 07777, as systemd's `parse_mode()` (`0666`, `660`).

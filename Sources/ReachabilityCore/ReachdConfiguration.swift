@@ -71,7 +71,7 @@ public struct ReachdConfiguration: Equatable, Sendable {
 
     /// `[Events]`: the event history for `Subscribe(after:)`.
     public struct EventsSection: Equatable, Sendable {
-        /// `History=`: how many events are kept for resuming subscribers (0: none).
+        /// `History=`: how many events are kept for resuming subscribers (0: none; at most 65536).
         public var history: Int = 256
         public init() {}
     }
@@ -83,6 +83,35 @@ public struct ReachdConfiguration: Equatable, Sendable {
         public init() {}
     }
 
+    /// `[Limits]`: what one local user, or all of them, can make reachd spend. Every local user
+    /// may connect (the socket is 0666), so each resource a caller can claim is bounded; over a
+    /// bound the caller gets `Busy(retryAfterMs)` or that one connection is closed.
+    public struct LimitsSection: Equatable, Sendable {
+        /// `MaxConnections=`: open client connections over all users; more are closed at once.
+        public var maxConnections: Int = 4096
+        /// `MaxConnectionsPerUser=`: open connections of one uid (`SO_PEERCRED`).
+        public var maxConnectionsPerUser: Int = 1024
+        /// `PartialMessageTimeout=`: seconds a started message may stay incomplete before its
+        /// connection is closed.
+        public var partialMessageTimeoutSeconds: Double = 10
+        /// `MaxQueuedBytes=`: replies waiting for slow readers, over all connections.
+        public var maxQueuedBytes: Int = 64 << 20
+        /// `MaxChecksInFlight=`: `Check` look-ups running at once over all users.
+        public var maxChecksInFlight: Int = 16
+        /// `MaxChecksPerUser=`: `Check` look-ups running at once for one uid.
+        public var maxChecksPerUser: Int = 4
+        /// `ProbeMinInterval=`: seconds between connectivity checks started by `Probe()` calls;
+        /// a call within that time gets the last verdict.
+        public var probeMinIntervalSeconds: Double = 1
+        public init() {}
+
+        /// The limits the varlink server applies (all but `ProbeMinInterval=`), for comparing.
+        public var server: [Double] {
+            [Double(maxConnections), Double(maxConnectionsPerUser), partialMessageTimeoutSeconds,
+             Double(maxQueuedBytes), Double(maxChecksInFlight), Double(maxChecksPerUser)]
+        }
+    }
+
     public var monitor = MonitorSection()
     public var interfaces = InterfacesSection()
     public var connectivity = ConnectivitySection()
@@ -90,6 +119,7 @@ public struct ReachdConfiguration: Equatable, Sendable {
     public var socket = SocketSection()
     public var events = EventsSection()
     public var simulation = SimulationSection()
+    public var limits = LimitsSection()
 
     /// The built-in defaults.
     public init() {}

@@ -102,6 +102,11 @@ public struct VarlinkError: Error, Equatable, Sendable, CustomStringConvertible 
     public static let probeDisabled = VarlinkError("io.reachd.Reachability.ProbeDisabled")
     /// `Simulate` by a caller who may not.
     public static let permissionDenied = VarlinkError("io.reachd.Reachability.PermissionDenied")
+    /// A limit against abusive callers is reached (too many look-ups in flight): try again after
+    /// `retryAfterMs` milliseconds.
+    public static func busy(retryAfterMs: Int) -> VarlinkError {
+        VarlinkError("io.reachd.Reachability.Busy", parameters: ["retryAfterMs": .int(retryAfterMs)])
+    }
 }
 
 /// A message that is not varlink: the connection that sent it is closed.

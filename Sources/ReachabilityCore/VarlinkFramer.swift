@@ -20,7 +20,8 @@ public struct VarlinkFramer: Sendable {
     /// Appends received bytes.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
         if start > 0 && start == buffer.count {
-            buffer.removeAll(keepingCapacity: true); start = 0; scanned = 0
+            // A buffer that grew for one big message gives its memory back (thousands of connections).
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 16 * 1024); start = 0; scanned = 0
         }
         buffer.append(contentsOf: bytes)
     }
@@ -42,6 +43,9 @@ public struct VarlinkFramer: Sendable {
         }
         scanned = index
         if buffer.count - start > limit { throw VarlinkProtocolError.messageTooLarge(limit: limit) }
+        if start > 0 && start == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 16 * 1024); start = 0; scanned = 0
+        }
         return nil
     }
 

@@ -1,7 +1,7 @@
 import ReachabilityCore
 
 extension ConnectivityChecker.Configuration {
-    /// The checker's part of reachd's configuration: `[Connectivity]`.
+    /// The checker's part of reachd's configuration: `[Connectivity]` and `[Limits] ProbeMinInterval=`.
     /// Fields the file does not cover (backoff, namespace, hosts file) keep their defaults.
     public init(_ config: ReachdConfiguration) {
         self.init()
@@ -10,5 +10,6 @@ extension ConnectivityChecker.Configuration {
         expectedResponse = config.connectivity.response
         interval = config.connectivity.intervalSeconds
         timeout = config.connectivity.timeoutSeconds
+        probeMinInterval = config.limits.probeMinIntervalSeconds
     }
 }

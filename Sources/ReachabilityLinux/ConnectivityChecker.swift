@@ -34,6 +34,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
         public var timeout: TimeInterval = 5
         /// First retry delay while portal/limited (doubles up to `interval`).
         public var initialBackoff: TimeInterval = 2
+        /// `[Limits] ProbeMinInterval=`: `probeNow` calls within this many seconds of the last
+        /// check get its verdict instead of a new HTTP request.
+        public var probeMinInterval: TimeInterval = 1
         /// Make the checks' sockets in this network namespace (tests); nil: the daemon's own.
         public var networkNamespace: String? = nil
         /// Resolve the URL's host from this hosts(5) file only (tests); nil: the system resolver.
@@ -51,6 +54,10 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private var scheduler: ProbeScheduler
     /// Shared by all checks: bounds the threads that hanging look-ups can hold.
     private var resolver: HostResolver
+    /// The checker's own threads, made at start, for its HTTP checks and their name look-ups:
+    /// no flood of `Check` calls can take them.
+    private let checkPool = WorkerPool(name: "reachd-probe", threads: 2, maxQueued: 2)
+    private let resolverPool = WorkerPool(name: "reachd-probe-dns", threads: 2, maxQueued: 2)
     private var running: [Int: HTTPProbe.Handle] = [:]
     private var timer: DispatchSourceTimer?
     /// The scheduler's id of the armed timer: a handler of a replaced timer does nothing.
@@ -69,7 +76,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         self.queue = queue
         self.log = log
         self.scheduler = ProbeScheduler(configuration: Self.schedulerConfiguration(configuration))
-        self.resolver = Self.resolver(for: configuration)
+        self.resolver = Self.resolver(for: configuration, pool: resolverPool)
     }
 
     /// Begins with the target's current status.
@@ -109,7 +116,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     public func reconfigure(_ configuration: Configuration) {
         queue.async { [self] in
             self.configuration = configuration
-            resolver = Self.resolver(for: configuration)
+            resolver = Self.resolver(for: configuration, pool: resolverPool)
             warnAboutURL()
             perform(scheduler.reconfigure(Self.schedulerConfiguration(configuration), now: Date()))
         }
@@ -122,15 +129,16 @@ public final class ConnectivityChecker: @unchecked Sendable {
 
     private static func schedulerConfiguration(_ c: Configuration) -> ProbeScheduler.Configuration {
         ProbeScheduler.Configuration(enabled: c.enabled, url: c.url, expectedResponse: c.expectedResponse,
-                                     interval: c.interval, initialBackoff: c.initialBackoff)
+                                     interval: c.interval, initialBackoff: c.initialBackoff, minManualInterval: c.probeMinInterval)
     }
 
-    private static func resolver(for c: Configuration) -> HostResolver {
+    private static func resolver(for c: Configuration, pool: WorkerPool) -> HostResolver {
         var configuration = HostResolver.Configuration()
         configuration.timeout = c.timeout
         configuration.networkNamespace = c.networkNamespace
         configuration.hostsFile = c.hostsFile
-        return HostResolver(configuration: configuration)
+        configuration.maxInFlight = pool.threadCount
+        return HostResolver(configuration: configuration, pool: pool)
     }
 
     private func warnAboutURL() {
@@ -183,7 +191,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         let request = HTTPProbe.Request(url: url, interface: path.interface, sourceAddresses: path.sourceAddresses,
                                         timeout: configuration.timeout, networkNamespace: configuration.networkNamespace,
                                         resolver: resolver)
-        running[id] = HTTPProbe.start(request) { [weak self] result in
+        running[id] = HTTPProbe.start(request, on: checkPool) { [weak self] result in
             let probe = ProbeVerdict.probe(url: configuration.url, expectedResponse: configuration.expectedResponse,
                                            outcome: result.outcome, rttMs: result.rttMs, checkedAt: Date())
             guard let self else { return }

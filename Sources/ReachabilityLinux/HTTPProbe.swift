@@ -13,7 +13,8 @@ import Glibc
 /// response until it is complete, closed or the deadline passes. Redirects are not followed:
 /// a redirect is what a captive portal looks like. `Timeout=` covers everything, DNS included.
 ///
-/// Each check runs on a thread of its own and reports with a completion on that thread, so a
+/// Each check runs on a thread of a `WorkerPool` made in advance (the connectivity checker's
+/// own, which no `Check` flood can take) and reports with a completion on that thread, so a
 /// hanging server or resolver never blocks the monitor's queue or the next check.
 public enum HTTPProbe {
     public struct Request: Sendable {
@@ -81,15 +82,21 @@ public enum HTTPProbe {
         }
     }
 
-    /// Starts a check on a new thread; `completion` runs once, on that thread.
+    /// The threads checks run on unless given others.
+    public static let defaultPool = WorkerPool(name: "reachd-probe", threads: 4, maxQueued: 8, eager: false)
+
+    /// Starts a check on a thread of `pool`; `completion` runs once, on that thread — or at once,
+    /// on the caller's, with a failure when the pool cannot take the check.
     @discardableResult
-    public static func start(_ request: Request, completion: @escaping @Sendable (Result) -> Void) -> Handle {
+    public static func start(_ request: Request, on pool: WorkerPool = defaultPool,
+                             completion: @escaping @Sendable (Result) -> Void) -> Handle {
         let handle = Handle()
-        let thread = Thread {
+        let submitted = pool.submit {
             completion(run(request, handle: handle))
         }
-        thread.name = "reachd-probe"
-        thread.start()
+        if !submitted {
+            completion(Result(outcome: .failure(ProbeFailure(.other, "no thread free to run the check")), rttMs: nil))
+        }
         return handle
     }
 

@@ -2,20 +2,21 @@ import Foundation
 import ReachabilityCore
 
 /// Answers `io.reachd.Reachability.Check`: validates the host, resolves it, asks the kernel for
-/// the route to each address, optionally connects over TCP, and judges the result against the
-/// monitor's status (`HostEvaluator`).
+/// the route to each address (for TCP to `port`, when given, so that policy routing by port
+/// counts), and judges the result against the monitor's status (`HostEvaluator`). It never
+/// connects to the host: a daemon that connected anywhere for anyone would tell a caller without
+/// network access which ports are open. Clients connect themselves (`HostCheck.withTCP`).
 ///
-/// Every check runs on a thread of its own, never on the monitor's queue or the caller's: a slow
-/// resolver or a TCP connect that times out holds up nobody else. The completion is called once,
-/// on that thread.
+/// Every check runs on a thread of a bounded `WorkerPool`, never on the monitor's queue
+/// or the caller's: a slow resolver holds up nobody else, and a pool with no thread free answers
+/// `busy` at once. The completion is called once: on that thread, or when the resolver does not
+/// answer within `resolveTimeout`, from a timer.
 public final class HostChecker: @unchecked Sendable {
     public struct Configuration: Sendable {
-        /// Where route look-ups, TCP sockets and resolver sockets are created (tests).
+        /// Where route look-ups and resolver sockets are created (tests).
         public var networkNamespace: String? = nil
         /// The longest wait for a name to resolve; then the answer is HostNotFound.
         public var resolveTimeout: TimeInterval = 5
-        /// The budget for TCP connects of one check (the addresses are tried in turn within it).
-        public var connectTimeout: TimeInterval = 5
         /// Resolve from this hosts(5) file only (tests).
         public var hostsFile: String? = nil
         public init() {}
@@ -23,18 +24,22 @@ public final class HostChecker: @unchecked Sendable {
 
     public let configuration: Configuration
     private let resolver: HostResolver
+    private let pool: WorkerPool
 
-    /// - Parameter resolver: the name resolver; by default one built from `configuration`.
-    public init(configuration: Configuration = Configuration(), resolver: HostResolver? = nil) {
+    /// - Parameters:
+    ///   - resolver: the name resolver; by default one built from `configuration`.
+    ///   - pool: the threads checks run on.
+    public init(configuration: Configuration = Configuration(), resolver: HostResolver? = nil, pool: WorkerPool = .lookups) {
         self.configuration = configuration
+        self.pool = pool
         var resolverConfiguration = HostResolver.Configuration()
         resolverConfiguration.timeout = configuration.resolveTimeout
         resolverConfiguration.hostsFile = configuration.hostsFile
         resolverConfiguration.networkNamespace = configuration.networkNamespace
-        self.resolver = resolver ?? HostResolver(configuration: resolverConfiguration)
+        self.resolver = resolver ?? HostResolver(configuration: resolverConfiguration, pool: pool)
     }
 
-    /// Checks `host` (a name or an address literal), and with `port` a TCP connect to it.
+    /// Checks `host` (a name or an address literal); `port` selects the route for TCP to it.
     /// `status` is the monitor's current status (`ReachabilityMonitor.status`).
     public func check(host: String, port: Int?, status: Status,
                       completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) {
@@ -43,11 +48,96 @@ public final class HostChecker: @unchecked Sendable {
 
     /// As `check(host:port:status:completion:)`, reading the status when the look-ups are done,
     /// so a check that waited on the resolver judges against the newest status.
+    ///
+    /// - Returns: cancels the check: one not yet started never runs, and the completion is not
+    ///   called after `cancel()` (a `getaddrinfo` already running finishes on its own).
+    @discardableResult
     public func check(host: String, port: Int?, status: @escaping @Sendable () -> Status,
-                      completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) {
-        let thread = Thread { [self] in completion(checkNow(host: host, port: port, status: status)) }
-        thread.name = "reachd.check"
-        thread.start()
+                      completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) -> Cancellation {
+        let cancellation = Cancellation(completion)
+        let spec: HostSpec
+        do {
+            spec = try HostName.parse(host)
+            try HostName.validatePort(port)
+        } catch {
+            cancellation.finish(.failure(error))
+            return cancellation
+        }
+        let ticket = pool.submitCancellable { [self] in
+            guard cancellation.start() else { return }
+            cancellation.finish(evaluate(host: host, port: port, addresses: resolver.resolveHere(spec, host: host), status: status))
+        }
+        guard let ticket else {
+            cancellation.finish(.failure(.busy(reason: "no look-up thread free")))
+            return cancellation
+        }
+        let pool = self.pool
+        cancellation.setOnCancel { pool.withdraw(ticket) }
+        // A caller is answered within the resolver's timeout: Busy when no thread took the
+        // check by then (all of them wait on hanging look-ups), HostNotFound when its name
+        // did not resolve in time.
+        let timeout = resolver.configuration.timeout
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+            if cancellation.withdrawIfWaiting() {
+                pool.withdraw(ticket)
+                cancellation.finish(.failure(.busy(reason: "no look-up thread free within \(HostResolver.seconds(timeout))")))
+            } else if case .name = spec {
+                cancellation.finish(.failure(.hostNotFound(host: host, reason: "resolution timed out after \(HostResolver.seconds(timeout))")))
+            }
+        }
+        return cancellation
+    }
+
+    /// Stops one check (`check(host:port:status:completion:)`'s result); completes it once.
+    public final class Cancellation: @unchecked Sendable {
+        private let lock = NSLock()
+        private var completion: (@Sendable (Result<HostCheck, HostCheckError>) -> Void)?
+        private var started = false
+        private var withdrawn = false
+        /// Takes the check out of the pool's queue.
+        private var onCancel: (@Sendable () -> Void)?
+
+        func setOnCancel(_ body: @escaping @Sendable () -> Void) { lock.withLock { onCancel = body } }
+
+        init(_ completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) { self.completion = completion }
+
+        public var isCancelled: Bool { lock.withLock { completion == nil } }
+
+        /// The completion will not be called; a check still waiting for a thread never runs.
+        public func cancel() {
+            let withdraw = lock.withLock { () -> (@Sendable () -> Void)? in
+                completion = nil
+                return started ? nil : onCancel
+            }
+            withdraw?()
+        }
+
+        /// A pool thread takes the check: false when it was cancelled or given up on.
+        func start() -> Bool {
+            lock.withLock {
+                guard completion != nil, !withdrawn else { return false }
+                started = true
+                return true
+            }
+        }
+
+        /// Gives up on a check that no thread has taken yet; false when one has.
+        func withdrawIfWaiting() -> Bool {
+            lock.withLock {
+                guard !started else { return false }
+                withdrawn = true
+                return true
+            }
+        }
+
+        /// Calls the completion unless it was called or cancelled before.
+        func finish(_ result: Result<HostCheck, HostCheckError>) {
+            let body = lock.withLock { () -> (@Sendable (Result<HostCheck, HostCheckError>) -> Void)? in
+                defer { completion = nil }
+                return completion
+            }
+            body?(result)
+        }
     }
 
     /// The async form.
@@ -57,7 +147,7 @@ public final class HostChecker: @unchecked Sendable {
         }
     }
 
-    /// Runs one check on the calling thread (blocks for up to the resolve and connect timeouts).
+    /// Runs one check on the calling thread (blocks for up to the resolve timeout).
     public func checkNow(host: String, port: Int?, status: () -> Status) -> Result<HostCheck, HostCheckError> {
         let spec: HostSpec
         do {
@@ -66,23 +156,23 @@ public final class HostChecker: @unchecked Sendable {
         } catch {
             return .failure(error)
         }
-        let addresses: [String]
-        switch resolver.resolve(spec, host: host) {
-        case let .failure(error): return .failure(error)
-        case let .success(resolved): addresses = resolved
-        }
+        return evaluate(host: host, port: port, addresses: resolver.resolve(spec, host: host), status: status)
+    }
 
-        let lookups = routeLookups(addresses)
-        var tcp: (address: String, check: TCPCheck)?
-        if let port {
-            tcp = connect(port: port, lookups: lookups, status: status())
+    private func evaluate(host: String, port: Int?, addresses: Result<[String], HostCheckError>,
+                          status: () -> Status) -> Result<HostCheck, HostCheckError> {
+        switch addresses {
+        case let .failure(error):
+            return .failure(error)
+        case let .success(addresses):
+            let lookups = routeLookups(addresses, tcpPort: port)
+            return .success(HostEvaluator.evaluate(host: host, lookups: lookups, status: status()))
         }
-        return .success(HostEvaluator.evaluate(host: host, lookups: lookups, status: status(), tcp: tcp))
     }
 
     /// One route look-up per address. A netlink socket that cannot be opened (never expected)
     /// makes every address "unreachable" with the reason, rather than failing the call.
-    private func routeLookups(_ addresses: [String]) -> [RouteLookupResult] {
+    private func routeLookups(_ addresses: [String], tcpPort: Int?) -> [RouteLookupResult] {
         func family(_ address: String) -> AddressFamily { address.contains(":") ? .ipv6 : .ipv4 }
         let lookup: RouteLookup
         do {
@@ -91,31 +181,8 @@ public final class HostChecker: @unchecked Sendable {
             return addresses.map { RouteLookupResult(address: $0, family: family($0), type: .unreachable, error: "\(error)") }
         }
         return addresses.map { address in
-            do { return try lookup.lookup(address) }
+            do { return try lookup.lookup(address, tcpPort: tcpPort) }
             catch { return RouteLookupResult(address: address, family: family(address), type: .unreachable, error: "\(error)") }
         }
-    }
-
-    /// Connects to the addresses with a usable route, in order, until one answers; each attempt
-    /// gets what is left of `connectTimeout`. Without a usable route nothing is attempted.
-    private func connect(port: Int, lookups: [RouteLookupResult], status: Status) -> (address: String, check: TCPCheck) {
-        let candidates = lookups.filter { HostEvaluator.verdict(for: $0, status: status).usable }
-        guard let first = candidates.first else {
-            let address = lookups.first?.address ?? ""
-            return (address, TCPCheck(port: port, connected: false, rttMs: nil, error: "not attempted: no usable route"))
-        }
-        let deadline = Date().addingTimeInterval(configuration.connectTimeout)
-        var last = (address: first.address, check: TCPCheck(port: port, connected: false))
-        for route in candidates {
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { break }
-            // Local destinations go through lo; binding to the owning interface would fail them.
-            let device = route.type == .local ? nil : route.link?.name
-            let check = TCPConnector.connect(address: route.address, port: port, source: route.type == .local ? nil : route.preferredSource,
-                                             device: device, timeout: left, networkNamespace: configuration.networkNamespace)
-            last = (route.address, check)
-            if check.connected { break }
-        }
-        return last
     }
 }

@@ -8,10 +8,11 @@ import Glibc
 /// Resolves host names to every address they have, with a timeout.
 ///
 /// `getaddrinfo(3)` cannot be cancelled and may hang for as long as the system's resolver
-/// configuration allows, so each resolution runs on a thread of its own: the caller waits at most
-/// `timeout`, then answers HostNotFound while the stuck thread finishes on its own. Address
-/// literals never reach the resolver. At most `maxInFlight` resolutions run at once (stuck ones
-/// included), so hanging DNS cannot pile up threads without bound.
+/// configuration allows, so each resolution runs on a thread of a bounded `WorkerPool`:
+/// the caller waits at most `timeout`, then answers HostNotFound while the stuck thread finishes
+/// on its own. Address literals never reach the resolver. At most `maxInFlight` resolutions run
+/// at once (stuck ones included), and a pool that cannot take one more answers at once, so
+/// hanging DNS or a flood of callers can neither pile up threads nor wedge a caller.
 public final class HostResolver: @unchecked Sendable {
     /// The resolving function: a name in, its addresses (in the resolver's preference order) or
     /// an error text out. Tests substitute one that hangs or fails.
@@ -38,12 +39,16 @@ public final class HostResolver: @unchecked Sendable {
 
     public let configuration: Configuration
     private let lookup: Lookup
+    private let pool: WorkerPool
     private let lock = NSLock()
     private var inFlight = 0
 
-    /// - Parameter lookup: the resolving function; by default `hostsFile` when set, else `getaddrinfo`.
-    public init(configuration: Configuration = Configuration(), lookup: Lookup? = nil) {
+    /// - Parameters:
+    ///   - lookup: the resolving function; by default `hostsFile` when set, else `getaddrinfo`.
+    ///   - pool: the threads resolutions run on.
+    public init(configuration: Configuration = Configuration(), lookup: Lookup? = nil, pool: WorkerPool = .lookups) {
         self.configuration = configuration
+        self.pool = pool
         if let lookup {
             self.lookup = lookup
         } else if let hostsFile = configuration.hostsFile {
@@ -75,27 +80,44 @@ public final class HostResolver: @unchecked Sendable {
             let box = ResultBox()
             let done = DispatchSemaphore(value: 0)
             let lookup = self.lookup
-            let thread = Thread { [self] in
+            let submitted = pool.submit { [self] in
                 let result = lookup(name)
                 box.set(result)
                 lock.withLock { inFlight -= 1 }
                 done.signal()
             }
-            thread.name = "reachd.resolve"
-            thread.start()
+            guard submitted else {
+                lock.withLock { inFlight -= 1 }
+                return .failure(.busy(reason: "no resolver thread free"))
+            }
             let timeout = configuration.timeout
             guard done.wait(timeout: .now() + timeout) == .success, let result = box.get() else {
                 return .failure(.hostNotFound(host: host, reason: "resolution timed out after \(Self.seconds(timeout))"))
             }
-            switch result {
-            case let .success(addresses):
-                var unique: [String] = []
-                for address in addresses where !unique.contains(address) { unique.append(address) }
-                if unique.isEmpty { return .failure(.hostNotFound(host: host, reason: "no addresses")) }
-                return .success(unique)
-            case let .failure(failure):
-                return .failure(.hostNotFound(host: host, reason: failure.message))
-            }
+            return Self.addresses(result, host: host)
+        }
+    }
+
+    /// As `resolve`, on the calling thread and without a timeout: for a caller that already runs
+    /// on a pool thread and bounds the wait itself (`HostChecker`).
+    func resolveHere(_ spec: HostSpec, host: String) -> Result<[String], HostCheckError> {
+        switch spec {
+        case let .address(address, _):
+            return .success([address])
+        case let .name(name):
+            return Self.addresses(lookup(name), host: host)
+        }
+    }
+
+    private static func addresses(_ result: Result<[String], ResolveFailure>, host: String) -> Result<[String], HostCheckError> {
+        switch result {
+        case let .success(addresses):
+            var unique: [String] = []
+            for address in addresses where !unique.contains(address) { unique.append(address) }
+            if unique.isEmpty { return .failure(.hostNotFound(host: host, reason: "no addresses")) }
+            return .success(unique)
+        case let .failure(failure):
+            return .failure(.hostNotFound(host: host, reason: failure.message))
         }
     }
 

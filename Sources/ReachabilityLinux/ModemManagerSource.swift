@@ -32,6 +32,8 @@ public final class ModemManagerSource: @unchecked Sendable {
     private var writeSourceRunning = false
     private var timer: DispatchSourceTimer?
     private var matches: [SDBusSlot] = []
+    /// A forged NameOwnerChanged was logged (once per source).
+    private var reportedForgedOwnerChange = false
     private var calls: [ObjectIdentifier: PendingCall] = [:]
     /// ModemManager's unique bus name while it is known to run; signals from others are ignored.
     private var owner: String?
@@ -341,6 +343,16 @@ public final class ModemManagerSource: @unchecked Sendable {
     private func handleSignal(_ message: SDBusMessage) {
         guard let member = message.member, let path = message.path else { return }
         if member == "NameOwnerChanged" && message.interface == "org.freedesktop.DBus" {
+            // Only the bus itself tells who owns a name. Any peer can send a signal that looks
+            // like this one (addressed to us, match rules do not apply), and believing it would
+            // drop the modems and ignore the real ModemManager from then on.
+            guard message.sender == "org.freedesktop.DBus", path == "/org/freedesktop/DBus" else {
+                if !reportedForgedOwnerChange {
+                    reportedForgedOwnerChange = true
+                    log("ModemManager: ignoring NameOwnerChanged from \(message.sender ?? "an unknown sender"), not the bus")
+                }
+                return
+            }
             guard let arguments = try? message.readAll(), arguments.count == 3,
                   arguments[0].string == ModemManagerDBus.service, let newOwner = arguments[2].string else { return }
             nameOwnerChanged(to: newOwner.isEmpty ? nil : newOwner)

@@ -33,6 +33,10 @@ enum NetlinkMessageDecoder {
             let family = body.assumingMemoryBound(to: ifinfomsg.self).pointee.ifi_family
             guard Int32(family) != AF_BRIDGE else { return [] }
         }
+        if type == RTM_NEWROUTE || type == RTM_DELROUTE, !multipathIsWellFormed(header) {
+            // libnl 3.7 loops for ever, allocating, on a next hop of length 0: never hand it one.
+            return []
+        }
         let parse = Parse(type: type, flags: Int32(header.pointee.nlmsg_flags))
         let context = Unmanaged.passRetained(parse)
         defer { context.release() }
@@ -42,6 +46,34 @@ enum NetlinkMessageDecoder {
             parse.changes += NetlinkMessageDecoder.decode(object, type: parse.type, flags: parse.flags)
         }, context.toOpaque())
         return parse.changes
+    }
+
+    /// Whether every next hop in the route message's RTA_MULTIPATH (if any) has a length that
+    /// covers its header and stays inside the attribute. Found by fuzzing: libnl's parser does
+    /// not check, and a zero length never advances.
+    static func multipathIsWellFormed(_ header: UnsafeMutablePointer<nlmsghdr>) -> Bool {
+        let total = Int(header.pointee.nlmsg_len)
+        let headerSize = MemoryLayout<nlmsghdr>.size, routeSize = MemoryLayout<rtmsg>.size
+        guard total >= headerSize + routeSize else { return true }   // libnl refuses a short one itself
+        let bytes = UnsafeRawPointer(header)
+        func u16(_ offset: Int) -> Int { Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) }
+        func align(_ n: Int) -> Int { (n + 3) & ~3 }
+        var offset = headerSize + align(routeSize)
+        while offset + 4 <= total {
+            let length = u16(offset), type = u16(offset + 2) & 0x3fff
+            guard length >= 4, offset + length <= total else { return true }   // libnl stops at a bad attribute
+            if type == Int(RTA_MULTIPATH.rawValue) {
+                var hop = offset + 4
+                let end = offset + length
+                while hop + 8 <= end {
+                    let hopLength = u16(hop)
+                    guard hopLength >= 8, hop + hopLength <= end else { return false }
+                    hop += align(hopLength)
+                }
+            }
+            offset += align(length)
+        }
+        return true
     }
 
     static func decode(_ object: OpaquePointer, type: Int, flags: Int32) -> [KernelChange] {

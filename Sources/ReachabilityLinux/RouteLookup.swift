@@ -59,7 +59,10 @@ public final class RouteLookup {
     /// unreachable/prohibit/blackhole route) is a result with that route type and the kernel's
     /// error text, not a thrown error; only a failing socket throws.
     /// The result names the address in its canonical form (`inet_ntop`: `2001:db8::1`, not `2001:DB8:0::1`).
-    public func lookup(_ text: String) throws -> RouteLookupResult {
+    ///
+    /// With `tcpPort`, the look-up is for TCP to that port (RTA_IP_PROTO, RTA_DPORT), so policy
+    /// routing by destination port (`ip rule add dport …`) is taken into account.
+    public func lookup(_ text: String, tcpPort: Int? = nil) throws -> RouteLookupResult {
         let family: AddressFamily
         var bytes: [UInt8]
         if let v4 = HostName.ipv4Bytes(text) {
@@ -74,7 +77,13 @@ public final class RouteLookup {
         var request = rtmsg()
         request.rtm_family = UInt8(family == .ipv4 ? AF_INET : AF_INET6)
         request.rtm_dst_len = UInt8(bytes.count * 8)
-        let reply = try transact(type: Int32(RTM_GETROUTE), header: &request, attributes: [(Int32(RTA_DST.rawValue), bytes)],
+        var attributes: [(Int32, [UInt8])] = [(Int32(RTA_DST.rawValue), bytes)]
+        if let tcpPort, let port = UInt16(exactly: tcpPort) {
+            attributes.append((Int32(RTA_IP_PROTO.rawValue), [UInt8(IPPROTO_TCP)]))
+            // Network byte order, as the kernel's fib rules compare it.
+            attributes.append((Int32(RTA_DPORT.rawValue), [UInt8(port >> 8), UInt8(port & 0xff)]))
+        }
+        let reply = try transact(type: Int32(RTM_GETROUTE), header: &request, attributes: attributes,
                                  replyType: UInt16(RTM_NEWROUTE), parse: Self.parseRoute)
         switch reply {
         case let .failure(error):

@@ -105,15 +105,16 @@ public final class SystemdNotifier: @unchecked Sendable {
 
     /// Starts pinging `WATCHDOG=1` at half the watchdog interval, when there is one.
     ///
-    /// The pings come from a timer on `queue`; pass the queue that owns the daemon's state so a
-    /// wedged daemon stops pinging and systemd restarts it.
+    /// The pings come from a timer on `pingQueue` (by default the notifier's `queue`): pass the
+    /// queue that serves the daemon's clients and owns its state, so that when it is wedged the
+    /// pings stop and systemd restarts the daemon.
     /// - Returns: the interval systemd expects, or nil when no watchdog is configured.
     @discardableResult
-    public func startWatchdog() -> Duration? {
+    public func startWatchdog(on pingQueue: DispatchQueue? = nil) -> Duration? {
         guard let interval = watchdogInterval else { return nil }
         let (seconds, attoseconds) = (interval / 2).components
         let half = DispatchTimeInterval.microseconds(Int(seconds) * 1_000_000 + Int(attoseconds / 1_000_000_000_000))
-        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let timer = DispatchSource.makeTimerSource(queue: pingQueue ?? queue)
         timer.schedule(deadline: .now(), repeating: half, leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in self?.notify("WATCHDOG=1") }
         lock.withLock {

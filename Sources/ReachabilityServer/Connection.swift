@@ -12,14 +12,27 @@ import Glibc
 final class Connection: @unchecked Sendable {
     let id: Int
     let fd: Int32
+    /// The peer's uid (`SO_PEERCRED`), for the per-user limits.
+    let uid: uid_t
     unowned let server: ReachabilityServer
     private var framer = VarlinkFramer()
     private var outgoing: OutgoingQueue
+    /// When the incomplete message in `framer` began (uptime ns); nil when there is none.
+    private(set) var partialSince: UInt64?
+    /// Bytes of waiting calls (`pending`), as received.
+    private var pendingBytes = 0
+    /// What this connection has reported to the server's incoming total.
+    private(set) var incomingByteCount = 0
+    /// Holds one of the server's `Check` slots; `cancelCheck` stops that check.
+    var holdsCheckSlot = false
+    var cancelCheck: ReachabilityServer.Cancel?
+    /// Protocol warnings about this connection are rate-limited.
+    private var warnings = LogRateLimiter()
     private var readSource: DispatchSourceRead?
     /// Made on the first EAGAIN only: most connections never need one.
     private var writeSource: DispatchSourceWrite?
     private var writeSourceActive = false
-    private var pending: [VarlinkCall] = []
+    private var pending: [(call: VarlinkCall, size: Int)] = []
     /// A call is in progress (an asynchronous handler, or a subscription).
     var busy = false
     var subscription: SubscriptionFilter?
@@ -30,9 +43,10 @@ final class Connection: @unchecked Sendable {
     private(set) var closed = false
     private var openSources = 0
 
-    init(id: Int, fd: Int32, server: ReachabilityServer) {
+    init(id: Int, fd: Int32, uid: uid_t, server: ReachabilityServer) {
         self.id = id
         self.fd = fd
+        self.uid = uid
         self.server = server
         self.peer = UnixSocket.peerCredentials(fd)
         self.outgoing = OutgoingQueue(limits: server.configuration.queueLimits)
@@ -61,19 +75,25 @@ final class Connection: @unchecked Sendable {
                 do {
                     while let message = try framer.next() {
                         let call = try VarlinkCodec.decodeCall(message)
-                        pending.append(call)
+                        pending.append((call, message.count))
+                        pendingBytes += message.count
+                        // Answered as they come; only calls behind a running one wait.
+                        processPending()
+                        if closed { return }
                         if pending.count > server.configuration.maxPendingCalls {
-                            server.log(.warning, "connection \(id): more than \(server.configuration.maxPendingCalls) pipelined calls; closing")
+                            reject(.tooManyPipelinedCalls, "more than \(server.configuration.maxPendingCalls) pipelined calls; closing")
                             close()
                             return
                         }
                     }
                 } catch {
-                    server.log(.warning, "connection \(id): \(error); closing")
+                    reject(.protocolError, "\(error); closing")
                     close()
                     return
                 }
                 processPending()
+                if closed { return }
+                accountIncoming()
                 if closed { return }
             } else if count == 0 {
                 // End of stream; a partial message left in the framer is simply dropped.
@@ -94,9 +114,62 @@ final class Connection: @unchecked Sendable {
 
     func processPending() {
         while !busy && !closed && !closing && !pending.isEmpty {
-            let call = pending.removeFirst()
+            let (call, size) = pending.removeFirst()
+            pendingBytes -= size
             server.handle(call, on: self)
         }
+    }
+
+    /// Reports the bytes this connection holds unanswered (an incomplete message, waiting calls)
+    /// to the server, and starts or ends the watch on an incomplete message.
+    private func accountIncoming() {
+        let partial = framer.pendingByteCount
+        if partial > 0 {
+            if partialSince == nil {
+                partialSince = DispatchTime.now().uptimeNanoseconds
+                server.watchPartialMessage(of: self)
+            }
+        } else {
+            partialSince = nil
+        }
+        let held = partial + pendingBytes
+        let delta = held - incomingByteCount
+        if delta > 0 && server.incomingBytes + delta > server.configuration.maxIncomingBytes {
+            // The connection that grows past the budget is the one closed: reading on, then
+            // closing an older one, would only churn memory for the same flood.
+            reject(.incomingBytes, "\(held) bytes unanswered while all connections' reach \(server.configuration.maxIncomingBytes); closing")
+            close()
+            server.scheduleMemoryTrim()
+            return
+        }
+        incomingByteCount = held
+        if delta != 0 { server.incomingBytesChanged(by: delta) }
+    }
+
+    /// Unsent bytes of this connection.
+    var queuedByteCount: Int { outgoing.byteCount }
+
+    /// Runs `body`, which changes `outgoing`, and reports the change to the server's total.
+    private func trackingQueue<T>(_ body: () -> T) -> T {
+        let before = outgoing.byteCount
+        let result = body()
+        let delta = outgoing.byteCount - before
+        if delta != 0 { server.queuedBytesChanged(by: delta) }
+        return result
+    }
+
+    /// Counts `reason` and logs `message` about this connection, at most a few lines a second.
+    func reject(_ reason: ReachabilityServer.Rejection, _ message: String) {
+        server.count(reason)
+        warn(message)
+    }
+
+    /// A protocol warning about this connection, rate-limited per connection.
+    func warn(_ message: String) {
+        let now = ReachabilityServer.monotonicSeconds()
+        let (allowed, suppressed) = warnings.admit(now: now)
+        guard allowed, server.connectionLog.admit(now: now).allowed else { return }
+        server.log(.warning, "connection \(id) (uid \(uid)): \(TerminalText.escaped(message))" + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
     }
 
     // MARK: writing
@@ -112,21 +185,27 @@ final class Connection: @unchecked Sendable {
             let written = message.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if written == message.count { return }
             let blocked = written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
-            _ = outgoing.enqueue(message, force: true)
-            if written > 0 { outgoing.consume(written) }
+            server.makeRoomForQueued(message.count - max(written, 0))
+            if closed { return }
+            trackingQueue {
+                _ = outgoing.enqueue(message, force: true)
+                if written > 0 { outgoing.consume(written) }
+            }
             // The socket is full: wait for it; anything else (EINTR, an error) goes through
             // `flush`, which retries or closes.
             if blocked || written > 0 { waitForWritable() } else { flush() }
             return
         }
-        switch outgoing.enqueue(message, force: force) {
+        server.makeRoomForQueued(message.count)
+        if closed { return }
+        switch trackingQueue({ outgoing.enqueue(message, force: force) }) {
         case .queued:
             flush()
         case .overflow(let dropped):
             if subscription != nil {
                 dropTooSlow(dropped: dropped)
             } else {
-                server.log(.warning, "connection \(id): does not read its replies; closing")
+                reject(.notReading, "does not read its replies; closing")
                 close()
             }
         }
@@ -145,12 +224,12 @@ final class Connection: @unchecked Sendable {
     }
 
     private func dropTooSlow(dropped: Int) {
-        server.log(.warning, "subscriber \(id) does not read; dropped \(dropped) events, closing")
+        reject(.subscriberTooSlow, "subscriber does not read; dropped \(dropped) events, closing")
         server.noteDroppedSubscriber()
         subscription = nil
         var message = VarlinkCodec.encode(VarlinkError.subscriberTooSlow(dropped: dropped))
         message.append(0)
-        _ = outgoing.enqueue(message, force: true)
+        trackingQueue { _ = outgoing.enqueue(message, force: true) }
         closing = true
         // It may never read again: close after a grace period whether the error got out or not.
         server.queue.asyncAfter(deadline: .now() + server.configuration.dropGrace) { [weak self] in
@@ -163,7 +242,7 @@ final class Connection: @unchecked Sendable {
         while let head = outgoing.head {
             let written = head.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if written > 0 {
-                outgoing.consume(written)
+                trackingQueue { outgoing.consume(written) }
                 continue
             }
             if written < 0 && errno == EINTR { continue }
@@ -204,6 +283,12 @@ final class Connection: @unchecked Sendable {
         closed = true
         subscription = nil
         pending.removeAll()
+        pendingBytes = 0
+        partialSince = nil
+        server.releaseCheckSlot(of: self)
+        // What it held no longer counts against the totals.
+        if incomingByteCount != 0 { server.incomingBytesChanged(by: -incomingByteCount); incomingByteCount = 0 }
+        trackingQueue { _ = outgoing.dropAll() }
         readSource?.cancel()
         if let writeSource {
             // A suspended source never runs its cancel handler: resume it first.

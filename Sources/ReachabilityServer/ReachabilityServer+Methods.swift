@@ -27,7 +27,7 @@ extension ReachabilityServer {
                 "version": .string(configuration.version), "url": .string(configuration.url),
                 "interfaces": .array([.string(Varlink.serviceInterface), .string(InterfaceDescription.reachabilityName)]),
             ]
-            reply(parameters: info, to: call, on: connection)
+            reply(parameters: info, to: call, on: connection, cacheKey: "GetInfo")
         case "GetInterfaceDescription":
             if let unknown = unknownParameter(call, allowed: ["interface"]) { return reply(.invalidParameter(unknown), to: call, on: connection) }
             guard let name = call.parameters["interface"]?.stringValue else {
@@ -36,7 +36,7 @@ extension ReachabilityServer {
             guard let description = InterfaceDescription.description(of: name) else {
                 return reply(.interfaceNotFound(name), to: call, on: connection)
             }
-            reply(parameters: ["description": .string(description)], to: call, on: connection)
+            reply(parameters: ["description": .string(description)], to: call, on: connection, cacheKey: "description:" + name)
         default:
             reply(.methodNotFound(call.method), to: call, on: connection)
         }
@@ -70,7 +70,24 @@ extension ReachabilityServer {
             guard let handler = checkHandlerOnQueue else {
                 return reply(.methodNotImplemented(call.method), to: call, on: connection)
             }
-            runAsync(call, on: connection) { completion in handler(host, port, completion) }
+            // Look-ups block threads and may hang on DNS: a bounded number at once, per user too.
+            if checksInFlight >= configuration.maxChecksInFlight {
+                connection.reject(.checksBusy, "Check refused: \(checksInFlight) in flight (MaxChecksInFlight=)")
+                return reply(.busy(retryAfterMs: HostCheckError.busyRetryAfterMs), to: call, on: connection)
+            }
+            if checksPerUID[connection.uid, default: 0] >= configuration.maxChecksPerUser {
+                connection.reject(.checksBusyForUser, "Check refused: uid \(connection.uid) has \(configuration.maxChecksPerUser) in flight (MaxChecksPerUser=)")
+                return reply(.busy(retryAfterMs: HostCheckError.busyRetryAfterMs), to: call, on: connection)
+            }
+            checksInFlight += 1
+            checksPerUID[connection.uid, default: 0] += 1
+            connection.holdsCheckSlot = true
+            runAsync(call, on: connection, whenDone: { [weak self, weak connection] in
+                guard let self, let connection else { return }
+                self.releaseCheckSlot(of: connection)
+            }) { completion in
+                connection.cancelCheck = handler(host, port, completion)
+            }
         case "Probe":
             if let unknown = unknownParameter(call, allowed: []) { return reply(.invalidParameter(unknown), to: call, on: connection) }
             guard let handler = probeHandlerOnQueue else {
@@ -128,7 +145,7 @@ extension ReachabilityServer {
 
     /// Runs an asynchronous handler; its completion may come from any thread and is answered on
     /// the server's queue, in call order (later calls on this connection wait).
-    func runAsync(_ call: VarlinkCall, on connection: Connection,
+    func runAsync(_ call: VarlinkCall, on connection: Connection, whenDone: (@Sendable () -> Void)? = nil,
                           _ body: (@escaping Completion) -> Void) {
         connection.busy = true
         let done = Once()
@@ -136,6 +153,7 @@ extension ReachabilityServer {
         body { [weak self, weak connection] result in
             guard done.first() else { return }
             queue.async { [weak self, weak connection] in
+                whenDone?()
                 guard let self, let connection, !connection.closed else { return }
                 connection.busy = false
                 switch result {
@@ -153,6 +171,20 @@ extension ReachabilityServer {
         }
     }
 
+    /// Gives back the `Check` slot `connection` holds (its check answered, or it hung up: then
+    /// the check is cancelled).
+    func releaseCheckSlot(of connection: Connection) {
+        guard connection.holdsCheckSlot else { return }
+        connection.holdsCheckSlot = false
+        checksInFlight -= 1
+        if let count = checksPerUID[connection.uid] {
+            if count <= 1 { checksPerUID[connection.uid] = nil } else { checksPerUID[connection.uid] = count - 1 }
+        }
+        let cancel = connection.cancelCheck
+        connection.cancelCheck = nil
+        if connection.closed { cancel?() }
+    }
+
     private func unknownParameter(_ call: VarlinkCall, allowed: Set<String>) -> String? {
         call.parameters.keys.sorted().first { !allowed.contains($0) }
     }
@@ -164,11 +196,15 @@ extension ReachabilityServer {
         connection.send(bytes)
     }
 
-    func reply(parameters: [String: JSONValue], to call: VarlinkCall, on connection: Connection) {
+    /// - Parameter cacheKey: names a reply that never changes: encoded once, and the same bytes
+    ///   are queued for every caller (a thousand clients that do not read hold one copy).
+    func reply(parameters: [String: JSONValue], to call: VarlinkCall, on connection: Connection, cacheKey: String? = nil) {
         guard !call.oneway else { return }
+        if let cacheKey, let bytes = constantReplies[cacheKey] { return connection.send(bytes) }
         do {
             var bytes = try VarlinkCodec.encodeReply(VarlinkReply(parameters: parameters))
             bytes.append(0)
+            if let cacheKey { constantReplies[cacheKey] = bytes }
             connection.send(bytes)
         } catch {
             log(.error, "cannot encode reply to \(call.method): \(error)")

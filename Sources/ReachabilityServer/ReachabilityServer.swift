@@ -28,6 +28,23 @@ public final class ReachabilityServer: @unchecked Sendable {
         public var dropGrace: DispatchTimeInterval = .seconds(1)
         /// Calls a client may pipeline before it is cut off.
         public var maxPendingCalls = 64
+        /// Open connections over all users (`[Limits] MaxConnections=`); more are closed at once.
+        public var maxConnections = 4096
+        /// Open connections of one uid (`SO_PEERCRED`; `[Limits] MaxConnectionsPerUser=`).
+        public var maxConnectionsPerUser = 1024
+        /// How long a message may stay incomplete before its connection is closed
+        /// (`[Limits] PartialMessageTimeout=`).
+        public var partialMessageTimeout: TimeInterval = 10
+        /// Bytes received but not yet answered (incomplete messages and calls waiting their
+        /// turn) over all connections; the connection whose bytes would pass it is closed.
+        public var maxIncomingBytes = 16 << 20
+        /// Replies waiting to be written over all connections (`[Limits] MaxQueuedBytes=`); over
+        /// it, the connection with the most queued is closed.
+        public var maxQueuedBytes = 64 << 20
+        /// `Check` calls in flight over all users (`[Limits] MaxChecksInFlight=`); more get `Busy`.
+        public var maxChecksInFlight = 16
+        /// `Check` calls in flight of one uid (`[Limits] MaxChecksPerUser=`).
+        public var maxChecksPerUser = 4
         /// Mode of a socket file the server binds itself (0666: every local user may ask).
         public var socketMode: mode_t = 0o666
         /// `GetInfo`.
@@ -45,13 +62,45 @@ public final class ReachabilityServer: @unchecked Sendable {
         public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
     }
 
+    /// Why the server turned a client away or closed its connection: each limit against abusive
+    /// clients has a reason of its own (for logs and counters).
+    public enum Rejection: String, CaseIterable, Sendable {
+        /// `MaxConnections=` reached: the new connection is closed.
+        case tooManyConnections
+        /// `MaxConnectionsPerUser=` reached for the caller's uid.
+        case tooManyConnectionsForUser
+        /// `MaxChecksInFlight=` reached: the call gets `Busy`.
+        case checksBusy
+        /// `MaxChecksPerUser=` reached for the caller's uid: `Busy`.
+        case checksBusyForUser
+        /// A message stayed incomplete past `PartialMessageTimeout=`.
+        case staleMessage
+        /// The bytes held for incomplete messages and waiting calls over all connections ran out;
+        /// the connection that would pass the bound is closed.
+        case incomingBytes
+        /// `MaxQueuedBytes=` reached; the connection with the most unsent replies is closed.
+        case queuedBytes
+        /// A client's own reply queue is full (it does not read).
+        case notReading
+        /// A subscriber's queue is full (`SubscriberTooSlow`).
+        case subscriberTooSlow
+        /// Not varlink: too large, not UTF-8, not JSON, not a call.
+        case protocolError
+        /// More calls waiting behind a running one than allowed.
+        case tooManyPipelinedCalls
+    }
+
     /// Completes a method handler's call, from any thread.
     public typealias Completion = @Sendable (VarlinkMethodResult) -> Void
-    /// `Check(host:, port:)`.
-    public typealias CheckHandler = @Sendable (_ host: String, _ port: Int?, _ completion: @escaping Completion) -> Void
+    /// Stops a handler's work for a caller that hung up.
+    public typealias Cancel = @Sendable () -> Void
+    /// `Check(host:, port:)`; returns how to cancel it (nil: it cannot be).
+    public typealias CheckHandler = @Sendable (_ host: String, _ port: Int?, _ completion: @escaping Completion) -> Cancel?
     /// `Probe()`.
     public typealias ProbeHandler = @Sendable (_ completion: @escaping Completion) -> Void
     public typealias LogHandler = @Sendable (_ level: LogLevel, _ message: String) -> Void
+    /// Sees every rejection (on the server's queue).
+    public typealias RejectionHandler = @Sendable (_ reason: Rejection) -> Void
 
     public let configuration: Configuration
     /// The serial queue that owns all server state. Don't call the blocking accessors from it.
@@ -68,6 +117,8 @@ public final class ReachabilityServer: @unchecked Sendable {
     private var boundPath: String?
     private var initialCache: (sequence: Int, reason: Reason.Code, bytes: Data)?
     private var statusCache: (sequence: Int, bytes: Data)?
+    /// Replies that never change (`GetInfo`, interface descriptions), encoded once.
+    var constantReplies: [String: Data] = [:]
     /// The JSON of the last status encoded (the last event's `current`), reused as the next
     /// event's `previous` and for `GetStatus`.
     private var statusJSONCache: (status: Status, json: [UInt8])?
@@ -77,7 +128,25 @@ public final class ReachabilityServer: @unchecked Sendable {
     private var _logHandler: LogHandler?
     private var _simulateHandler: SimulateHandler?
     private var _hangUpHandler: HangUpHandler?
+    private var _rejectionHandler: RejectionHandler?
     private(set) var droppedSubscribers = 0
+    private var rejections: [Rejection: Int] = [:]
+    private var connectionsPerUID: [uid_t: Int] = [:]
+    var checksInFlight = 0
+    var checksPerUID: [uid_t: Int] = [:]
+    /// Unsent reply bytes over all connections.
+    private(set) var queuedBytes = 0
+    /// Received bytes not yet answered over all connections.
+    private(set) var incomingBytes = 0
+    /// Connections with an incomplete message, checked by `staleSweep`.
+    private var partialConnections: Set<Int> = []
+    private var staleSweep: DispatchSourceTimer?
+    /// Rejections before there is a connection to blame (at accept) share one log budget.
+    private var acceptLog = LogRateLimiter()
+    /// Protocol warnings of all connections together: many abusive connections, each within
+    /// its own budget, still make a few lines a second at most.
+    var connectionLog = LogRateLimiter(burst: 20, interval: 0.2)
+    private var trimScheduled = false
 
     /// - Parameter initial: the current state (`monitor.initialEvent()`); its sequence number is
     ///   where the history starts.
@@ -113,6 +182,17 @@ public final class ReachabilityServer: @unchecked Sendable {
         get { onQueue { _hangUpHandler } }
         set { onQueue { _hangUpHandler = newValue } }
     }
+    /// Sees every rejection as it happens (a metrics counter).
+    public var rejectionHandler: RejectionHandler? {
+        get { onQueue { _rejectionHandler } }
+        set { onQueue { _rejectionHandler = newValue } }
+    }
+
+    /// How often each limit has turned a client away since start.
+    public var rejectionCounts: [Rejection: Int] { onQueue { rejections } }
+
+    /// `Check` calls in flight now.
+    public var checksInFlightCount: Int { onQueue { checksInFlight } }
 
     /// Receives the server's log messages (client errors, dropped subscribers).
     public var logHandler: LogHandler? {
@@ -150,6 +230,8 @@ public final class ReachabilityServer: @unchecked Sendable {
             listenSource = nil
             for connection in connections.values { connection.close() }
             connections.removeAll()
+            staleSweep?.cancel()
+            staleSweep = nil
             if let boundPath { unlink(boundPath) }
             boundPath = nil
         }
@@ -201,20 +283,129 @@ public final class ReachabilityServer: @unchecked Sendable {
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             guard (try? UnixSocket.setNonBlocking(fd)) != nil else { close(fd); continue }
+            let uid = UnixSocket.peerUID(fd)
+            if connections.count >= configuration.maxConnections {
+                close(fd)
+                reject(.tooManyConnections, "connection from uid \(uid.map(String.init) ?? "?") refused: \(configuration.maxConnections) connections open (MaxConnections=)")
+                continue
+            }
+            // No credentials (never expected on AF_UNIX) count as one unknown user.
+            let owner = uid ?? uid_t.max
+            if connectionsPerUID[owner, default: 0] >= configuration.maxConnectionsPerUser {
+                close(fd)
+                reject(.tooManyConnectionsForUser, "connection from uid \(uid.map(String.init) ?? "?") refused: it has \(configuration.maxConnectionsPerUser) open (MaxConnectionsPerUser=)")
+                continue
+            }
+            connectionsPerUID[owner, default: 0] += 1
             nextConnectionID += 1
-            let connection = Connection(id: nextConnectionID, fd: fd, server: self)
+            let connection = Connection(id: nextConnectionID, fd: fd, uid: owner, server: self)
             connections[connection.id] = connection
             connection.start()
         }
     }
 
     func connectionClosed(_ connection: Connection) {
-        connections[connection.id] = nil
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        if let count = connectionsPerUID[connection.uid] {
+            if count <= 1 { connectionsPerUID[connection.uid] = nil } else { connectionsPerUID[connection.uid] = count - 1 }
+        }
+        partialConnections.remove(connection.id)
         _hangUpHandler?(connection.id)
     }
 
     func log(_ level: LogLevel, _ message: String) {
         _logHandler?(level, message)
+    }
+
+    /// Counts a rejection and logs it within the accept-time budget.
+    func reject(_ reason: Rejection, _ message: String) {
+        count(reason)
+        let (allowed, suppressed) = acceptLog.admit(now: Self.monotonicSeconds())
+        guard allowed else { return }
+        log(.warning, message + (suppressed > 0 ? " (\(suppressed) similar messages suppressed)" : ""))
+    }
+
+    func count(_ reason: Rejection) {
+        rejections[reason, default: 0] += 1
+        _rejectionHandler?(reason)
+    }
+
+    static func monotonicSeconds() -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+    }
+
+    // MARK: bounded buffers
+
+    /// A connection's unsent bytes changed by `delta`.
+    func queuedBytesChanged(by delta: Int) { queuedBytes += delta }
+
+    /// Makes room for `bytes` more unsent bytes under `maxQueuedBytes` by closing the
+    /// connections with the most queued, largest first.
+    func makeRoomForQueued(_ bytes: Int) {
+        while queuedBytes + bytes > configuration.maxQueuedBytes {
+            guard let victim = connections.values.max(by: { $0.queuedByteCount < $1.queuedByteCount }),
+                  victim.queuedByteCount > 0 else { return }
+            victim.reject(.queuedBytes, "has the most unsent replies (\(victim.queuedByteCount) bytes) while all connections' reach MaxQueuedBytes=\(configuration.maxQueuedBytes); closing")
+            victim.close()
+            scheduleMemoryTrim()
+        }
+    }
+
+    /// A connection's held incoming bytes changed by `delta` (it checked `maxIncomingBytes`).
+    func incomingBytesChanged(by delta: Int) {
+        incomingBytes += delta
+    }
+
+    /// After a flood was cut off, hands the memory its buffers took back to the system, at
+    /// most once a second: freed buffers of many connections otherwise stay resident in
+    /// malloc's arenas, and the daemon's size would be its worst moment's.
+    func scheduleMemoryTrim() {
+        guard !trimScheduled else { return }
+        trimScheduled = true
+        queue.asyncAfter(deadline: .now() + .milliseconds(200)) {
+            _ = Self.trimMalloc?(0)
+        }
+        queue.asyncAfter(deadline: .now() + .milliseconds(1200)) { [weak self] in
+            self?.trimScheduled = false
+        }
+    }
+
+    /// glibc's `malloc_trim(3)`, which the Glibc module does not export.
+    private static let trimMalloc: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
+
+    /// A connection now holds an incomplete message: closed if it is still incomplete after
+    /// `partialMessageTimeout`. One timer sweeps them all, armed only while there are some.
+    func watchPartialMessage(of connection: Connection) {
+        partialConnections.insert(connection.id)
+        guard staleSweep == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let period = min(max(configuration.partialMessageTimeout / 4, 0.05), 1)
+        timer.schedule(deadline: .now() + period, repeating: period)
+        timer.setEventHandler { [weak self] in self?.sweepStaleMessages() }
+        staleSweep = timer
+        timer.resume()
+    }
+
+    private func sweepStaleMessages() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let limit = UInt64(configuration.partialMessageTimeout * 1e9)
+        for id in partialConnections {
+            guard let connection = connections[id], let since = connection.partialSince else {
+                partialConnections.remove(id)
+                continue
+            }
+            if now - since >= limit {
+                connection.reject(.staleMessage, "message incomplete for more than \(configuration.partialMessageTimeout) s (PartialMessageTimeout=); closing")
+                connection.close()
+            }
+        }
+        if partialConnections.isEmpty {
+            staleSweep?.cancel()
+            staleSweep = nil
+        }
     }
 
     func noteDroppedSubscriber() { droppedSubscribers += 1 }

@@ -16,6 +16,7 @@ public final class ProbeServer: @unchecked Sendable {
         case login                     // 200, a chunked HTML login page
         case hang                      // read the request, never answer
         case slow(Double)              // 204 after this many seconds
+        case raw([UInt8])              // these bytes as the whole answer, then close (a hostile server)
 
         public var text: String {
             switch self {
@@ -26,12 +27,13 @@ public final class ProbeServer: @unchecked Sendable {
             case .login: return "login"
             case .hang: return "hang"
             case .slow(let seconds): return "slow:\(seconds)"
+            case .raw(let bytes): return "raw:" + Data(bytes).base64EncodedString()
             }
         }
     }
 
     static let script = #"""
-import http.server, signal, sys, time
+import base64, http.server, signal, sys, time
 signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
 port, control, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 
@@ -67,6 +69,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif mode.startswith("slow:"):
             time.sleep(float(mode[5:]))
             self.send_response(204); self.end_headers()
+        elif mode.startswith("raw:"):
+            self.wfile.write(base64.b64decode(mode[4:])); self.wfile.flush()
+            self.close_connection = True
 
 server = http.server.ThreadingHTTPServer(("0.0.0.0", port), Handler)
 server.daemon_threads = True

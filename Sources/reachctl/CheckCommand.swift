@@ -96,7 +96,7 @@ enum CheckOutcome: Equatable {
 extension Style {
     /// The check's summary line with `reachable` green and `not reachable` red.
     func checkSummary(_ answer: HostCheck) -> String {
-        let line = answer.summary
+        let line = safe(answer.summary)
         guard enabled else { return line }
         for (word, colour) in [(": not reachable", "31"), (": reachable", "32")] {
             if let range = line.range(of: word) {

@@ -15,6 +15,9 @@ func exitOnError(_ error: Error) -> Never {
     case ReachabilityClientError.connectionFailed, ReachabilityClientError.connectionClosed,
          ReachabilityClientError.timedOut:
         fail("\(error)", code: ExitCode.unavailable)
+    case let ReachabilityClientError.remote(remote) where remote.name == VarlinkError.busy(retryAfterMs: 0).name:
+        let ms = remote.parameters["retryAfterMs"]?.intValue ?? 1000
+        fail("reachd is busy (too many requests in flight); try again in \(formatSeconds(Double(ms) / 1000)) s", code: ExitCode.unavailable)
     case let error as ReachabilityClientError:
         fail(error.description)
     default:
@@ -55,7 +58,7 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
             if json {
                 printLine(jsonLine(event))
             } else {
-                let interface = event.reason.interface.map { " \($0)" } ?? ""
+                let interface = event.reason.interface.map { " \(style.safe($0))" } ?? ""
                 let changed = event.changes.isEmpty ? "" : " [\(event.changes.joined(separator: ","))]"
                 printLine("\(Timestamp.string(from: event.timestamp)) #\(event.sequence) \(event.reason.code.rawValue)\(interface)\(changed): \(style.summary(event.current))")
             }

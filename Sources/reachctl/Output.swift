@@ -30,7 +30,8 @@ func emit(_ text: String, to fd: Int32 = 1) {
 func printLine(_ text: String) { emit(text + "\n") }
 
 func fail(_ message: String, code: Int32 = ExitCode.failure) -> Never {
-    emit("reachctl: \(message)\n", to: 2)
+    // Messages carry the daemon's and the network's words (error texts, host names).
+    emit("reachctl: \(TerminalText.escaped(message))\n", to: 2)
     exit(code)
 }
 
@@ -44,9 +45,13 @@ struct Style {
 
     func paint(_ text: String, _ code: String) -> String { enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
 
+    /// `text` from outside made safe for the terminal (`TerminalText.escaped`): every human line
+    /// goes through it before any colour of ours is added.
+    func safe(_ text: String) -> String { TerminalText.escaped(text) }
+
     /// The summary line with `online` green and `offline` red.
     func summary(_ status: Status) -> String {
-        let line = status.summary
+        let line = safe(status.summary)
         guard enabled else { return line }
         if line.hasPrefix("online") { return paint("online", "32") + line.dropFirst("online".count) }
         if line.hasPrefix("offline") { return paint("offline", "31") + line.dropFirst("offline".count) }
@@ -54,7 +59,21 @@ struct Style {
     }
 }
 
-/// Encodes a wire object as one compact JSON line.
+/// Encodes a wire object as one compact JSON line. JSON escapes C0 controls itself; DEL, C1
+/// controls and bidirectional overrides are written as `\u` escapes too, so that no string from
+/// outside reaches a terminal raw (the JSON means the same).
 func jsonLine<T: Encodable>(_ value: T) -> String {
-    do { return try WireJSON.string(value) } catch { fail("cannot encode JSON: \(error)") }
+    let text: String
+    do { text = try WireJSON.string(value) } catch { fail("cannot encode JSON: \(error)") }
+    guard text.unicodeScalars.contains(where: TerminalText.needsEscape) else { return text }
+    var escaped = ""
+    for scalar in text.unicodeScalars {
+        if TerminalText.needsEscape(scalar) {
+            let hex = String(scalar.value, radix: 16)
+            escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        } else {
+            escaped.unicodeScalars.append(scalar)
+        }
+    }
+    return escaped
 }

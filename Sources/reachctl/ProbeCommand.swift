@@ -21,7 +21,7 @@ func runProbe(client: ReachabilityClient, json: Bool) async -> Never {
 extension Style {
     /// The probe's summary with the verdict coloured: full green, portal/limited yellow, none red.
     func probe(_ probe: Probe) -> String {
-        let line = probe.summary
+        let line = safe(probe.summary)
         let verdict = "internet: \(probe.result.rawValue)"
         guard enabled, line.hasPrefix(verdict) else { return line }
         let colour: String

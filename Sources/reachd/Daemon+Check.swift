@@ -5,11 +5,12 @@ import ReachabilityServer
 
 extension Daemon {
     /// Answers `io.reachd.Reachability.Check` with a `HostChecker` judged against the monitor's
-    /// current status. Each check runs on a thread of its own, so the server's queue, the
-    /// monitor's queue and other clients never wait for a resolver or a TCP connect.
+    /// current status. Checks run on the checker's bounded pool of threads, so the
+    /// server's queue, the monitor's queue and other clients never wait for a resolver; a
+    /// caller that hangs up cancels its check.
     static func checkHandler(monitor: ReachabilityMonitor, checker: HostChecker = HostChecker()) -> ReachabilityServer.CheckHandler {
         return { host, port, completion in
-            checker.check(host: host, port: port, status: { monitor.status }) { result in
+            let cancellation = checker.check(host: host, port: port, status: { monitor.status }) { result in
                 switch result {
                 case let .success(answer):
                     do {
@@ -22,6 +23,7 @@ extension Daemon {
                     completion(.error(error.varlinkError))
                 }
             }
+            return { cancellation.cancel() }
         }
     }
 }

@@ -21,7 +21,9 @@ extension Daemon {
     func notifyReady(_ status: Status) {
         guard notifier.isEnabled else { return }
         _ = notifier.ready(status: status.systemdStatusText)
-        if let interval = notifier.startWatchdog() {
+        // From the queue that runs the monitor and serves every client: if it wedges, the pings
+        // stop and systemd restarts reachd (a queue of the watchdog's own would ping on).
+        if let interval = notifier.startWatchdog(on: monitor?.queue) {
             log.debug("watchdog every \(interval)")
         }
     }

@@ -77,7 +77,13 @@ final class Daemon: @unchecked Sendable {
         reloadHooks.append { file in
             monitor.queue.async { simulation.groupName = file.simulation.group }
         }
-        server.checkHandler = Self.checkHandler(monitor: monitor)
+        // Threads for Check look-ups: as many as may be in flight, made as they are needed (a
+        // thread that cannot be made means Busy, never a caller left waiting), with room for as
+        // many jobs whose caller gave up while getaddrinfo still runs.
+        let limits = settings.file.limits
+        let lookups = WorkerPool(name: "reachd-check", threads: limits.maxChecksInFlight, maxQueued: limits.maxChecksInFlight,
+                                 eager: false)
+        server.checkHandler = Self.checkHandler(monitor: monitor, checker: HostChecker(pool: lookups))
         self.server = server
         startConnectivityCheck(monitor: monitor, server: server)
 

@@ -27,6 +27,12 @@ struct DaemonSettings {
         settings.monitor = ReachabilityMonitor.Configuration(file)
         settings.server.historySize = file.events.history
         settings.server.socketMode = mode_t(file.socket.mode)
+        settings.server.maxConnections = file.limits.maxConnections
+        settings.server.maxConnectionsPerUser = file.limits.maxConnectionsPerUser
+        settings.server.partialMessageTimeout = file.limits.partialMessageTimeoutSeconds
+        settings.server.maxQueuedBytes = file.limits.maxQueuedBytes
+        settings.server.maxChecksInFlight = file.limits.maxChecksInFlight
+        settings.server.maxChecksPerUser = file.limits.maxChecksPerUser
         settings.socketPath = file.socket.path
         settings.socketGroup = file.socket.group
         return settings

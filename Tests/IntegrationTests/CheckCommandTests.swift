@@ -62,10 +62,17 @@ extension SystemTests {
         let hole = try daemon.reachctl(["check", "hole.test"])
         #expect(hole.status == 1 && hole.stdout == "hole.test (198.51.100.7): not reachable: blackhole route")
 
-        let open = try daemon.reachctl(["check", "far.test", "--port", "8765"])
+        // reachctl connects itself, from its own namespace (reachd never connects for a caller):
+        // run it in the daemon's namespace. A refusal means the host answered: reachable, port closed.
+        func reachctlInside(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+            try run(ipCommand, ["netns", "exec", host.name, Binaries.reachctl] + arguments + ["--socket", daemon.socketPath])
+        }
+        let open = try reachctlInside(["check", "far.test", "--port", "8765"])
         #expect(open.status == 0 && open.stdout.contains("· tcp/8765 connected in "), "\(open.stdout)")
-        let closed = try daemon.reachctl(["check", "gw.test", "--port", "8766"])
-        #expect(closed.status == 1 && closed.stdout.hasSuffix("· tcp/8766 failed: Connection refused"), "\(closed.stdout)")
+        let closed = try reachctlInside(["check", "gw.test", "--port", "8766"])
+        #expect(closed.status == 0 && closed.stdout.hasSuffix("[reachable, isDirect] · tcp/8766 closed (connection refused)"), "\(closed.stdout)")
+        let holePort = try reachctlInside(["check", "hole.test", "--port", "8765"])
+        #expect(holePort.status == 1 && holePort.stdout.hasSuffix("· tcp/8765 failed: not attempted: no usable route"), "\(holePort.stdout)")
 
         let missing = try daemon.reachctl(["check", "nowhere.test"])
         #expect(missing.status == 1 && missing.stderr == "reachctl: nowhere.test: host not found\n", "\(missing.stderr)")
@@ -91,8 +98,14 @@ extension SystemTests {
         } catch {
             #expect(error as? ReachabilityClientError == .remote(.hostNotFound("nowhere.test")))
         }
-        let viaClient = try await client.check(host: "192.0.2.1", port: 8765)
-        #expect(viaClient.reachable && viaClient.tcp?.connected == true)
+        // The client library connects from this (the test's) process: to a listener on this
+        // namespace's loopback, which the daemon's namespace routes locally as well.
+        let listener = try LoopbackListener()
+        let viaClient = try await client.check(host: "127.0.0.1", port: listener.port)
+        #expect(viaClient.reachable && viaClient.tcp?.connected == true && listener.accepted() >= 1, "\(String(describing: viaClient.tcp))")
+        listener.close()
+        let refused = try await client.check(host: "127.0.0.1", port: listener.port)
+        #expect(refused.reachable && refused.tcp?.portClosed == true, "\(String(describing: refused.tcp))")
 
         // An independent client (PyPI varlink) checks each reply against the served description.
         let script = Binaries.packageRoot + "/Tests/python/varlink_check.py"
@@ -152,4 +165,36 @@ extension SystemTests {
         #expect(watch.wait() == 0)
     }
 }
+
+/// A TCP listener on 127.0.0.1 of the test's own namespace, on a port the kernel picks.
+final class LoopbackListener: @unchecked Sendable {
+    private var fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        guard fd >= 0, bound == 0, listen(fd, 16) == 0 else { throw SetupError(description: "listener: \(String(cString: strerror(errno)))") }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Accepts what is waiting; how many connections that was.
+    func accepted() -> Int {
+        var count = 0
+        while true {
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return count }
+            Glibc.close(client)
+            count += 1
+        }
+    }
+
+    func close() { if fd >= 0 { Glibc.close(fd); fd = -1 } }
+    deinit { close() }
 }

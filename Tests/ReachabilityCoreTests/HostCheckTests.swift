@@ -132,7 +132,6 @@ struct EvaluationCase: CustomTestStringConvertible, Sendable {
     let name: String
     let lookups: [RouteLookupResult]
     let status: Status
-    var tcp: TCPTry? = nil
     let reachable: Bool
     let pathStatus: String
     let flags: [ReachabilityFlag]
@@ -142,7 +141,6 @@ struct EvaluationCase: CustomTestStringConvertible, Sendable {
     var testDescription: String { name }
 }
 
-struct TCPTry: Sendable { let address: String; let check: TCPCheck }
 
 let evaluationCases: [EvaluationCase] = [
     EvaluationCase(name: "via the default gateway on ethernet",
@@ -223,28 +221,12 @@ let evaluationCases: [EvaluationCase] = [
                              unicast("192.0.2.1", oif: 2, gateway: "10.0.0.1")],
                    status: status([lo, eth0], primary: "eth0"),
                    reachable: true, pathStatus: "ethernet", flags: [.reachable], first: "192.0.2.1"),
-    EvaluationCase(name: "with a port: connected",
-                   lookups: [unicast("10.0.0.1", oif: 2)],
-                   status: status([lo, eth0], primary: "eth0"),
-                   tcp: TCPTry(address: "10.0.0.1", check: TCPCheck(port: 443, connected: true, rttMs: 0.4)),
-                   reachable: true, pathStatus: "ethernet", flags: [.reachable, .isDirect]),
-    EvaluationCase(name: "with a port: refused makes it not reachable, the path is still named",
-                   lookups: [unicast("10.0.0.1", oif: 2)],
-                   status: status([lo, eth0], primary: "eth0"),
-                   tcp: TCPTry(address: "10.0.0.1", check: TCPCheck(port: 443, connected: false, error: "Connection refused")),
-                   reachable: false, pathStatus: "ethernet", flags: [.isDirect]),
-    EvaluationCase(name: "with a port: the address that connected comes first",
-                   lookups: [unicast("10.0.0.1", oif: 2), unicast("10.0.0.3", oif: 2)],
-                   status: status([lo, eth0], primary: "eth0"),
-                   tcp: TCPTry(address: "10.0.0.3", check: TCPCheck(port: 22, connected: true, rttMs: 1)),
-                   reachable: true, pathStatus: "ethernet", flags: [.reachable, .isDirect], first: "10.0.0.3"),
 ]
 
 @Suite struct HostEvaluatorTests {
     @Test(arguments: evaluationCases)
     func evaluate(_ c: EvaluationCase) throws {
-        let answer = HostEvaluator.evaluate(host: "h.test", lookups: c.lookups, status: c.status,
-                                            tcp: c.tcp.map { ($0.address, $0.check) })
+        let answer = HostEvaluator.evaluate(host: "h.test", lookups: c.lookups, status: c.status)
         #expect(answer.reachable == c.reachable)
         #expect(answer.status == c.pathStatus)
         #expect(answer.reachabilityFlags == c.flags)
@@ -252,8 +234,36 @@ let evaluationCases: [EvaluationCase] = [
         #expect(answer.routes.map(\.address) == answer.addresses)
         #expect(answer.addresses.first == (c.first ?? c.lookups.first?.address))
         if case let .some(name) = c.interface { #expect(answer.routes.first?.interface == name) }
-        #expect(answer.tcp == c.tcp?.check)
+        #expect(answer.tcp == nil)   // the daemon never connects
         #expect(answer.flags.contains("reachable") == answer.reachable)
+    }
+
+    /// The client's TCP connect on top of the daemon's answer: a refused connect means the host
+    /// answered (reachable, port closed); silence makes it not reachable; the address that
+    /// answered comes first.
+    @Test func clientTCPOnTopOfTheAnswer() {
+        let two = HostEvaluator.evaluate(host: "h.test", lookups: [unicast("10.0.0.1", oif: 2), unicast("10.0.0.3", oif: 2),
+                                                                   refused("198.51.100.7", .blackhole, "Invalid argument")],
+                                         status: status([lo, eth0], primary: "eth0"))
+        #expect(two.tcpCandidates == ["10.0.0.1", "10.0.0.3"])
+
+        let connected = two.withTCP(TCPCheck(port: 443, connected: true, rttMs: 0.4), address: "10.0.0.1")
+        #expect(connected.reachable && connected.reachabilityFlags == [.reachable, .isDirect] && connected.addresses.first == "10.0.0.1")
+
+        let closed = two.withTCP(TCPCheck(port: 443, connected: false, error: TCPCheck.refusedError), address: "10.0.0.3")
+        #expect(closed.reachable && closed.status == "ethernet" && closed.reachabilityFlags == [.reachable, .isDirect])
+        #expect(closed.addresses == ["10.0.0.3", "10.0.0.1", "198.51.100.7"] && closed.routes.map(\.address) == closed.addresses)
+        #expect(closed.tcp?.portClosed == true)
+
+        let silent = two.withTCP(TCPCheck(port: 443, connected: false, error: "timed out after 5 s"), address: "10.0.0.3")
+        #expect(!silent.reachable && silent.status == "ethernet" && silent.reachabilityFlags == [.isDirect])
+        #expect(silent.addresses.first == "10.0.0.1")
+
+        let hole = HostEvaluator.evaluate(host: "h.test", lookups: [refused("198.51.100.7", .blackhole, "Invalid argument")],
+                                          status: status([lo, eth0], primary: "eth0"))
+        #expect(hole.tcpCandidates == [])
+        let notTried = hole.withTCP(TCPCheck(port: 22, connected: false, error: "not attempted: no usable route"), address: nil)
+        #expect(!notTried.reachable && notTried.tcp?.error == "not attempted: no usable route")
     }
 
     @Test func routeFieldsComeFromTheLookupAndTheStatus() {
@@ -324,9 +334,9 @@ let summaryCases: [SummaryCase] = [
     SummaryCase(check: HostCheck(host: "192.0.2.1", addresses: ["192.0.2.1"], reachable: false, status: "notReachable", flags: [],
                                  routes: [route("192.0.2.1", nil, type: "unreachable")], tcp: TCPCheck(port: 22, connected: false, error: "not attempted: no usable route")),
                 line: "192.0.2.1: not reachable: no route · tcp/22 failed: not attempted: no usable route"),
-    SummaryCase(check: HostCheck(host: "[2001:db8::1]", addresses: ["2001:db8::1"], reachable: false, status: "ethernet", flags: ["isDirect"],
+    SummaryCase(check: HostCheck(host: "[2001:db8::1]", addresses: ["2001:db8::1"], reachable: true, status: "ethernet", flags: ["reachable", "isDirect"],
                                  routes: [route("2001:db8::1", "eth0", source: "2001:db8::2")], tcp: TCPCheck(port: 80, connected: false, error: "Connection refused")),
-                line: "[2001:db8::1]: not reachable via eth0 src 2001:db8::2 [isDirect] · tcp/80 failed: Connection refused"),
+                line: "[2001:db8::1]: reachable via eth0 src 2001:db8::2 [reachable, isDirect] · tcp/80 closed (connection refused)"),
 ]
 
 @Suite struct HostCheckSummaryTests {

@@ -28,6 +28,31 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
 }
 
 @Suite struct ProbeSchedulerTests {
+    /// A flood of `Probe()` calls makes one check per `minManualInterval`: the others share the
+    /// running check, or the last verdict while it is fresh.
+    @Test func manualRequestsShareAFreshVerdict() throws {
+        var s = ProbeScheduler(configuration: .init(url: url, interval: 300, initialBackoff: 2, minManualInterval: 1))
+        _ = s.start(path: eth, now: now)
+        #expect(s.probeRequested(1, now: now) == [])                      // shares the check at start
+        let done = s.probeCompleted(id: 1, probe: probe(.full), now: now)
+        #expect(done.contains(.reply(requests: [1], .probe(probe(.full)))))
+        for request in 2...200 {
+            let t = now.addingTimeInterval(Double(request) / 1000)         // 0.2 s of requests
+            #expect(s.probeRequested(request, now: t) == [.reply(requests: [request], .probe(probe(.full)))])
+        }
+        // A second later a request checks again.
+        let later = s.probeRequested(201, now: now.addingTimeInterval(1))
+        #expect(started(later) != nil)
+        #expect(s.probeRequested(202, now: now.addingTimeInterval(1.1)) == [])   // waits for that one
+        // A new path never gets the old path's verdict.
+        var t = ProbeScheduler(configuration: .init(url: url, interval: 300, initialBackoff: 2, minManualInterval: 1))
+        _ = t.start(path: eth, now: now)
+        _ = t.probeCompleted(id: 1, probe: probe(.full), now: now)
+        let moved = t.pathChanged(wlan, now: now)
+        #expect(started(moved) != nil)
+        #expect(t.probeRequested(9, now: now) == [])
+    }
+
     @Test func checksAtStartAndThenEveryIntervalWhileFull() throws {
         var s = scheduler()
         let first = s.start(path: eth, now: now)

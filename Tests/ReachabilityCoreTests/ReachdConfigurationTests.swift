@@ -50,6 +50,14 @@ let configCases: [ConfigCase] = [
         Group=netdev
         [Events]
         History=16
+        [Limits]
+        MaxConnections=100
+        MaxConnectionsPerUser=10
+        PartialMessageTimeout=2s
+        MaxQueuedBytes=8M
+        MaxChecksInFlight=8
+        MaxChecksPerUser=2
+        ProbeMinInterval=500ms
         """) { c in
         c.monitor.ignoreInterfaces = ["docker*", "veth*"]; c.monitor.debounceMilliseconds = 250
         c.interfaces.kinds = [.init(glob: "wwan*", kind: .wwan), .init(glob: "wl*", kind: .wifi)]
@@ -59,6 +67,35 @@ let configCases: [ConfigCase] = [
         c.cellular.modemManager = false
         c.socket.path = "/run/test/io.reachd.Reachability"; c.socket.mode = 0o660; c.socket.group = "netdev"
         c.events.history = 16
+        c.limits.maxConnections = 100; c.limits.maxConnectionsPerUser = 10; c.limits.partialMessageTimeoutSeconds = 2
+        c.limits.maxQueuedBytes = 8 << 20; c.limits.maxChecksInFlight = 8; c.limits.maxChecksPerUser = 2
+        c.limits.probeMinIntervalSeconds = 0.5
+    },
+    ConfigCase(name: "limits at their bounds", text: """
+        [Monitor]
+        Debounce=1h
+        [Connectivity]
+        Interval=168h
+        Timeout=3600
+        [Events]
+        History=65536
+        [Limits]
+        MaxConnections=65536
+        MaxConnectionsPerUser=1
+        PartialMessageTimeout=100ms
+        MaxQueuedBytes=1G
+        MaxChecksInFlight=256
+        MaxChecksPerUser=1
+        ProbeMinInterval=1h
+        """) { c in
+        c.monitor.debounceMilliseconds = 3_600_000; c.connectivity.intervalSeconds = 7 * 86400; c.connectivity.timeoutSeconds = 3600
+        c.events.history = 65536
+        c.limits.maxConnections = 65536; c.limits.maxConnectionsPerUser = 1; c.limits.partialMessageTimeoutSeconds = 0.1
+        c.limits.maxQueuedBytes = 1 << 30; c.limits.maxChecksInFlight = 256; c.limits.maxChecksPerUser = 1
+        c.limits.probeMinIntervalSeconds = 3600
+    },
+    ConfigCase(name: "sizes in bytes and lower-case suffixes", text: "[Limits]\nMaxQueuedBytes=2097152\nMaxQueuedBytes=3m\n") { c in
+        c.limits.maxQueuedBytes = 3 << 20
     },
     ConfigCase(name: "duplicate plain key: later wins", text: "[Events]\nHistory=1\nHistory=2\n[Events]\nHistory=3\n") { c in
         c.events.history = 3
@@ -112,9 +149,9 @@ struct ConfigErrorCase: CustomTestStringConvertible, Sendable {
 
 let configErrorCases: [ConfigErrorCase] = [
     .init(text: "[Monitr]\nDebounce=1\n",
-          message: "r.conf:1: [Monitr] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation])"),
+          message: "r.conf:1: [Monitr] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits])"),
     .init(text: "[monitor]\n",
-          message: "r.conf:1: [monitor] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation]) (did you mean [Monitor]?)"),
+          message: "r.conf:1: [monitor] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits]) (did you mean [Monitor]?)"),
     .init(text: "[Monitor]\nFoo=1\n", message: "r.conf:2: [Monitor] Foo=1: unknown key in section [Monitor]"),
     .init(text: "[Monitor]\ndebounce=1\n", message: "r.conf:2: [Monitor] debounce=1: unknown key in section [Monitor] (did you mean Debounce=?)"),
     .init(text: "[Monitor]\nMetered=x\n", message: "r.conf:2: [Monitor] Metered=x: unknown key in section [Monitor]"),
@@ -154,8 +191,38 @@ let configErrorCases: [ConfigErrorCase] = [
     .init(text: "[Socket]\nMode=rw\n", message: "r.conf:2: [Socket] Mode=rw: bad octal mode (expected e.g. 0666 or 0660)"),
     .init(text: "[Socket]\nPath=run/x\n", message: "r.conf:2: [Socket] Path=run/x: bad path (must be absolute)"),
     .init(text: "[Socket]\nGroup=a b\n", message: "r.conf:2: [Socket] Group=a b: bad group name"),
-    .init(text: "[Events]\nHistory=many\n", message: "r.conf:2: [Events] History=many: bad number (expected an integer from 0 to 1000000)"),
-    .init(text: "[Events]\nHistory=-1\n", message: "r.conf:2: [Events] History=-1: bad number (expected an integer from 0 to 1000000)"),
+    .init(text: "[Events]\nHistory=many\n", message: "r.conf:2: [Events] History=many: bad number (expected an integer from 0 to 65536)"),
+    .init(text: "[Events]\nHistory=-1\n", message: "r.conf:2: [Events] History=-1: bad number (expected an integer from 0 to 65536)"),
+    // Out of range: refused when read, so that nothing traps later (a conversion to
+    // milliseconds or to a Dispatch deadline).
+    .init(text: "[Monitor]\nDebounce=99999999999999999999\n",
+          message: "r.conf:2: [Monitor] Debounce=99999999999999999999: time span out of range (0 to 1h)"),
+    .init(text: "[Monitor]\nDebounce=1e30\n",
+          message: "r.conf:2: [Monitor] Debounce=1e30: bad time span (expected milliseconds, e.g. 200 or 1.5s)"),
+    .init(text: "[Monitor]\nDebounce=61min\n", message: "r.conf:2: [Monitor] Debounce=61min: time span out of range (0 to 1h)"),
+    .init(text: "[Connectivity]\nInterval=99999999999999999999\n",
+          message: "r.conf:2: [Connectivity] Interval=99999999999999999999: time span out of range (at most 7 days)"),
+    .init(text: "[Connectivity]\nInterval=169h\n", message: "r.conf:2: [Connectivity] Interval=169h: time span out of range (at most 7 days)"),
+    .init(text: "[Connectivity]\nTimeout=99999999999999999999s\n",
+          message: "r.conf:2: [Connectivity] Timeout=99999999999999999999s: time span out of range (at most 1h)"),
+    .init(text: "[Events]\nHistory=99999999999999999999\n",
+          message: "r.conf:2: [Events] History=99999999999999999999: bad number (expected an integer from 0 to 65536)"),
+    .init(text: "[Events]\nHistory=65537\n", message: "r.conf:2: [Events] History=65537: bad number (expected an integer from 0 to 65536)"),
+    .init(text: "[Limits]\nMaxConnections=0\n", message: "r.conf:2: [Limits] MaxConnections=0: bad number (expected an integer from 1 to 65536)"),
+    .init(text: "[Limits]\nMaxConnectionsPerUser=99999999999999999999\n",
+          message: "r.conf:2: [Limits] MaxConnectionsPerUser=99999999999999999999: bad number (expected an integer from 1 to 65536)"),
+    .init(text: "[Limits]\nMaxChecksInFlight=257\n", message: "r.conf:2: [Limits] MaxChecksInFlight=257: bad number (expected an integer from 1 to 256)"),
+    .init(text: "[Limits]\nMaxChecksPerUser=-1\n", message: "r.conf:2: [Limits] MaxChecksPerUser=-1: bad number (expected an integer from 1 to 256)"),
+    .init(text: "[Limits]\nPartialMessageTimeout=0\n",
+          message: "r.conf:2: [Limits] PartialMessageTimeout=0: time span out of range (100ms to 1h)"),
+    .init(text: "[Limits]\nProbeMinInterval=99999999999999999999\n",
+          message: "r.conf:2: [Limits] ProbeMinInterval=99999999999999999999: time span out of range (100ms to 1h)"),
+    .init(text: "[Limits]\nMaxQueuedBytes=99999999999999999999\n",
+          message: "r.conf:2: [Limits] MaxQueuedBytes=99999999999999999999: bad size (expected bytes, or with K, M or G, e.g. 64M)"),
+    .init(text: "[Limits]\nMaxQueuedBytes=9999999999G\n", message: "r.conf:2: [Limits] MaxQueuedBytes=9999999999G: size out of range (1M to 1G)"),
+    .init(text: "[Limits]\nMaxQueuedBytes=2T\n",
+          message: "r.conf:2: [Limits] MaxQueuedBytes=2T: bad size (expected bytes, or with K, M or G, e.g. 64M)"),
+    .init(text: "[Limits]\nMaxQueuedBytes=1K\n", message: "r.conf:2: [Limits] MaxQueuedBytes=1K: size out of range (1M to 1G)"),
     .init(text: "Debounce=1\n", message: "r.conf:1: Debounce=1: assignment outside of any section"),
     .init(text: "[Monitor]\n\n# ok\nDebounce=1\nDebounce\n", message: "r.conf:5: missing '=' in 'Debounce' (expected Key=Value)"),
 ]
@@ -174,6 +241,9 @@ private func parseError(_ body: () throws(ConfigurationError) -> ReachdConfigura
         #expect(c.cellular.modemManager)
         #expect(c.socket.path == nil && c.socket.mode == 0o666 && c.socket.group == nil)
         #expect(c.events.history == 256)
+        #expect(c.limits.maxConnections == 4096 && c.limits.maxConnectionsPerUser == 1024)
+        #expect(c.limits.partialMessageTimeoutSeconds == 10 && c.limits.maxQueuedBytes == 64 << 20)
+        #expect(c.limits.maxChecksInFlight == 16 && c.limits.maxChecksPerUser == 4 && c.limits.probeMinIntervalSeconds == 1)
     }
 
     @Test(arguments: configCases)
@@ -251,7 +321,7 @@ private func parseError(_ body: () throws(ConfigurationError) -> ReachdConfigura
             "/e/reachd.conf.d/a.conf": "[Events]\n# comment\nHistory=lots\n",
         ])
         let error = parseError { () throws(ConfigurationError) in try ReachdConfiguration.load(mainFile: "/e/reachd.conf", source: files) }
-        #expect(error?.description == "/e/reachd.conf.d/a.conf:3: [Events] History=lots: bad number (expected an integer from 0 to 1000000)")
+        #expect(error?.description == "/e/reachd.conf.d/a.conf:3: [Events] History=lots: bad number (expected an integer from 0 to 65536)")
     }
 
     @Test func unreadableFileIsAnError() {
@@ -306,5 +376,34 @@ private func parseError(_ body: () throws(ConfigurationError) -> ReachdConfigura
         #expect(documented == known)
         #expect(ini.sections.map(\.name) == ReachdConfiguration.sections)
         #expect(Set(ReachdConfiguration.keys.map(\.section)) == Set(ReachdConfiguration.sections))
+    }
+}
+
+/// The shipped unit's resource limits leave room for the `[Limits]` defaults: a limit of the
+/// unit below what the daemon may spend would turn a bounded flood into a crash or a wedge.
+@Suite struct UnitLimitsAgreeTests {
+    static let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../systemd/reachd.service").standardized.path
+
+    static func value(_ key: String) throws -> String {
+        let text = try String(contentsOfFile: unit, encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(key + "=") }, "no \(key)= in \(unit)")
+        return String(line.dropFirst(key.count + 1))
+    }
+
+    static func bytes(_ value: String) throws -> Int {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        if let last = value.last, let factor = units[last] { return try #require(Int(value.dropLast())) * factor }
+        return try #require(Int(value))
+    }
+
+    @Test func unitLimitsCoverTheConfiguredLimits() throws {
+        let limits = ReachdConfiguration().limits
+        // Client connections, plus the listening socket, netlink, D-Bus, probes, journal, …
+        #expect(try #require(Int(Self.value("LimitNOFILE"))) >= limits.maxConnections + 64)
+        // Look-up threads, the connectivity check's 4, the netlink reader, main, libdispatch's pool.
+        #expect(try #require(Int(Self.value("TasksMax"))) >= limits.maxChecksInFlight + 4 + 2 + 64)
+        // Unsent replies, unanswered requests (16 MiB), and the daemon itself (about 32 MiB).
+        #expect(try Self.bytes(Self.value("MemoryMax")) >= limits.maxQueuedBytes + (16 << 20) + (64 << 20))
     }
 }

@@ -165,6 +165,11 @@ import Testing
         #expect(Reason.Code.allCases.map(\.rawValue).contains("simulation"))
     }
 
+    /// The limits' addition: the error a caller gets over a limit.
+    @Test func carriesTheBusyError() {
+        #expect(Self.declarations(InterfaceDescription.reachability).contains { $0.hasSuffix("error Busy (retryAfterMs: int)") })
+    }
+
     /// The declarations of a varlink description, comments dropped, white space collapsed.
     static func declarations(_ text: String) -> [String] {
         var result: [String] = [], current = ""

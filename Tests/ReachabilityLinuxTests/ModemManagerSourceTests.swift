@@ -38,6 +38,34 @@ private func classify(_ modems: [ModemState], interface name: String = "veth-mm0
 
 extension SystemTests {
 @Suite(.serialized) struct ModemManagerSourceTests {
+    /// Any peer can send a signal that looks like the bus's NameOwnerChanged (addressed to
+    /// reachd, no match rule filters it): it changes nothing, and ModemManager's own signals
+    /// are still followed afterwards.
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func forgedNameOwnerChangedChangesNothing() throws {
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus)
+        try mm.addModem(0, netPort: "veth-mm0", access: lte, registration: 1)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        source.start()
+        let lteModem = ModemState(path: modem0, interfaces: ["veth-mm0"], accessTechnologies: lte, signalQuality: 71, roaming: false)
+        #expect(waitUntil(timeout: 10) { source.modems == [lteModem] })
+        let reportsBefore = recorder.reports.count
+
+        let sent = try sh("\(venvPython) \(packageRoot)/Tests/python/fake_name_owner_changed.py '\(bus.address)'")
+        #expect((Int(sent.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "\(sent.output)")
+        #expect(waitUntil(timeout: 10) { recorder.logs.contains { $0.contains("ignoring NameOwnerChanged from :") } }, "\(recorder.logs)")
+        #expect(source.modems == [lteModem])
+        #expect(classify(source.modems).status == .wwan4G)
+        #expect(recorder.reports.count == reportsBefore)
+
+        // The real ModemManager is still believed.
+        try mm.setAccessTechnologies(0, lte | nr)
+        #expect(waitUntil(timeout: 10) { source.modems.first?.accessTechnologies == lte | nr })
+        #expect(classify(source.modems).status == .wwan5G)
+    }
+
     @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func technologyChangesFollowThroughToTheStatus() throws {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus)

@@ -107,6 +107,32 @@ private final class UnixSocket: @unchecked Sendable {
         #expect(listener.receive(timeout: 0) == nil)
     }
 
+    /// Pinged from the queue that serves the daemon: while that queue is wedged, no ping goes
+    /// out (systemd then restarts the daemon); pings resume when it is free again.
+    @Test func aWedgedServingQueueStopsThePings() throws {
+        let listener = try UnixSocket(type: Int32(SOCK_DGRAM.rawValue))
+        setenv("NOTIFY_SOCKET", listener.path, 1)
+        setenv("WATCHDOG_USEC", "200000", 1)
+        setenv("WATCHDOG_PID", "\(getpid())", 1)
+        defer { unsetenv("NOTIFY_SOCKET"); unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
+
+        let serving = DispatchQueue(label: "test.serving")
+        let notifier = SystemdNotifier()
+        #expect(notifier.startWatchdog(on: serving) == .milliseconds(200))
+        defer { notifier.stopWatchdog() }
+        #expect(listener.receive() == "WATCHDOG=1")
+        let release = DispatchSemaphore(value: 0)
+        let wedged = DispatchSemaphore(value: 0)
+        serving.async { wedged.signal(); release.wait() }
+        wedged.wait()
+        while listener.receive(timeout: 0) != nil {}   // pings sent before the queue wedged
+        #expect(listener.receive(timeout: 1) == nil)
+        // The notifier's own queue is free all along: it is not what pings.
+        #expect(notifier.queue.sync { true })
+        release.signal()
+        #expect(listener.receive(timeout: 2) == "WATCHDOG=1")
+    }
+
     @Test func watchdogMeantForAnotherProcessIsIgnored() {
         #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"]).watchdogInterval == nil)
         #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "200000"]).watchdogInterval == .milliseconds(200))

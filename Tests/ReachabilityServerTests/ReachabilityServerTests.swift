@@ -84,6 +84,7 @@ import Glibc
                 if host == "missing.example" { completion(.error(.hostNotFound(host))); return }
                 completion(.parameters(Data(#"{"result":{"host":"\#(host)","port":\#(port ?? 0)}}"#.utf8)))
             }
+            return nil
         }
         let probe = Probe(url: "http://10.0.0.1/", result: .full, httpStatus: 204, checkedAt: Date(timeIntervalSince1970: 1_800_000_000))
         h.server.probeHandler = { completion in
