@@ -61,12 +61,14 @@ final class Connection: @unchecked Sendable {
                         pending.append(call)
                         if pending.count > server.configuration.maxPendingCalls {
                             server.log(.warning, "connection \(id): more than \(server.configuration.maxPendingCalls) pipelined calls; closing")
+                            server.noteRejection(.tooManyPendingCalls)
                             close()
                             return
                         }
                     }
                 } catch {
                     server.log(.warning, "connection \(id): \(error); closing")
+                    server.noteRejection(ReachabilityServer.Rejection(error))
                     close()
                     return
                 }
@@ -124,6 +126,7 @@ final class Connection: @unchecked Sendable {
                 dropTooSlow(dropped: dropped)
             } else {
                 server.log(.warning, "connection \(id): does not read its replies; closing")
+                server.noteRejection(.repliesNotRead)
                 close()
             }
         }

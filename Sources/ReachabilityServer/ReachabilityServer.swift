@@ -76,6 +76,8 @@ public final class ReachabilityServer: @unchecked Sendable {
     private var _probeHandler: ProbeHandler?
     private var _logHandler: LogHandler?
     private(set) var droppedSubscribers = 0
+    /// Connections closed on their client, by reason (`statistics`).
+    var rejections: [Rejection: Int] = [:]
 
     /// - Parameter initial: the current state (`monitor.initialEvent()`); its sequence number is
     ///   where the history starts.
@@ -202,7 +204,10 @@ public final class ReachabilityServer: @unchecked Sendable {
         _logHandler?(level, message)
     }
 
-    func noteDroppedSubscriber() { droppedSubscribers += 1 }
+    func noteDroppedSubscriber() {
+        droppedSubscribers += 1
+        noteRejection(.subscriberTooSlow)
+    }
 
     // MARK: events
 
@@ -228,7 +233,7 @@ public final class ReachabilityServer: @unchecked Sendable {
 
     /// Runs `body` on `queue`: inline when already there (the queue may be the monitor's, whose
     /// observers run on it), else `sync`.
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
+    func onQueue<T>(_ body: () throws -> T) rethrows -> T {
         if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
         return try queue.sync(execute: body)
     }

@@ -18,6 +18,9 @@ extension Daemon {
         if fresh.file.socket != settings.file.socket || fresh.file.events != settings.file.events {
             log.warning("reload: [Socket] and [Events] changes take effect at the next start")
         }
+        if fresh.file.metrics != settings.file.metrics {
+            log.warning("reload: [Metrics] changes take effect at the next start")
+        }
         settings = fresh
         // The running monitor keeps its namespace, buffer and sequence numbering (`reconfigure`).
         monitor?.reconfigure(fresh.monitor)

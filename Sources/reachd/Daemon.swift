@@ -20,6 +20,8 @@ final class Daemon: @unchecked Sendable {
     var reloadHooks: [(ReachdConfiguration) -> Void] = []
     /// ModemManager, unless `[Cellular] ModemManager=no`.
     var modemSource: ModemManagerSource?
+    /// Prometheus metrics, unless `[Metrics]` asks for none.
+    private(set) var metrics: MetricsCollector?
 
     init(options: DaemonOptions, settings: DaemonSettings, log: Logger) {
         self.options = options; self.settings = settings; self.log = log
@@ -54,18 +56,24 @@ final class Daemon: @unchecked Sendable {
             case .error: log.error(message)
             }
         }
+        let initial = monitor.initialEvent()
+        let metrics = makeMetrics(initial: initial, monitor: monitor, server: server)
+        self.metrics = metrics
         monitor.addObserver { [weak self] event in
             // Subscribers first; systemd's STATUS= and the log line can wait the few µs.
             server.publish(event)
+            metrics?.record(event)
             self?.notifyStatus(event.current)
             log.info("#\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue)")
         }
         // An event between initialEvent() and addObserver would be missed: re-read the state
         // (the server ignores it unless the sequence number moved on).
         server.publish(monitor.initialEvent())
+        metrics?.catchUp(monitor.initialEvent())
         server.checkHandler = Self.checkHandler(monitor: monitor)
         self.server = server
         startConnectivityCheck(monitor: monitor, server: server)
+        if let metrics { try startMetrics(metrics) }
 
         if let fd = activatedSocket() {
             try server.listen(fileDescriptor: fd)
@@ -89,6 +97,7 @@ final class Daemon: @unchecked Sendable {
         log.info("\(name): stopping")
         _ = notifier.stopping()
         server?.stop()
+        metrics?.stop()
         modemSource?.stop()
         monitor?.stop()
         exit(0)
