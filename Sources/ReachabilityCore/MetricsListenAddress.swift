@@ -38,7 +38,7 @@ public struct MetricsListenAddress: Equatable, Hashable, Sendable, CustomStringC
         }
         guard !portPart.isEmpty, portPart.utf8.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
               let port = Int(portPart), (1...65_535).contains(port) else {
-            throw ParseError(problem: "bad port '\(portPart)' (expected 1 to 65535)")
+            throw ParseError(problem: "bad port '\(portPart)', not 1 to 65535")
         }
         host = String(hostPart)
         self.port = port

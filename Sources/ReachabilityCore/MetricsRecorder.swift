@@ -53,14 +53,15 @@ public struct MetricsRecorder: Sendable {
     }
 
     /// The metrics as of `now`, the current stretch of time included; the server's figures are
-    /// the caller's.
-    public func sample(now: UInt64, version: String, subscribers: Int = 0,
-                       connectionsRejected: [String: Int] = [:], netlinkOverruns: Int = 0) -> MetricsSample {
-        var copy = self
-        copy.account(until: now)
+    /// the caller's. The time until `now` is accounted for good: an event that happened before
+    /// `now` but is recorded after this sample begins at `now`, so no scraper ever sees a
+    /// counter fall (which Prometheus would take for a restart).
+    public mutating func sample(now: UInt64, version: String, subscribers: Int = 0,
+                                connectionsRejected: [String: Int] = [:], netlinkOverruns: Int = 0) -> MetricsSample {
+        account(until: now)
         return MetricsSample(version: version, status: status,
-                             statusSeconds: copy.statusNanoseconds.mapValues(Self.seconds),
-                             connectivitySeconds: copy.connectivityNanoseconds.mapValues(Self.seconds),
+                             statusSeconds: statusNanoseconds.mapValues(Self.seconds),
+                             connectivitySeconds: connectivityNanoseconds.mapValues(Self.seconds),
                              events: events, lastChange: lastChange, probes: probes, probeDurations: probeDurations,
                              subscribers: subscribers, connectionsRejected: connectionsRejected,
                              netlinkOverruns: netlinkOverruns)
