@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(pkg-config libnl-3-dev libnl-route-3-dev libsystemd-dev iproute2 python3-venv
-              dbus-daemon python3-dbus systemd-container prometheus)
+              dbus-daemon python3-dbus systemd-container prometheus curl)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
