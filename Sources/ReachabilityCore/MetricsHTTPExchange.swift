@@ -23,7 +23,12 @@ public enum MetricsHTTPExchange {
     /// Parses the bytes received so far on a connection.
     public static func parse(_ bytes: [UInt8]) -> Request {
         guard let end = headEnd(bytes) else {
-            return bytes.count > maxHeadBytes ? .headTooLarge : .incomplete
+            if bytes.count > maxHeadBytes { return .headTooLarge }
+            // Not even the start of a method (a TLS hello, binary junk): refused at once instead
+            // of waiting for a line that will never come.
+            let method = bytes.prefix { $0 != UInt8(ascii: " ") }
+            let plausible = method.count <= 16 && method.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+            return plausible ? .incomplete : .malformed(status: 400, reason: "bad request line")
         }
         guard end <= maxHeadBytes else { return .headTooLarge }
         guard let head = String(validating: bytes[..<end], as: UTF8.self) else {

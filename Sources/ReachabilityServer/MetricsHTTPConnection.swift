@@ -78,9 +78,10 @@ final class MetricsHTTPConnection: @unchecked Sendable {
         if count == 0 { return close() }
         let chunk = buffer[0..<count]
         received.append(contentsOf: chunk)
-        // Parse only when the head may have ended or grown too big: a client dribbling bytes
-        // one by one costs a scan per line, not per byte.
-        guard chunk.contains(UInt8(ascii: "\n")) || received.count > MetricsHTTPExchange.maxHeadBytes else { return }
+        // Parse the first bytes (junk is refused at once), then only when the head may have ended
+        // or grown too big: a client dribbling bytes one by one costs a scan per line, not per byte.
+        let first = received.count == chunk.count
+        guard first || chunk.contains(UInt8(ascii: "\n")) || received.count > MetricsHTTPExchange.maxHeadBytes else { return }
         let request = MetricsHTTPExchange.parse(received)
         guard let response = server.respond(to: request) else { return }
         respond(response)
