@@ -40,11 +40,12 @@ func metricsClient(in namespace: TestNamespace, _ arguments: [String], timeout: 
     return object
 }
 
-/// `curl` in a namespace; the body, or nil when it failed.
+/// `curl` in a namespace; the body, or nil when it failed. (A newline is added: `Child` collects
+/// whole lines only.)
 func curl(in namespace: TestNamespace, _ url: String) -> String? {
-    guard let result = try? run(ipCommand, ["netns", "exec", namespace.name, "curl", "-sf", "--max-time", "10", url], timeout: 15),
+    guard let result = try? run(ipCommand, ["netns", "exec", namespace.name, "curl", "-sf", "--max-time", "10", "-w", "\\n", url], timeout: 15),
           result.status == 0 else { return nil }
-    return result.stdout + "\n"
+    return result.stdout
 }
 
 /// The files `promtool` checks without a daemon: the shipped rules against their unit tests, the
