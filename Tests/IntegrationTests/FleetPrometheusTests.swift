@@ -71,7 +71,15 @@ final class PrometheusUnderTest: @unchecked Sendable {
     static let behindPortal = #"reachd_connectivity{state="portal"} == 1"#
     static let on2G = #"reachd_status{status="wwan2G"} == 1"#
     static let flapping = "sum without (reason) (increase(reachd_events_total[15m])) > 10"
-    static let offlineMinutes30Days = #"sum by (instance, machine) (increase(reachd_status_seconds_total{status="notReachable"}[30d])) / 60"#
+    static let offlineMinutes30Days = #"sum by (instance) (increase(reachd_status_seconds_total{status="notReachable"}[30d])) / 60"#
+    static let byKind = "count by (status) (reachd_status == 1)"
+
+    @Test func theReadmeShowsTheseQueries() throws {
+        let readme = try String(contentsOfFile: Binaries.packageRoot + "/README.md", encoding: .utf8)
+        for query in [offlineNow, behindPortal, on2G, flapping, offlineMinutes30Days, byKind] {
+            #expect(readme.contains("| `\(query)` |"), "\(query)")
+        }
+    }
 
     static func machineConfig(_ i: Int) -> String {
         """
@@ -151,7 +159,7 @@ final class PrometheusUnderTest: @unchecked Sendable {
         #expect(waitUntil(timeout: 60) { prometheus.query(#"count(up{job="reachd"} == 1)"#)?.first?.value == 3 },
                 "\(prometheus.query(#"up"#) ?? [])")
         #expect(waitUntil(timeout: 30) { prometheus.query(#"count(reachd_connectivity{state="full"} == 1)"#)?.first?.value == 3 })
-        #expect(prometheus.query("count by (status) (reachd_status == 1)", by: "status") == ["ethernet": 3])
+        #expect(prometheus.query(Self.byKind, by: "status") == ["ethernet": 3])
         #expect(prometheus.query(Self.offlineNow)?.isEmpty == true)
 
         // Machine 3 loses its default route; machine 2's default route moves to the portal.
@@ -159,7 +167,7 @@ final class PrometheusUnderTest: @unchecked Sendable {
         try machines[1].ip("route replace default via 10.88.2.1 dev eth1")
 
         #expect(waitUntil(timeout: 30) {
-            prometheus.query("count by (status) (reachd_status == 1)", by: "status") == ["ethernet": 2, "notReachable": 1]
+            prometheus.query(Self.byKind, by: "status") == ["ethernet": 2, "notReachable": 1]
                 && prometheus.query("count by (state) (reachd_connectivity == 1)", by: "state") == ["full": 1, "portal": 1, "none": 1]
         }, "\(prometheus.query("reachd_status == 1") ?? []) \(prometheus.query("reachd_connectivity == 1") ?? [])")
         #expect(prometheus.query(Self.offlineNow, by: "machine") == ["offline": 0])
@@ -176,8 +184,8 @@ final class PrometheusUnderTest: @unchecked Sendable {
         let before = prometheus.query(offlineSeconds)?.first?.value ?? -1
         #expect(waitUntil(timeout: 20) { (prometheus.query(offlineSeconds)?.first?.value ?? -1) >= before + 2 })
         #expect(waitUntil(timeout: 20) {
-            let minutes = prometheus.query(Self.offlineMinutes30Days, by: "machine") ?? [:]
-            return (minutes["offline"] ?? 0) > 0 && minutes["fine"] == 0 && minutes["portal"] == 0
+            let minutes = prometheus.query(Self.offlineMinutes30Days, by: "instance") ?? [:]
+            return (minutes["10.88.0.13:9464"] ?? 0) > 0 && minutes["10.88.0.11:9464"] == 0 && minutes["10.88.0.12:9464"] == 0
         }, "\(prometheus.query(Self.offlineMinutes30Days) ?? [])")
         #expect((prometheus.query(#"increase(reachd_status_seconds_total{status="ethernet", machine="fine"}[10s])"#)?.first?.value ?? 0) > 0)
 
