@@ -76,7 +76,7 @@ final class PrometheusUnderTest: @unchecked Sendable {
 
     @Test func theReadmeShowsTheseQueries() throws {
         let readme = try String(contentsOfFile: Binaries.packageRoot + "/README.md", encoding: .utf8)
-        for query in [offlineNow, behindPortal, on2G, flapping, offlineMinutes30Days, byKind] {
+        for query in [Self.offlineNow, Self.behindPortal, Self.on2G, Self.flapping, Self.offlineMinutes30Days, Self.byKind] {
             #expect(readme.contains("| `\(query)` |"), "\(query)")
         }
     }
