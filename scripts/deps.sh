@@ -19,6 +19,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The tests start Prometheus themselves, in a namespace of their own; the package's service
+  # (listening on every address) is not wanted on the machine.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+  fi
 fi
 
 PIP_PACKAGES=(varlink python-dbusmock)
