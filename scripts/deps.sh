@@ -21,8 +21,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The tests start Prometheus themselves, in a namespace of their own; the package's service
   # (listening on every address) is not wanted on the machine.
-  if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
-    systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+  # (Disabled also without a running systemd, so a container booted over this root does not start it.)
+  if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+    if [ -d /run/systemd/system ]; then
+      systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+    else
+      systemctl disable prometheus.service >/dev/null 2>&1 || true
+    fi
   fi
 fi
 
