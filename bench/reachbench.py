@@ -121,12 +121,13 @@ class Topology:
 # The daemon under test
 
 class Daemon:
-    def __init__(self, args, ns, label, env=None):
+    def __init__(self, args, ns, label, env=None, config_args=None):
         self.sock = os.path.join(OUT, f"{label}.sock")
         self.log_path = os.path.join(OUT, f"{label}.log")
         if os.path.exists(self.sock):
             os.unlink(self.sock)
-        cmd = ["ip", "netns", "exec", ns] + args.daemon_cmd + ["--socket", self.sock] + args.daemon_config_args
+        config_args = args.daemon_config_args if config_args is None else config_args
+        cmd = ["ip", "netns", "exec", ns] + args.daemon_cmd + ["--socket", self.sock] + config_args
         self.logf = open(self.log_path, "w")
         e = dict(os.environ)
         e.pop("NOTIFY_SOCKET", None)
@@ -158,8 +159,8 @@ class Daemon:
         self.logf.close()
 
 
-def daemon_started(args, ns, label, env=None):
-    d = Daemon(args, ns, label, env)
+def daemon_started(args, ns, label, env=None, config_args=None):
+    d = Daemon(args, ns, label, env, config_args)
     d.wait_ready()
     return d
 
@@ -649,9 +650,14 @@ def table(res):
     rows.append("| Event latency (trigger → arrival) | changes | reachd median | reachd p99 | ip monitor median | ip monitor p99 | ratio median | ratio p99 | median of (reachd − ip) per change |")
     rows.append("|---|---|---|---|---|---|---|---|---|")
     for l in res.get("latency", []):
-        rows.append(f"| {l['mode']} up/down, {fmt(l['gap_ms'], 0)} ms gap | {l['changes']} | {fmt(l['reachd']['median_ms'], 3)} ms | "
+        rows.append(f"| {l.get('label', l['mode'] + ' up/down')}, {fmt(l['gap_ms'], 0)} ms gap | {l['changes']} | {fmt(l['reachd']['median_ms'], 3)} ms | "
                     f"{fmt(l['reachd']['p99_ms'], 3)} ms | {fmt(l['ip_monitor']['median_ms'], 3)} ms | {fmt(l['ip_monitor']['p99_ms'], 3)} ms | "
                     f"{fmt(l['ratio_median'])}x | {fmt(l['ratio_p99'])}x | {fmt(l['reachd_minus_ip_median_ms'], 3)} ms |")
+    for l in res.get("latency", []):
+        sc = l.get("scraper")
+        if sc:
+            rows.append(f"| (scraper during that run: {sc.get('scrapes', '—')} scrapes of /metrics, {sc.get('failed', '—')} failed, "
+                        f"median {fmt(sc.get('median_ms'), 1)} ms each) | | | | | | | | |")
     for o in res.get("others", []):
         if "error" in o:
             rows.append(f"| {o['name']}: not measured — {o['error']} | | | | | | | | |")
@@ -779,6 +785,28 @@ def main():
                 log(f"latency: {args.changes} {mode} changes, {args.gap_ms} ms apart")
                 res["latency"].append(latency_run(args, topo, d, mode, args.changes, args.gap_ms / 1e3))
             d.stop()
+            if not args.fake:
+                # The same carrier changes while a scraper polls /metrics every 100 ms: the
+                # responder runs on a queue of its own, so the events should not notice.
+                conf_m = os.path.join(OUT, "bench-metrics.conf")
+                with open(conf_m, "w") as f:
+                    f.write(open(conf).read() + "\n[Metrics]\nListen=127.0.0.1:9464\n")
+                d = daemon_started(args, topo.a, "latency-scraped",
+                                   config_args=["--config", conf_m] + args.daemon_args.split())
+                scraper = spawn(["ip", "netns", "exec", topo.a, sys.executable, os.path.join(HERE, "scraper.py"),
+                                 "http://127.0.0.1:9464/metrics", "0.1"], stdout=subprocess.PIPE, text=True)
+                time.sleep(0.5)
+                log(f"latency: {args.changes} carrier changes, {args.gap_ms} ms apart, /metrics scraped every 100 ms")
+                l = latency_run(args, topo, d, "carrier", args.changes, args.gap_ms / 1e3)
+                scraper.send_signal(signal.SIGTERM)
+                out, _ = scraper.communicate(timeout=10)
+                try:
+                    l["scraper"] = json.loads(out)
+                except ValueError:
+                    l["scraper"] = {"error": out[-200:]}
+                l["label"] = "carrier up/down, /metrics scraped every 100 ms"
+                res["latency"].append(l)
+                d.stop()
         if "fanout" in only:
             res["fanout"] = []
             for n in [int(x) for x in args.fanout.split(",") if x]:

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(pkg-config libnl-3-dev libnl-route-3-dev libsystemd-dev iproute2 python3-venv
-              dbus-daemon python3-dbus systemd-container)
+              dbus-daemon python3-dbus systemd-container prometheus curl)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -19,6 +19,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "deps: installing ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The tests start Prometheus themselves, in a namespace of their own; the package's service
+  # (listening on every address) is not wanted on the machine.
+  # (Disabled also without a running systemd, so a container booted over this root does not start it.)
+  if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+    if [ -d /run/systemd/system ]; then
+      systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+    else
+      systemctl disable prometheus.service >/dev/null 2>&1 || true
+    fi
+  fi
 fi
 
 PIP_PACKAGES=(varlink python-dbusmock)

@@ -27,7 +27,7 @@ extension ReachdConfiguration {
     }
 
     /// The sections, in the order `config/reachd.conf` documents them.
-    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "Socket", "Events", "Simulation", "Limits"]
+    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "Socket", "Events", "Simulation", "Limits", "Metrics"]
 
     /// Every key reachd understands.
     public static let keys: [Key] = [
@@ -124,6 +124,25 @@ extension ReachdConfiguration {
                 throw ValueError("bad group name")
             }
             config.simulation.group = value
+        },
+        Key(section: "Metrics", name: "Listen", isPrefix: false) { config, _, value throws(ValueError) in
+            guard !value.isEmpty else { config.metrics.listen = nil; return }
+            do throws(MetricsListenAddress.ParseError) {
+                config.metrics.listen = try MetricsListenAddress(value)
+            } catch {
+                throw ValueError("\(error.problem) (expected ADDRESS:PORT, e.g. 127.0.0.1:9464 or [::1]:9464)")
+            }
+        },
+        Key(section: "Metrics", name: "TextfileDirectory", isPrefix: false) { config, _, value throws(ValueError) in
+            guard !value.isEmpty else { config.metrics.textfileDirectory = nil; return }
+            guard value.hasPrefix("/") else { throw ValueError("bad path (must be absolute)") }
+            config.metrics.textfileDirectory = value
+        },
+        Key(section: "Metrics", name: "TextfileInterval", isPrefix: false) { config, _, value throws(ValueError) in
+            guard !value.isEmpty else { config.metrics.textfileIntervalSeconds = MetricsSection().textfileIntervalSeconds; return }
+            let seconds = try timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 15 or 1min")
+            guard (1...86_400).contains(seconds) else { throw ValueError("bad time span (expected 1 second to 24 hours)") }
+            config.metrics.textfileIntervalSeconds = seconds
         },
     ]
 

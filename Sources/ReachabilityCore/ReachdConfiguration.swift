@@ -112,6 +112,18 @@ public struct ReachdConfiguration: Equatable, Sendable {
         }
     }
 
+    /// `[Metrics]`: Prometheus metrics over HTTP and for node_exporter's textfile collector.
+    public struct MetricsSection: Equatable, Sendable {
+        /// `Listen=`: where `GET /metrics` is served; nil (the default) serves nothing.
+        public var listen: MetricsListenAddress? = nil
+        /// `TextfileDirectory=`: where `reachd.prom` is kept up to date; nil writes nothing.
+        public var textfileDirectory: String? = nil
+        /// `TextfileInterval=`: seconds between rewrites of `reachd.prom` without a change (the
+        /// time-in-state counters move on).
+        public var textfileIntervalSeconds: Double = 15
+        public init() {}
+    }
+
     public var monitor = MonitorSection()
     public var interfaces = InterfacesSection()
     public var connectivity = ConnectivitySection()
@@ -120,6 +132,7 @@ public struct ReachdConfiguration: Equatable, Sendable {
     public var events = EventsSection()
     public var simulation = SimulationSection()
     public var limits = LimitsSection()
+    public var metrics = MetricsSection()
 
     /// The built-in defaults.
     public init() {}

@@ -65,6 +65,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private var waiting: [Int: @Sendable (Reply) -> Void] = [:]
     private var nextRequest = 1
     private var actionObserver: (@Sendable (ProbeScheduler.Action) -> Void)?
+    private var checkObserver: (@Sendable (Probe) -> Void)?
     private let log: @Sendable (String) -> Void
 
     /// `log` receives warnings (an https or malformed URL); reachd passes its logger.
@@ -125,6 +126,12 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// Test hook: sees every action the scheduler decides, in order, on the checker's queue.
     public func observeActions(_ observer: @escaping @Sendable (ProbeScheduler.Action) -> Void) {
         queue.sync { actionObserver = observer }
+    }
+
+    /// Sees the verdict of every HTTP check that ran to its end (not of cancelled ones), on the
+    /// checker's queue: reachd counts them for its metrics.
+    public func observeChecks(_ observer: @escaping @Sendable (Probe) -> Void) {
+        queue.sync { checkObserver = observer }
     }
 
     private static func schedulerConfiguration(_ c: Configuration) -> ProbeScheduler.Configuration {
@@ -196,7 +203,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
                                            outcome: result.outcome, rttMs: result.rttMs, checkedAt: Date())
             guard let self else { return }
             self.queue.async {
-                self.running.removeValue(forKey: id)
+                // A cancelled check (its path is gone) is no check made.
+                if self.running.removeValue(forKey: id) != nil { self.checkObserver?(probe) }
                 self.perform(self.scheduler.probeCompleted(id: id, probe: probe))
             }
         }

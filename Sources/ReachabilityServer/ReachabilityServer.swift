@@ -66,28 +66,28 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// clients has a reason of its own (for logs and counters).
     public enum Rejection: String, CaseIterable, Sendable {
         /// `MaxConnections=` reached: the new connection is closed.
-        case tooManyConnections
+        case tooManyConnections = "too_many_connections"
         /// `MaxConnectionsPerUser=` reached for the caller's uid.
-        case tooManyConnectionsForUser
+        case tooManyConnectionsForUser = "too_many_connections_for_user"
         /// `MaxChecksInFlight=` reached: the call gets `Busy`.
-        case checksBusy
+        case checksBusy = "checks_busy"
         /// `MaxChecksPerUser=` reached for the caller's uid: `Busy`.
-        case checksBusyForUser
+        case checksBusyForUser = "checks_busy_for_user"
         /// A message stayed incomplete past `PartialMessageTimeout=`.
-        case staleMessage
+        case staleMessage = "stale_message"
         /// The bytes held for incomplete messages and waiting calls over all connections ran out;
         /// the connection that would pass the bound is closed.
-        case incomingBytes
+        case incomingBytes = "incoming_bytes"
         /// `MaxQueuedBytes=` reached; the connection with the most unsent replies is closed.
-        case queuedBytes
+        case queuedBytes = "queued_bytes"
         /// A client's own reply queue is full (it does not read).
-        case notReading
+        case notReading = "not_reading"
         /// A subscriber's queue is full (`SubscriberTooSlow`).
-        case subscriberTooSlow
+        case subscriberTooSlow = "subscriber_too_slow"
         /// Not varlink: too large, not UTF-8, not JSON, not a call.
-        case protocolError
+        case protocolError = "protocol_error"
         /// More calls waiting behind a running one than allowed.
-        case tooManyPipelinedCalls
+        case tooManyPipelinedCalls = "too_many_pipelined_calls"
     }
 
     /// Completes a method handler's call, from any thread.
@@ -434,7 +434,7 @@ public final class ReachabilityServer: @unchecked Sendable {
 
     /// Runs `body` on `queue`: inline when already there (the queue may be the monitor's, whose
     /// observers run on it), else `sync`.
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
+    func onQueue<T>(_ body: () throws -> T) rethrows -> T {
         if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
         return try queue.sync(execute: body)
     }

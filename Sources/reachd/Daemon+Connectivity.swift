@@ -10,6 +10,7 @@ extension Daemon {
         let log = self.log
         let checker = ConnectivityChecker(configuration: .init(settings.file), target: monitor,
                                           log: { log.warning($0) })
+        if let metrics { checker.observeChecks { metrics.recordProbe($0) } }
         checker.attach(to: monitor)
         server.probeHandler = { completion in
             checker.probeNow { reply in

@@ -21,6 +21,9 @@ extension Daemon {
         if fresh.file.limits.server != settings.file.limits.server {
             log.warning("reload: [Limits] changes other than ProbeMinInterval= take effect at the next start")
         }
+        if fresh.file.metrics != settings.file.metrics {
+            log.warning("reload: [Metrics] changes take effect at the next start")
+        }
         settings = fresh
         // The running monitor keeps its namespace, buffer and sequence numbering (`reconfigure`).
         monitor?.reconfigure(fresh.monitor)

@@ -22,6 +22,8 @@ final class Daemon: @unchecked Sendable {
     var modemSource: ModemManagerSource?
     /// The simulation overlay: what subscribers see.
     private(set) var simulation: SimulationController?
+    /// Prometheus metrics, unless `[Metrics]` asks for none.
+    private(set) var metrics: MetricsCollector?
 
     init(options: DaemonOptions, settings: DaemonSettings, log: Logger) {
         self.options = options; self.settings = settings; self.log = log
@@ -58,16 +60,20 @@ final class Daemon: @unchecked Sendable {
             case .error: log.error(message)
             }
         }
+        let metrics = makeMetrics(initial: monitor.queue.sync { simulation.initialEvent() }, monitor: monitor, server: server)
+        self.metrics = metrics
         monitor.queue.sync {
             simulation.publish = { [weak self] event in
                 // Subscribers first; systemd's STATUS= and the log line can wait the few µs.
                 server.publish(event)
+                metrics?.record(event)
                 self?.notifyStatus(event.current)
                 log.info("#\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue)\(event.current.simulated ? " (simulated)" : "")")
             }
             // An event between initialEvent() and setting `publish` was not published: re-read
             // the state (the server ignores it unless the sequence number moved on).
             server.publish(simulation.initialEvent())
+            metrics?.catchUp(simulation.initialEvent())
         }
         server.simulateHandler = { [weak simulation] parameters, caller, completion in
             guard let simulation else { return completion(.error(.permissionDenied)) }
@@ -86,6 +92,7 @@ final class Daemon: @unchecked Sendable {
         server.checkHandler = Self.checkHandler(monitor: monitor, checker: HostChecker(pool: lookups))
         self.server = server
         startConnectivityCheck(monitor: monitor, server: server)
+        if let metrics { try startMetrics(metrics) }
 
         if let fd = activatedSocket() {
             try server.listen(fileDescriptor: fd)
@@ -109,6 +116,7 @@ final class Daemon: @unchecked Sendable {
         log.info("\(name): stopping")
         _ = notifier.stopping()
         server?.stop()
+        metrics?.stop()
         modemSource?.stop()
         monitor?.stop()
         exit(0)

@@ -149,9 +149,9 @@ struct ConfigErrorCase: CustomTestStringConvertible, Sendable {
 
 let configErrorCases: [ConfigErrorCase] = [
     .init(text: "[Monitr]\nDebounce=1\n",
-          message: "r.conf:1: [Monitr] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits])"),
+          message: "r.conf:1: [Monitr] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits] [Metrics])"),
     .init(text: "[monitor]\n",
-          message: "r.conf:1: [monitor] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits]) (did you mean [Monitor]?)"),
+          message: "r.conf:1: [monitor] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Monitor]?)"),
     .init(text: "[Monitor]\nFoo=1\n", message: "r.conf:2: [Monitor] Foo=1: unknown key in section [Monitor]"),
     .init(text: "[Monitor]\ndebounce=1\n", message: "r.conf:2: [Monitor] debounce=1: unknown key in section [Monitor] (did you mean Debounce=?)"),
     .init(text: "[Monitor]\nMetered=x\n", message: "r.conf:2: [Monitor] Metered=x: unknown key in section [Monitor]"),

@@ -1,0 +1,152 @@
+import Dispatch
+import Foundation
+import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One connection to the metrics responder: read a request head, answer it, close. Confined to
+/// the server's queue.
+final class MetricsHTTPConnection: @unchecked Sendable {
+    let id: Int
+    let fd: Int32
+    unowned let server: MetricsHTTPServer
+    private var received: [UInt8] = []
+    private var answer: [UInt8] = []
+    private var answered = 0
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var timers: [DispatchSourceTimer] = []
+    private var responding = false
+    /// The whole answer is sent.
+    private var finished = false
+    /// Bytes read and dropped after the request.
+    private var drained = 0
+    private static let maxDrained = 64 * 1024
+    private(set) var closed = false
+    private var openSources = 0
+
+    init(id: Int, fd: Int32, server: MetricsHTTPServer) {
+        self.id = id
+        self.fd = fd
+        self.server = server
+    }
+
+    func start() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.queue)
+        source.setEventHandler { [weak self] in self?.readAvailable() }
+        source.setCancelHandler { self.sourceCancelled() }
+        openSources += 1
+        readSource = source
+        source.resume()
+        // A head that has not arrived in time gets 408; an exchange over its time is cut off.
+        after(server.configuration.requestTimeout) { [weak self] in
+            guard let self, !self.responding else { return }
+            self.respond(MetricsHTTPExchange.plain(408, "request timeout\n"))
+        }
+        after(server.configuration.connectionTimeout) { [weak self] in self?.close() }
+    }
+
+    private func after(_ interval: DispatchTimeInterval, _ handler: @escaping () -> Void) {
+        let timer = DispatchSource.makeTimerSource(queue: server.queue)
+        timer.schedule(deadline: .now() + interval)
+        timer.setEventHandler(handler: handler)
+        timer.resume()
+        timers.append(timer)
+    }
+
+    private func readAvailable() {
+        guard !closed else { return }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count < 0 {
+            switch errno {
+            case EINTR, EAGAIN, EWOULDBLOCK: return
+            default: return close()
+            }
+        }
+        if responding {
+            // Lingering: what comes after the request is read and dropped, so that closing with
+            // unread bytes does not reset the connection before the client has read the answer.
+            drained += count
+            if count == 0 || drained > Self.maxDrained {
+                if finished { return close() }
+                stopReading()
+            }
+            return
+        }
+        if count == 0 { return close() }
+        let chunk = buffer[0..<count]
+        received.append(contentsOf: chunk)
+        // Parse the first bytes (junk is refused at once), then only when the head may have ended
+        // or grown too big: a client dribbling bytes one by one costs a scan per line, not per byte.
+        let first = received.count == chunk.count
+        guard first || chunk.contains(UInt8(ascii: "\n")) || received.count > MetricsHTTPExchange.maxHeadBytes else { return }
+        let request = MetricsHTTPExchange.parse(received)
+        guard let response = server.respond(to: request) else { return }
+        respond(response)
+    }
+
+    private func respond(_ response: MetricsHTTPExchange.Response) {
+        guard !closed, !responding else { return }
+        responding = true
+        received = []
+        answer = response.bytes
+        flush()
+    }
+
+    private func stopReading() {
+        readSource?.cancel()
+        readSource = nil
+    }
+
+    private func flush() {
+        while answered < answer.count {
+            let written = answer[answered...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if written > 0 { answered += written; continue }
+            if written < 0 && errno == EINTR { continue }
+            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                waitForWritable()
+                return
+            }
+            return close()
+        }
+        writeSource?.cancel()
+        writeSource = nil
+        finished = true
+        // All sent: end our side so the client's read ends; close when the client closes its
+        // side (or the connection's time is up).
+        shutdown(fd, Int32(SHUT_WR))
+        if readSource == nil { return close() }
+        after(.seconds(1)) { [weak self] in self?.close() }
+    }
+
+    private func waitForWritable() {
+        guard writeSource == nil else { return }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: server.queue)
+        source.setEventHandler { [weak self] in self?.flush() }
+        source.setCancelHandler { self.sourceCancelled() }
+        openSources += 1
+        writeSource = source
+        source.resume()
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        for timer in timers { timer.cancel() }
+        timers = []
+        readSource?.cancel()
+        readSource = nil
+        writeSource?.cancel()
+        writeSource = nil
+        server.connectionClosed(self)
+        if openSources == 0 { Glibc.close(fd) }
+    }
+
+    /// The descriptor is closed once every Dispatch source on it has finished.
+    private func sourceCancelled() {
+        openSources -= 1
+        if openSources == 0 && closed { Glibc.close(fd) }
+    }
+}

@@ -1,0 +1,334 @@
+import Foundation
+import ReachabilityCore
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `promtool` from Debian's `prometheus` package (scripts/deps.sh installs it), or nil.
+let promtool: String? = ["/usr/bin/promtool", "/usr/local/bin/promtool"].first { FileManager.default.isExecutableFile(atPath: $0) }
+let prometheusBinary: String? = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"].first { FileManager.default.isExecutableFile(atPath: $0) }
+let promtoolSkipMessage = "skipped: promtool is not installed (scripts/deps.sh installs Debian's prometheus package)"
+let contribPrometheus = Binaries.packageRoot + "/contrib/prometheus"
+
+/// The sample lines of a Prometheus text exposition: series → value.
+func metricSamples(_ text: String) -> [String: String] {
+    var result: [String: String] = [:]
+    for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+        guard let space = line.lastIndex(of: " ") else { continue }
+        result[String(line[..<space])] = String(line[line.index(after: space)...])
+    }
+    return result
+}
+
+/// Runs `promtool check metrics` on `text`; its exit status and output.
+func promtoolCheckMetrics(_ text: String) throws -> (status: Int32, output: String) {
+    let directory = try temporaryDirectory()
+    defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+    try text.write(toFile: directory + "/m.prom", atomically: true, encoding: .utf8)
+    return try sh("\(promtool ?? "promtool") check metrics < '\(directory)/m.prom'", check: false)
+}
+
+/// `Tests/python/metrics_client.py` in a namespace: one scenario, its JSON answer.
+func metricsClient(in namespace: TestNamespace, _ arguments: [String], timeout: TimeInterval = 40) throws -> [String: Any] {
+    let script = Binaries.packageRoot + "/Tests/python/metrics_client.py"
+    let result = try run(ipCommand, ["netns", "exec", namespace.name, "python3", script] + arguments, timeout: timeout)
+    guard result.status == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+        throw SetupError(description: "metrics_client.py \(arguments.joined(separator: " ")) exited \(result.status): \(result.stdout) \(result.stderr)")
+    }
+    return object
+}
+
+/// `curl` in a namespace; the body, or nil when it failed. (A newline is added: `Child` collects
+/// whole lines only.)
+func curl(in namespace: TestNamespace, _ url: String) -> String? {
+    guard let result = try? run(ipCommand, ["netns", "exec", namespace.name, "curl", "-sf", "--max-time", "10", "-w", "\\n", url], timeout: 15),
+          result.status == 0 else { return nil }
+    return result.stdout
+}
+
+/// The files `promtool` checks without a daemon: the shipped rules against their unit tests, the
+/// scrape example, and the exposition with every optional metric present.
+@Suite struct PrometheusContribTests {
+    @Test func shippedAlertRulesPassTheirUnitTests() throws {
+        guard let promtool else { print(promtoolSkipMessage); return }
+        let result = try sh("cd '\(contribPrometheus)' && \(promtool) test rules reachd-alerts.test.yml", check: false)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("SUCCESS"))
+        let rules = try sh("\(promtool) check rules '\(contribPrometheus)/reachd-alerts.yml'", check: false)
+        #expect(rules.status == 0 && rules.output.contains("6 rules found"), "\(rules.output)")
+    }
+
+    @Test func scrapeExampleIsAValidConfiguration() throws {
+        guard let promtool else { print(promtoolSkipMessage); return }
+        let result = try sh("\(promtool) check config '\(contribPrometheus)/prometheus.yml'", check: false)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("1 rule files found"))
+    }
+
+    @Test func expositionWithEveryMetricIsLintClean() throws {
+        guard promtool != nil else { print(promtoolSkipMessage); return }
+        let interface = Interface(name: "wwan0", index: 3, kind: .wwan, up: true, carrier: true, operstate: "up", addresses: [], metered: false)
+        let status = Status(status: .wwan2G, reachable: true, connectivity: .portal, primary: interface,
+                            vpn: Interface(name: "tun0", index: 4, kind: .vpn, up: true, carrier: true, operstate: "up", addresses: [], metered: false),
+                            cellular: Cellular(generation: "2G", accessTechnology: "edge", modem: "/org/freedesktop/ModemManager1/Modem/0",
+                                               interface: "wwan0", signalQuality: 40, roaming: false),
+                            expensive: true, ipv4: true, ipv6: true, gateways: [], flags: [.reachable, .isWWAN], interfaces: [interface],
+                            probe: nil, since: Date())
+        var recorder = MetricsRecorder(status: status, now: 0, startedAt: Date())
+        recorder.recordProbe(Probe(url: "http://x/", result: .portal, httpStatus: 302, rttMs: 40, checkedAt: Date()))
+        let text = PrometheusExposition.render(recorder.sample(now: 5_000_000_000, version: ReachdVersion.string, subscribers: 2,
+                                                               connectionsRejected: ["malformed_message": 1], netlinkOverruns: 1))
+        #expect(text.contains("reachd_cellular_generation 2"))
+        let lint = try promtoolCheckMetrics(text)
+        #expect(lint.status == 0 && lint.output.isEmpty, "\(lint.output)")
+    }
+}
+
+/// The metrics of a running reachd: `GET /metrics` across a veth from the uplink namespace (as
+/// Prometheus would scrape), the responder under bad requests, and `reachd.prom`.
+@Suite struct MetricsDaemonTests {
+    static func config(listen: String? = "10.77.0.2:9464", textfile: String? = nil, interval: Int? = nil) -> String {
+        var text = "[Connectivity]\nEnabled=no\n[Metrics]\n"
+        if let listen { text += "Listen=\(listen)\n" }
+        if let textfile { text += "TextfileDirectory=\(textfile)\n" }
+        if let interval { text += "TextfileInterval=\(interval)\n" }
+        return text
+    }
+
+    /// One scrape, the way Prometheus makes it, checked by promtool; its samples.
+    static func scrape(from namespace: TestNamespace, _ address: String = "10.77.0.2:9464") throws -> [String: String] {
+        let answer = try metricsClient(in: namespace, ["get"] + address.split(separator: ":").map(String.init))
+        #expect(answer["status"] as? Int == 200)
+        let headers = answer["headers"] as? [String: String] ?? [:]
+        #expect(headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
+        let body = answer["body"] as? String ?? ""
+        if promtool != nil {
+            let lint = try promtoolCheckMetrics(body)
+            #expect(lint.status == 0 && lint.output.isEmpty, "promtool check metrics: \(lint.output)")
+        }
+        return metricSamples(body)
+    }
+
+    @Test func scrapeFollowsTheNetworkAndBadRequestsChangeNothing() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let link = try VethUplink(host: host, uplink: uplink)
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config())
+        let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
+        defer { monitor.signal(SIGINT); monitor.wait() }
+        #expect(waitUntil(timeout: 10) { monitor.lines.count >= 1 })
+
+        var metrics = try Self.scrape(from: uplink)
+        #expect(metrics["reachd_reachable"] == "1")
+        #expect(metrics[#"reachd_status{status="ethernet"}"#] == "1")
+        #expect(metrics[#"reachd_primary_info{interface="eth0",kind="ethernet"}"#] == "1")
+        #expect(metrics[#"reachd_connectivity{state="unknown"}"#] == "1")
+        #expect(metrics["reachd_subscribers"] == "1")
+        #expect(metrics[#"reachd_info{version="\#(ReachdVersion.string)"}"#] == "1")
+
+        // Every kind of bad request gets its refusal, and nothing else happens.
+        let address = ["10.77.0.2", "9464"]
+        let refusals: [([String], Int)] = [
+            (["get"] + address + ["/metrics", "POST"], 405),
+            (["get"] + address + ["/metrics", "DELETE"], 405),
+            (["get"] + address + ["/"], 404),
+            (["get"] + address + ["/admin"], 404),
+            (["raw"] + address + [Data("\u{1}garbage\r\n\r\n".utf8).hex], 400),
+            (["raw"] + address + [Data("GET /metrics HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody".utf8).hex], 400),
+            (["raw"] + address + [Data("GET /metrics HTTP/2.0\r\n\r\n".utf8).hex], 505),
+            (["raw"] + address + ["160301020001"], 400),   // a TLS hello cut short, then the client hangs up
+            (["huge"] + address + ["100000"], 431),
+        ]
+        for (arguments, status) in refusals {
+            let answer = try metricsClient(in: uplink, arguments)
+            #expect(answer["status"] as? Int == status, "\(arguments.prefix(1)) \(arguments.dropFirst(3)): \(answer)")
+        }
+
+        // A slowloris and a crowd of idle connections at once; meanwhile the network changes and
+        // the subscriber hears of it without delay (no timing asserted: it arrives at all, before
+        // the slowloris is dealt with).
+        let slowloris = try Child(ipCommand, ["netns", "exec", uplink.name, "python3", Binaries.packageRoot + "/Tests/python/metrics_client.py",
+                                              "slowloris"] + address)
+        usleep(300_000)
+        // With the slowloris, 15 idle connections fill the 16 places: the next is refused with 503.
+        let crowd = try Child(ipCommand, ["netns", "exec", uplink.name, "python3", Binaries.packageRoot + "/Tests/python/metrics_client.py",
+                                          "hold"] + address + ["15", "2"])
+        usleep(500_000)
+        // The default route goes (the link stays, so the scraper still reaches the daemon).
+        try host.ip("route del default")
+        #expect(waitUntil(timeout: 10) { monitor.lines.contains { $0.contains(#""code":"routeRemoved""#) } }, "\(monitor.lines)")
+        #expect(slowloris.isRunning, "the slowloris was answered before the event arrived")
+        #expect(crowd.wait(timeout: 30) == 0, "\(crowd.stderr)")
+        let held = try JSONSerialization.jsonObject(with: Data(crowd.lines.joined().utf8)) as? [String: Int]
+        #expect(held == ["during": 503, "after": 200], "\(crowd.lines)")
+        #expect(slowloris.wait(timeout: 60) == 0, "\(slowloris.stderr)")
+        let slow = try JSONSerialization.jsonObject(with: Data(slowloris.lines.joined().utf8)) as? [String: Any]
+        #expect(slow?["status"] as? Int == 408, "\(slowloris.lines)")
+        #expect((slow?["seconds"] as? Double ?? 99) < 30, "the slowloris was held \(slow?["seconds"] ?? "?") s")
+
+        // The daemon is unharmed: it scrapes, answers, and its counters saw the change.
+        #expect(daemon.child.isRunning)
+        metrics = try Self.scrape(from: uplink)
+        #expect(metrics["reachd_reachable"] == "0")
+        #expect(metrics[#"reachd_status{status="notReachable"}"#] == "1")
+        #expect(metrics["reachd_primary_info"] == nil)
+        #expect(metrics[#"reachd_events_total{reason="routeRemoved"}"#] == "1")
+        #expect(try daemon.reachctl(["status"]).stdout.hasPrefix("offline"))
+        try host.ip("route add default via \(link.gatewayAddress) dev eth0")
+        #expect(waitUntil(timeout: 10) { monitor.lines.contains { $0.contains(#""code":"routeAdded""#) } })
+        #expect((try? Self.scrape(from: uplink)["reachd_reachable"]) == "1")
+    }
+
+    @Test func varlinkRejectionsAreCounted() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config())
+        #expect(try Self.scrape(from: uplink)[#"reachd_connections_rejected_total{reason="malformed_message"}"#] == "0")
+        // Malformed JSON, and a message over 64 KiB without its NUL.
+        try sh("python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('\(daemon.socketPath)'); s.sendall(b'{nope\\\\0'); s.recv(10)\"", check: false)
+        try sh("python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('\(daemon.socketPath)'); s.sendall(b'x' * 70000); s.recv(10)\"", check: false)
+        #expect(waitUntil(timeout: 10) {
+            let metrics = (try? Self.scrape(from: uplink)) ?? [:]
+            return metrics[#"reachd_connections_rejected_total{reason="malformed_message"}"#] == "1"
+                && metrics[#"reachd_connections_rejected_total{reason="protocol_error"}"#] == "1"
+        })
+        #expect(try daemon.reachctl(["status"]).status == 0)
+    }
+
+    @Test func listenAddressThatCannotBeBoundStopsTheStart() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let ns = try TestNamespace(tag: "b")
+        defer { ns.destroy() }
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        try Self.config(listen: "10.99.0.1:9464").write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
+        let result = try run(ipCommand, ["netns", "exec", ns.name, Binaries.reachd, "--config", directory + "/reachd.conf",
+                                         "--socket", directory + "/io.reachd.Reachability"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("[Metrics] Listen=10.99.0.1:9464: bind: Cannot assign requested address"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/io.reachd.Reachability"))
+
+        try "[Metrics]\nListen=localhost:9464\n".write(toFile: directory + "/bad.conf", atomically: true, encoding: .utf8)
+        let check = try run(Binaries.reachd, ["--check-config", "--config", directory + "/bad.conf"])
+        #expect(check.status == 1)
+        #expect(check.stderr.contains("bad.conf:2: [Metrics] Listen=localhost:9464: bad IPv4 address 'localhost'"), "\(check.stderr)")
+    }
+
+    @Test func textfileIsRewrittenAtomicallyOnEveryChangeAndPeriodically() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let link = try VethUplink(host: host, uplink: uplink)
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        let path = directory + "/reachd.prom"
+        func read() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+        // Without periodic rewrites (an hour): only changes rewrite the file.
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config(listen: nil, textfile: directory, interval: 3600))
+        #expect(waitUntil(timeout: 10) { metricSamples(read())["reachd_reachable"] == "1" })
+        if promtool != nil {
+            let lint = try promtoolCheckMetrics(read())
+            #expect(lint.status == 0 && lint.output.isEmpty, "\(lint.output)")
+        }
+        #expect(try sh("stat -c %a '\(path)'").output.trimmingCharacters(in: .whitespacesAndNewlines) == "644")
+        // A late event of the fresh link (IPv6 link-local) rewrites it, rightly: compare stretches
+        // without an event.
+        func eventCount(_ text: String) -> Int {
+            metricSamples(text).filter { $0.key.hasPrefix("reachd_events_total") }.compactMap { Int($0.value) }.reduce(0, +)
+        }
+        var quiet = false
+        for _ in 0..<5 where !quiet {
+            let before = read()
+            usleep(1_200_000)
+            let after = read()
+            if eventCount(after) == eventCount(before) {
+                #expect(after == before, "rewritten without a change")
+                quiet = true
+            }
+        }
+        #expect(quiet, "no quiet second in five tries")
+
+        // A reader polling while the network flaps sees whole files only: each one ends with the
+        // last family, and the file is never missing.
+        let reader = DispatchQueue(label: "reader")
+        let torn = NSLock()
+        nonisolated(unsafe) var partial: [String] = []
+        nonisolated(unsafe) var reads = 0
+        nonisolated(unsafe) var stop = false
+        let done = DispatchSemaphore(value: 0)
+        reader.async {
+            while !torn.withLock({ stop }) {
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? "<missing>"
+                torn.withLock {
+                    reads += 1
+                    if !(text.hasPrefix("# HELP reachd_info ") && text.hasSuffix("\nreachd_netlink_overruns_total 0\n")) { partial.append(text) }
+                }
+            }
+            done.signal()
+        }
+        for _ in 0..<10 {
+            try link.dropCarrier()
+            usleep(50_000)
+            try link.restoreCarrier()
+            usleep(50_000)
+        }
+        try link.dropCarrier()
+        #expect(waitUntil(timeout: 10) { metricSamples(read())["reachd_reachable"] == "0" })
+        torn.withLock { stop = true }
+        done.wait()
+        torn.withLock {
+            #expect(partial.isEmpty, "\(partial.count) torn reads of \(reads): \(partial.first ?? "")")
+            #expect(reads > 10)
+        }
+        let events = Int(metricSamples(read())[#"reachd_events_total{reason="carrierLost"}"#] ?? "") ?? 0
+        #expect(events >= 1)
+        // Only reachd.prom is left: the temporary files were renamed.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["reachd.prom"])
+        daemon.stop()
+
+        // With a 1 s interval the time counters move on in the file without any event.
+        try? FileManager.default.removeItem(atPath: path)
+        let periodic = try DaemonUnderTest(namespace: host, directory: directory, config: Self.config(listen: nil, textfile: directory, interval: 1))
+        #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: path) })
+        let first = Double(metricSamples(read())[#"reachd_status_seconds_total{status="notReachable"}"#] ?? "") ?? -1
+        #expect(waitUntil(timeout: 10) {
+            (Double(metricSamples(read())[#"reachd_status_seconds_total{status="notReachable"}"#] ?? "") ?? -1) > first
+        })
+        #expect(metricSamples(read())[#"reachd_status{status="notReachable"}"#] == "1")
+        periodic.stop()
+    }
+
+    @Test func unwritableTextfileDirectoryIsLoggedOnceAndNothingElseChanges() throws {
+        guard isRoot else { print(rootSkipMessage); return }
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let link = try VethUplink(host: host, uplink: uplink)
+        let directory = try temporaryDirectory()
+        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config(listen: nil, textfile: directory + "/missing", interval: 1))
+        let monitor = try Child(Binaries.reachctl, ["monitor", "--socket", daemon.socketPath])
+        defer { monitor.signal(SIGINT); monitor.wait() }
+        try link.dropCarrier()
+        #expect(waitUntil(timeout: 10) { monitor.lines.contains { $0.contains("carrierLost") } })
+        usleep(2_500_000)   // a few periodic attempts
+        let warnings = daemon.child.stderr.split(separator: "\n").filter { $0.contains("cannot create a temporary file in \(directory)/missing") }
+        #expect(warnings.count == 1, "\(daemon.child.stderr)")
+        #expect(daemon.child.isRunning)
+        // Once the directory exists, the file appears (and that is logged).
+        try FileManager.default.createDirectory(atPath: directory + "/missing", withIntermediateDirectories: false)
+        #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: directory + "/missing/reachd.prom") })
+        #expect(metricSamples((try? String(contentsOfFile: directory + "/missing/reachd.prom", encoding: .utf8)) ?? "")["reachd_reachable"] == "0")
+        #expect(daemon.child.stderr.contains("metrics: writing \(directory)/missing/reachd.prom again"))
+        #expect(try daemon.reachctl(["status"]).stdout == "offline")
+    }
+}
+
+extension Data {
+    var hex: String { map { String(format: "%02x", $0) }.joined() }
+}
