@@ -16,6 +16,8 @@ struct FeedSettings: Sendable {
     var socketPath: String
     /// Used when the feed runs the monitor in-process.
     var monitorConfiguration: ReachabilityMonitor.Configuration
+    /// What the in-process monitor runs besides netlink (ModemManager, the connectivity check).
+    var services = InProcessServices()
     /// How often `.auto` looks for the daemon while running in-process.
     var daemonPollInterval: TimeInterval = 1
     /// Timeout of the one-shot `GetStatus` that tells whether the daemon answers.
@@ -45,6 +47,7 @@ final class StatusFeed: @unchecked Sendable {
     private var lastStatus: Status?
     private var subscription: ReachabilityClient.EventSubscription?
     private var monitor: ReachabilityMonitor?
+    private var services: InProcessServiceSet?
     private var pollTimer: DispatchSourceTimer?
 
     init(settings: FeedSettings) {
@@ -99,6 +102,7 @@ final class StatusFeed: @unchecked Sendable {
     private func stopOnQueueOrNow() {
         // In deinit nothing else can hold the feed, so the queue has no block of ours to wait for.
         subscription?.cancel()
+        services?.stop()
         monitor?.stop()
         pollTimer?.cancel()
     }
@@ -216,10 +220,15 @@ final class StatusFeed: @unchecked Sendable {
             throw ReachabilityError.unableToStartMonitor("\(error)")
         }
         self.monitor = monitor
+        // ModemManager's first answer is waited for (briefly), so the first status already
+        // carries the cellular generation, as the daemon's does.
+        services = InProcessServiceSet(monitor: monitor, services: settings.services)
         receive(monitor.status, origin: .inProcess, epoch: started)
     }
 
     private func stopMonitor() {
+        services?.stop()
+        services = nil
         monitor?.stop()
         monitor = nil
     }
@@ -227,7 +236,8 @@ final class StatusFeed: @unchecked Sendable {
     // MARK: - One-shot
 
     /// The current status without starting a feed: the daemon's, or (`.auto` without a daemon,
-    /// `.inProcess`) a monitor started and stopped for the occasion.
+    /// `.inProcess`) a monitor started and stopped for the occasion (with ModemManager, without
+    /// the connectivity check: connectivity is `unknown`).
     static func currentStatus(settings: FeedSettings) throws -> (Status, FeedOrigin) {
         switch settings.source {
         case .daemon:
@@ -241,6 +251,9 @@ final class StatusFeed: @unchecked Sendable {
             let monitor = ReachabilityMonitor(configuration: settings.monitorConfiguration)
             do { try monitor.start() } catch { throw ReachabilityError.unableToStartMonitor("\(error)") }
             defer { monitor.stop() }
+            // The cellular generation, but no HTTP check: a one-shot answer does not wait for one.
+            let services = InProcessServiceSet(monitor: monitor, services: settings.services, connectivity: false)
+            defer { services.stop() }
             return (monitor.status, .inProcess)
         }
     }
