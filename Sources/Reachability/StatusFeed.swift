@@ -48,6 +48,8 @@ final class StatusFeed: @unchecked Sendable {
     private var subscription: ReachabilityClient.EventSubscription?
     private var monitor: ReachabilityMonitor?
     private var services: InProcessServiceSet?
+    /// The monitor's sequence number of the status the feed started from.
+    private var monitorSnapshot = Int.min
     private var pollTimer: DispatchSourceTimer?
 
     init(settings: FeedSettings) {
@@ -212,7 +214,11 @@ final class StatusFeed: @unchecked Sendable {
         let started = epoch
         monitor.addObserver { [weak self] event in
             guard let self else { return }
-            self.queue.async { self.receive(event.current, origin: .inProcess, epoch: started) }
+            self.queue.async {
+                // Events up to the snapshot below are in it already; delivered now they would be stale.
+                guard event.sequence > self.monitorSnapshot else { return }
+                self.receive(event.current, origin: .inProcess, epoch: started)
+            }
         }
         do {
             try monitor.start()
@@ -223,7 +229,9 @@ final class StatusFeed: @unchecked Sendable {
         // ModemManager's first answer is waited for (briefly), so the first status already
         // carries the cellular generation, as the daemon's does.
         services = InProcessServiceSet(monitor: monitor, services: settings.services)
-        receive(monitor.status, origin: .inProcess, epoch: started)
+        let snapshot = monitor.initialEvent()
+        monitorSnapshot = snapshot.sequence
+        receive(snapshot.current, origin: .inProcess, epoch: started)
     }
 
     private func stopMonitor() {
