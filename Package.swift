@@ -37,9 +37,13 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport"]),
         // The app API against a real reachd in test namespaces.
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityClient", "ReachabilityLinux", "TestSupport"]),
-        // Ports of the seeds' demos, built by `swift build`.
-        .executableTarget(name: "HLNetWorkReachabilityDemo", dependencies: ["Reachability"], path: "Examples/HLNetWorkReachabilityDemo"),
-        .executableTarget(name: "NetworkDetectorDemo", dependencies: ["Reachability"], path: "Examples/NetworkDetectorDemo"),
+        // Ports of the seeds' demos, built by `swift build`; Swift 5 mode, as the seeds' code was written.
+        .executableTarget(name: "HLNetWorkReachabilityDemo", dependencies: ["Reachability"], path: "Examples/HLNetWorkReachabilityDemo",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "NetworkDetectorDemo", dependencies: ["Reachability"], path: "Examples/NetworkDetectorDemo",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "ReachabilityDemo", dependencies: ["Reachability"], path: "Examples/ReachabilityDemo",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
         // How an app tests its reaction to the network with a SimulatedNetwork (README "Testing your app").
         .target(name: "OfflineBannerExample", dependencies: ["Reachability"], path: "Examples/OfflineBannerExample/Sources"),
         .testTarget(name: "OfflineBannerExampleTests", dependencies: ["OfflineBannerExample", "Reachability"],

@@ -4,61 +4,45 @@ import ReachabilityClient
 import ReachabilityCore
 import ReachabilityLinux
 
-/// Why a `NetworkDetector` check did not find the internet answering.
-public enum NetworkDetectorError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// No reachd answers; the library cannot run the connectivity check in-process.
-    case daemonNotRunning(socketPath: String)
-    /// reachd runs with `[Connectivity] Enabled=no`.
-    case probeDisabled
-    /// The machine has no usable path (no HTTP request was made).
-    case notReachable
-    /// An HTTP answer that is not the expected one: a captive portal (where it redirected to).
-    case captivePortal(portalURL: String?)
-    /// The check failed: timeout, refused, DNS failure (the probe's error text).
-    case probeFailed(String)
-    /// Talking to reachd failed (the client error's text).
-    case daemon(String)
-
-    public var description: String {
-        switch self {
-        case .daemonNotRunning(let path): return "reachd is not running (no socket at \(path))"
-        case .probeDisabled: return "the connectivity check is disabled in reachd's configuration"
-        case .notReachable: return "the network is not reachable"
-        case .captivePortal(let url): return "captive portal" + (url.map { " at \($0)" } ?? "")
-        case .probeFailed(let reason): return "connectivity check failed: \(reason)"
-        case .daemon(let reason): return "reachd: \(reason)"
-        }
-    }
-}
-
-/// Seed 004's NetworkDetector: does the internet really answer?
+/// Seed 004's NetworkDetector: does the internet — or the app's own backend — really answer?
+///
+/// Two questions, two answers:
+/// - **Is there internet here?** `check()` (and `connectivityChanges`): reachd's portal-aware
+///   verdict (`Probe()`), NetworkManager's rules against reachd's check URL: `connectivity` is
+///   `.full`, `.portal`, `.limited`, `.none`. Use it to tell the user "you are behind a captive
+///   portal" or "offline".
+/// - **Does my server answer?** `check(url:timeout:accepting:)`: the seed's contract. One GET
+///   of the app's URL, no cache, redirects not followed, the status decides (by default
+///   200–399 means reachable), 10 s timeout, status 0 without an answer. Use it before talking
+///   to your backend; it knows nothing about portals (a portal's redirect is a 3xx too).
+///
+/// The seed's calls (`checkNetworkReachability(completion:)`, `networkReachabilityPublisher`)
+/// check `backendURL` the seed's way when it is set, and otherwise give reachd's verdict.
 ///
 /// ```swift
-/// let result = await NetworkDetector.shared.check()
-/// if result.isReachable { … } else { print(result.statusCode as Any, result.error as Any) }
-/// for await connectivity in NetworkDetector.shared.connectivityChanges { … }   // .full, .portal, …
+/// let detector = NetworkDetector.shared
+/// let verdict = await detector.check()                       // .full, .portal, …
+/// let backend = await detector.check(url: URL(string: "https://api.example.com/health")!)
+/// detector.backendURL = URL(string: "https://api.example.com/health")
+/// detector.checkNetworkReachability { isReachable, statusCode, error in … }   // main queue
 /// ```
-/// `check()` asks reachd to run its connectivity check now (`Probe()`), with the daemon's URL
-/// and rules. Without a daemon (`.auto`) or with `.inProcess`, the library runs the same HTTP
-/// check itself (`HTTPProbe` over the primary interface, NetworkManager's verdict rules) against
-/// `inProcessProbe.url`.
 public final class NetworkDetector: @unchecked Sendable {
     /// The detector on the default socket (`REACHD_SOCKET`, then the default paths).
     public static let shared = NetworkDetector()
 
-    /// The answer of one check.
+    /// reachd's verdict: the answer of `check()`.
     public struct Result: Sendable, Equatable, CustomStringConvertible {
         /// True when the expected answer came back (`connectivity == .full`).
         public let isReachable: Bool
-        /// The HTTP status of the check's answer (204, 302, …), nil without one.
-        public let statusCode: Int?
+        /// The HTTP status of the check's answer (204, 302, …); 0 without one, as the seed.
+        public let statusCode: Int
         /// Why it is not reachable; nil when it is.
         public let error: NetworkDetectorError?
         public let connectivity: Connectivity
         /// The daemon's full probe result (URL, RTT, portal URL, time).
         public let probe: Probe?
 
-        public init(isReachable: Bool, statusCode: Int?, error: NetworkDetectorError?, connectivity: Connectivity, probe: Probe?) {
+        public init(isReachable: Bool, statusCode: Int, error: NetworkDetectorError?, connectivity: Connectivity, probe: Probe?) {
             self.isReachable = isReachable; self.statusCode = statusCode; self.error = error
             self.connectivity = connectivity; self.probe = probe
         }
@@ -72,66 +56,116 @@ public final class NetworkDetector: @unchecked Sendable {
             case .none: error = .notReachable
             case .limited, .unknown: error = .probeFailed(probe.error ?? "no answer from \(probe.url)")
             }
-            self.init(isReachable: probe.result == .full, statusCode: probe.httpStatus, error: error,
+            self.init(isReachable: probe.result == .full, statusCode: probe.httpStatus ?? 0, error: error,
                       connectivity: probe.result, probe: probe)
         }
 
         public var description: String {
             var text = "\(connectivity.rawValue)"
-            if let statusCode { text += " (HTTP \(statusCode))" }
+            if statusCode != 0 { text += " (HTTP \(statusCode))" }
             if let error { text += ": \(error)" }
             return text
         }
     }
 
+    /// The answer of `check(url:timeout:accepting:)`.
+    public struct URLResult: Sendable, Equatable, CustomStringConvertible {
+        /// True when the status is in the accepted range.
+        public let isReachable: Bool
+        /// The HTTP status of the answer (a redirect's own 3xx); 0 without an answer.
+        public let statusCode: Int
+        /// nil when reachable; `.httpStatus`, `.timedOut`, `.requestFailed` or `.invalidURL`.
+        public let error: NetworkDetectorError?
+        public let url: URL
+
+        public init(isReachable: Bool, statusCode: Int, error: NetworkDetectorError?, url: URL) {
+            self.isReachable = isReachable; self.statusCode = statusCode; self.error = error; self.url = url
+        }
+
+        public var description: String {
+            (isReachable ? "reachable" : "not reachable") + (statusCode != 0 ? " (HTTP \(statusCode))" : "")
+                + (error.map { ": \($0)" } ?? "")
+        }
+    }
+
+    /// The seed's defaults for `check(url:)`.
+    public static let defaultTimeout: TimeInterval = 10
+    public static let defaultAcceptedStatusCodes: Range<Int> = 200..<400
+
     public let source: ReachabilitySource
     public let socketPath: String
-    /// Configuration of the in-process monitor behind `connectivityChanges` when no daemon answers.
+
+    /// The app's own URL for the seed's calls (`checkNetworkReachability(completion:)`,
+    /// `networkReachabilityPublisher`); nil: they give reachd's verdict.
+    public var backendURL: URL? {
+        get { lock.withLock { _backendURL } }
+        set { lock.withLock { _backendURL = newValue } }
+    }
+    /// Timeout of the seed's calls when `backendURL` is set (default 10 s).
+    public var timeout: TimeInterval {
+        get { lock.withLock { _timeout } }
+        set { lock.withLock { _timeout = newValue } }
+    }
+    /// Statuses that mean reachable for the seed's calls when `backendURL` is set (default 200..<400).
+    public var acceptedStatusCodes: Range<Int> {
+        get { lock.withLock { _acceptedStatusCodes } }
+        set { lock.withLock { _acceptedStatusCodes = newValue } }
+    }
+    /// Configuration of the in-process monitor used when no daemon answers.
     public var inProcessConfiguration: ReachabilityMonitor.Configuration {
         get { lock.withLock { _inProcessConfiguration } }
         set { lock.withLock { _inProcessConfiguration = newValue } }
     }
-    /// Where `checkNetworkReachability`'s completion runs (default: a private serial queue).
-    public var completionQueue: DispatchQueue {
+    /// What runs in-process without a daemon: `connectivity` is the check `check()` runs itself
+    /// (URL, expected response, timeout: reachd's defaults) and that feeds `connectivityChanges`;
+    /// ModemManager for the cellular facts.
+    public var inProcessServices: InProcessServices {
+        get { lock.withLock { _inProcessServices } }
+        set { lock.withLock { _inProcessServices = newValue } }
+    }
+    /// Where completions and publisher values run. nil (default): the main queue when the app
+    /// runs a main loop (`dispatchMain()`, `RunLoop.main.run()`, an `async` main), as the seed;
+    /// otherwise a private serial queue. The library tells by a block it puts on the main queue
+    /// when the first detector is made: once that has run, the main loop runs; an answer that
+    /// comes before waits up to 0.25 s for it, then takes the private queue (a program whose
+    /// main thread waits on a semaphore is answered, not deadlocked). Set `.main` to insist.
+    public var completionQueue: DispatchQueue? {
         get { lock.withLock { _completionQueue } }
         set { lock.withLock { _completionQueue = newValue } }
     }
 
-    /// The in-process check: which URL, what answer counts as the internet (empty: HTTP 204 or an
-    /// empty 200, as reachd's `[Connectivity]`), and how long to wait. The URL defaults to
-    /// reachd's default; point it at your own endpoint.
-    public struct InProcessProbe: Sendable, Equatable {
-        public var url: String
-        public var expectedResponse: String
-        public var timeout: TimeInterval
-
-        public init(url: String = ConnectivityChecker.Configuration().url, expectedResponse: String = "", timeout: TimeInterval = 5) {
-            self.url = url; self.expectedResponse = expectedResponse; self.timeout = timeout
-        }
-    }
-
-    /// Used when no daemon answers (`.auto`) and always with `.inProcess`.
-    public var inProcessProbe: InProcessProbe {
-        get { lock.withLock { _inProcessProbe } }
-        set { lock.withLock { _inProcessProbe = newValue } }
-    }
-
     private let lock = NSLock()
-    private var _inProcessProbe = InProcessProbe()
+    private var _backendURL: URL?
+    private var _timeout = NetworkDetector.defaultTimeout
+    private var _acceptedStatusCodes = NetworkDetector.defaultAcceptedStatusCodes
     private var _inProcessConfiguration = ReachabilityMonitor.Configuration()
-    private var _completionQueue = DispatchQueue(label: "reachd.networkdetector.completion")
+    private var _inProcessServices = InProcessServices()
+    private var _completionQueue: DispatchQueue?
+    private let privateQueue = DispatchQueue(label: "reachd.networkdetector.completion")
 
     /// - Parameters:
     ///   - source: `.auto` asks reachd, else checks in-process; `.daemon` only reachd
-    ///     (`daemonNotRunning` without one); `.inProcess` always checks itself
-    ///     (`connectivityChanges` then yields only `.unknown`/`.none`: nobody probes continuously).
+    ///     (`daemonNotRunning` without one); `.inProcess` always checks itself.
     ///   - socketPath: reachd's socket; nil: `REACHD_SOCKET`, then the default paths.
     public init(source: ReachabilitySource = .auto, socketPath: String? = nil) {
         self.source = source
         self.socketPath = resolvedSocketPath(socketPath)
+        MainLoop.watch
     }
 
-    /// Runs the connectivity check now and tells whether the internet answers.
+    /// Runs a completion on `completionQueue`, or as `MainLoop` decides.
+    func deliver(on queue: DispatchQueue?, _ work: @escaping @Sendable () -> Void) {
+        if let queue = queue ?? completionQueue {
+            queue.async(execute: work)
+        } else {
+            MainLoop.run(work, fallback: privateQueue)
+        }
+    }
+
+    // MARK: - reachd's verdict
+
+    /// Runs the connectivity check now and tells whether the internet answers (reachd's
+    /// portal-aware verdict; without a daemon, the same check in-process).
     public func check() async -> Result {
         let context = checkContext
         return await withCheckedContinuation { continuation in
@@ -141,33 +175,103 @@ public final class NetworkDetector: @unchecked Sendable {
         }
     }
 
-    /// The seed's callback form of `check()`; the completion runs on `completionQueue`.
-    public func checkNetworkReachability(completion: @escaping @Sendable (Bool, Int?, Error?) -> Void) {
-        let context = checkContext, queue = completionQueue
-        DispatchQueue.global().async {
-            let result = Self.checkNow(context)
-            queue.async { completion(result.isReachable, result.statusCode, result.error) }
+    // MARK: - The app's URL (the seed's contract)
+
+    /// One GET of `url`: reachable when the status is in `accepting` (default 200..<400; a
+    /// redirect is not followed, its 3xx is the answer), within `timeout` seconds (default 10).
+    /// No cache: every call is a new request. `statusCode` is 0 without an answer.
+    public func check(url: URL, timeout: TimeInterval = NetworkDetector.defaultTimeout,
+                      accepting: Range<Int> = NetworkDetector.defaultAcceptedStatusCodes) async -> URLResult {
+        await withCheckedContinuation { continuation in
+            // A OneShotCheck answers once: one resume.
+            _ = Self.startURLCheck(url: url, timeout: timeout, accepting: accepting) { answer in
+                continuation.resume(returning: URLResult(isReachable: answer.isReachable, statusCode: answer.statusCode,
+                                                         error: answer.error, url: url))
+            }
         }
     }
+
+    /// The seed's callback: `backendURL` checked the seed's way when set (else reachd's
+    /// verdict); `(isReachable, statusCode, error)` once, on `completionQueue` (see there).
+    public func checkNetworkReachability(completion: @escaping @Sendable (Bool, Int, Error?) -> Void) {
+        _ = startSeedCheck(queue: nil) { answer in completion(answer.isReachable, answer.statusCode, answer.error) }
+    }
+
+    /// `check(url:timeout:accepting:)` with the seed's callback, once, on `completionQueue`.
+    public func checkNetworkReachability(url: URL, timeout: TimeInterval = NetworkDetector.defaultTimeout,
+                                         accepting: Range<Int> = NetworkDetector.defaultAcceptedStatusCodes,
+                                         completion: @escaping @Sendable (Bool, Int, Error?) -> Void) {
+        _ = startSeedCheck(url: url, timeout: timeout, accepting: accepting, queue: nil) { answer in
+            completion(answer.isReachable, answer.statusCode, answer.error)
+        }
+    }
+
+    /// The seed's publisher: one check (`backendURL` the seed's way when set, else reachd's
+    /// verdict) per `sink`; `true` then `.finished`, or `.failure(error)` whose `statusCode` is
+    /// the HTTP status (0 without an answer).
+    public var networkReachabilityPublisher: NetworkReachabilityPublisher {
+        NetworkReachabilityPublisher(detector: self, url: nil, timeout: nil, accepting: nil, queue: nil)
+    }
+
+    /// The publisher for `url`, with the seed's defaults.
+    public func networkReachabilityPublisher(url: URL, timeout: TimeInterval = NetworkDetector.defaultTimeout,
+                                             accepting: Range<Int> = NetworkDetector.defaultAcceptedStatusCodes)
+        -> NetworkReachabilityPublisher {
+        NetworkReachabilityPublisher(detector: self, url: url, timeout: timeout, accepting: accepting, queue: nil)
+    }
+
+    /// Starts one seed-style check: `url` (or `backendURL`, or reachd's verdict); `deliver`
+    /// runs once on `queue` (nil: `deliveryQueue` at the time of the answer), unless cancelled.
+    func startSeedCheck(url: URL? = nil, timeout: TimeInterval? = nil, accepting: Range<Int>? = nil,
+                        queue: DispatchQueue?, deliver: @escaping @Sendable (SeedAnswer) -> Void) -> OneShotCheck {
+        let (backend, defaultTimeout, defaultAccepting) = lock.withLock { (_backendURL, _timeout, _acceptedStatusCodes) }
+        // Holds the detector until the answer is in, as URLSession holds its session.
+        let onQueue: @Sendable (SeedAnswer) -> Void = { answer in
+            self.deliver(on: queue) { deliver(answer) }
+        }
+        if let target = url ?? backend {
+            return Self.startURLCheck(url: target, timeout: timeout ?? defaultTimeout,
+                                      accepting: accepting ?? defaultAccepting, deliver: onQueue)
+        }
+        let context = checkContext
+        let check = OneShotCheck(deliver: onQueue)
+        check.workBegan()
+        DispatchQueue.global().async {
+            let result = Self.checkNow(context)
+            check.finish(SeedAnswer(isReachable: result.isReachable, statusCode: result.statusCode, error: result.error))
+            check.workEnded()
+        }
+        return check
+    }
+
+    static func startURLCheck(url: URL, timeout: TimeInterval, accepting: Range<Int>,
+                              deliver: @escaping @Sendable (SeedAnswer) -> Void) -> OneShotCheck {
+        let check = OneShotCheck(deliver: deliver)
+        URLCheck(url: url, timeout: timeout, accepting: accepting, check: check).start()
+        return check
+    }
+
+    // MARK: - reachd's verdict, blocking
 
     /// What one check needs, read once under the lock.
     struct CheckContext: Sendable {
         var socketPath: String
         var source: ReachabilitySource
-        var probe: InProcessProbe
+        var services: InProcessServices
         var monitorConfiguration: ReachabilityMonitor.Configuration
     }
 
     private var checkContext: CheckContext {
         lock.withLock {
-            CheckContext(socketPath: socketPath, source: source, probe: _inProcessProbe, monitorConfiguration: _inProcessConfiguration)
+            CheckContext(socketPath: socketPath, source: source, services: _inProcessServices,
+                         monitorConfiguration: _inProcessConfiguration)
         }
     }
 
     /// Blocking: one `Probe()` call, or the in-process check.
     static func checkNow(_ context: CheckContext) -> Result {
         let failure = { (error: NetworkDetectorError) in
-            Result(isReachable: false, statusCode: nil, error: error, connectivity: .unknown, probe: nil)
+            Result(isReachable: false, statusCode: 0, error: error, connectivity: .unknown, probe: nil)
         }
         switch context.source {
         case .simulated(let network):
@@ -189,13 +293,20 @@ public final class NetworkDetector: @unchecked Sendable {
 
     /// reachd's check, run here: over the primary interface of a short-lived monitor's status.
     static func checkInProcess(_ context: CheckContext) -> Result {
-        let settings = FeedSettings(source: .inProcess, socketPath: context.socketPath, monitorConfiguration: context.monitorConfiguration)
-        let url = context.probe.url
+        let probe = context.services.connectivity
+        guard probe.enabled else {
+            return Result(isReachable: false, statusCode: 0, error: .probeDisabled, connectivity: .unknown, probe: nil)
+        }
+        var services = context.services
+        services.connectivity.enabled = false   // the check below is the one-shot's own
+        let settings = FeedSettings(source: .inProcess, socketPath: context.socketPath,
+                                    monitorConfiguration: context.monitorConfiguration, services: services)
+        let url = probe.url
         let status: Status
         do {
             status = try StatusFeed.currentStatus(settings: settings).0
         } catch {
-            return Result(isReachable: false, statusCode: nil, error: .probeFailed("\(error)"), connectivity: .unknown, probe: nil)
+            return Result(isReachable: false, statusCode: 0, error: .probeFailed("\(error)"), connectivity: .unknown, probe: nil)
         }
         guard status.reachable, let primary = status.primary else {
             return Result(ProbeVerdict.notReachable(url: url, at: Date()))
@@ -208,20 +319,21 @@ public final class NetworkDetector: @unchecked Sendable {
         }
         let sources = primary.addresses.compactMap { $0.split(separator: "/").first.map(String.init) }
         let request = HTTPProbe.Request(url: probeURL, interface: primary.name, sourceAddresses: sources,
-                                        timeout: context.probe.timeout,
-                                        networkNamespace: context.monitorConfiguration.networkNamespace)
+                                        timeout: probe.timeout,
+                                        networkNamespace: probe.networkNamespace ?? context.monitorConfiguration.networkNamespace)
         let outcome = HTTPProbe.run(request)
-        return Result(ProbeVerdict.probe(url: url, expectedResponse: context.probe.expectedResponse,
+        return Result(ProbeVerdict.probe(url: url, expectedResponse: probe.expectedResponse,
                                          outcome: outcome.outcome, rttMs: outcome.rttMs, checkedAt: Date()))
     }
 
-    /// The machine's connectivity, then every change of it (repeats dropped), from reachd's event
-    /// stream. Each access makes an independent stream that ends when the consumer stops.
-    /// Without a daemon (`.auto` falls back in-process) the values are `.unknown`/`.none` until
-    /// the daemon appears.
+    /// The machine's connectivity, then every change of it (repeats dropped). Each access makes
+    /// an independent stream that ends when the consumer stops. From reachd's event stream; with
+    /// no daemon, from the in-process monitor and its own connectivity check
+    /// (`inProcessServices.connectivity`), so `.portal` and `.full` are known there too.
     public var connectivityChanges: AsyncStream<Connectivity> {
         let settings = lock.withLock {
-            FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration)
+            FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
+                         services: _inProcessServices)
         }
         let (stream, continuation) = AsyncStream.makeStream(of: Connectivity.self, bufferingPolicy: .unbounded)
         let feed = StatusFeed(settings: settings)

@@ -25,6 +25,13 @@ public final class PathMonitor: @unchecked Sendable {
         set { lock.withLock { _inProcessConfiguration = newValue } }
     }
 
+    /// What the in-process monitor runs besides netlink: ModemManager for the cellular generation
+    /// and the connectivity check (both on by default, with reachd's defaults). Set before `start`.
+    public var inProcessServices: InProcessServices {
+        get { lock.withLock { _inProcessServices } }
+        set { lock.withLock { _inProcessServices = newValue } }
+    }
+
     /// Called on the start queue with the first path and every change.
     public var pathUpdateHandler: (@Sendable (Path) -> Void)? {
         get { lock.withLock { _pathUpdateHandler } }
@@ -39,6 +46,7 @@ public final class PathMonitor: @unchecked Sendable {
 
     private let lock = NSLock()
     private var _inProcessConfiguration = ReachabilityMonitor.Configuration()
+    private var _inProcessServices = InProcessServices()
     private var _pathUpdateHandler: (@Sendable (Path) -> Void)?
     private var _queue: DispatchQueue?
     private var _currentPath = Path.initial
@@ -66,7 +74,8 @@ public final class PathMonitor: @unchecked Sendable {
         let settings: FeedSettings? = lock.withLock {
             guard self.feed == nil, !cancelled else { return nil }
             _queue = queue
-            return FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration)
+            return FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
+                         services: _inProcessServices)
         }
         guard let settings else { return }
         let feed = StatusFeed(settings: settings)
@@ -111,7 +120,8 @@ public final class PathMonitor: @unchecked Sendable {
     /// Independent of `start(queue:)`: `for await path in PathMonitor().paths` works as is.
     public var paths: AsyncStream<Path> {
         let settings = lock.withLock {
-            FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration)
+            FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
+                         services: _inProcessServices)
         }
         return PathMonitor.pathStream(settings: settings, requiredInterfaceType: requiredInterfaceType)
     }

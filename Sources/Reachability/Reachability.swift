@@ -86,6 +86,13 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
         get { locked { _inProcessConfiguration } }
         set { locked { _inProcessConfiguration = newValue } }
     }
+    /// What the in-process monitor runs besides netlink: ModemManager for the cellular generation
+    /// and the connectivity check (both on by default, with reachd's defaults). Set before
+    /// `startNotifier()`.
+    public var inProcessServices: InProcessServices {
+        get { locked { _inProcessServices } }
+        set { locked { _inProcessServices = newValue } }
+    }
     /// Host targets are checked again this often (seconds), besides on every status change.
     public var hostRecheckInterval: TimeInterval {
         get { locked { _hostRecheckInterval } }
@@ -124,6 +131,7 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     /// Guards every `_` property, the generation and the delivery bookkeeping.
     private let condition = NSCondition()
     private var _inProcessConfiguration = ReachabilityMonitor.Configuration()
+    private var _inProcessServices = InProcessServices()
     private var _hostRecheckInterval: TimeInterval = 2
     private var _allowsCellularConnection = true
     private var _notificationCenter = NotificationCenter.default
@@ -174,6 +182,16 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
         try self.init(hostname: address, source: source, socketPath: socketPath)
     }
 
+    /// Reachability of one socket address (`sockaddr_in`, `sockaddr_in6`; the port is ignored).
+    /// The zero address (0.0.0.0, ::) means the default route, as SCNetworkReachability's
+    /// `reachabilityForInternetConnection` used it.
+    public convenience init(address: UnsafePointer<sockaddr>, source: Source = .auto, socketPath: String? = nil) throws {
+        switch try SocketAddressText.parse(address) {
+        case .none: try self.init(source: source, socketPath: socketPath)
+        case .some(let literal): try self.init(hostname: literal, source: source, socketPath: socketPath)
+        }
+    }
+
     deinit {
         stopNotifier()
     }
@@ -194,7 +212,8 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
         guard feed == nil else { condition.unlock(); return }
         generation += 1
         let started = generation
-        let settings = FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration)
+        let settings = FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
+                                    services: _inProcessServices)
         let recheck = _hostRecheckInterval
         let feed = StatusFeed(settings: settings)
         self.feed = feed
@@ -274,6 +293,9 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// A link is there but has no address or route yet (the `connectionRequired` flag).
+    public var isConnectionRequired: Bool { flags.contains(.connectionRequired) }
+
     /// True when the target is reachable (on cellular only if `allowsCellularConnection`).
     public var isReachable: Bool { connection != .unavailable }
     public var isReachableViaWWAN: Bool { connection == .cellular }
@@ -305,7 +327,8 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
             condition.unlock()
             return latest.state
         }
-        let settings = FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration)
+        let settings = FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
+                                    services: _inProcessServices)
         condition.unlock()
         guard let (status, origin) = try? StatusFeed.currentStatus(settings: settings) else { return .unreachable }
         return evaluateTarget(status, origin: origin, monitorConfiguration: settings.monitorConfiguration).state

@@ -10,7 +10,8 @@ public enum ReachabilitySource: Sendable, Equatable, CustomStringConvertible {
     /// reachd only. `Reachability.startNotifier()` throws `ReachabilityError.daemonNotRunning`
     /// when no daemon answers; once started, a daemon restart is bridged by reconnecting.
     case daemon
-    /// Always the in-process monitor (netlink only: no cellular generation, no connectivity check).
+    /// Always in-process: the monitor, with ModemManager and the connectivity check as
+    /// `inProcessServices` says.
     case inProcess
     /// A network the app's own tests drive (`SimulatedNetwork`): no daemon, no root.
     case simulated(SimulatedNetwork)

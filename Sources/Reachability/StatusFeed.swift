@@ -18,6 +18,8 @@ struct FeedSettings: Sendable {
     var socketPath: String
     /// Used when the feed runs the monitor in-process.
     var monitorConfiguration: ReachabilityMonitor.Configuration
+    /// What the in-process monitor runs besides netlink (ModemManager, the connectivity check).
+    var services = InProcessServices()
     /// How often `.auto` looks for the daemon while running in-process.
     var daemonPollInterval: TimeInterval = 1
     /// Timeout of the one-shot `GetStatus` that tells whether the daemon answers.
@@ -47,6 +49,9 @@ final class StatusFeed: @unchecked Sendable {
     private var lastStatus: Status?
     private var subscription: ReachabilityClient.EventSubscription?
     private var monitor: ReachabilityMonitor?
+    private var services: InProcessServiceSet?
+    /// The monitor's sequence number of the status the feed started from.
+    private var monitorSnapshot = Int.min
     private var pollTimer: DispatchSourceTimer?
     private var simulation: (network: SimulatedNetwork, observer: Int)?
 
@@ -104,6 +109,7 @@ final class StatusFeed: @unchecked Sendable {
     private func stopOnQueueOrNow() {
         // In deinit nothing else can hold the feed, so the queue has no block of ours to wait for.
         subscription?.cancel()
+        services?.stop()
         monitor?.stop()
         pollTimer?.cancel()
     }
@@ -228,7 +234,11 @@ final class StatusFeed: @unchecked Sendable {
         let started = epoch
         monitor.addObserver { [weak self] event in
             guard let self else { return }
-            self.queue.async { self.receive(event.current, origin: .inProcess, epoch: started) }
+            self.queue.async {
+                // Events up to the snapshot below are in it already; delivered now they would be stale.
+                guard event.sequence > self.monitorSnapshot else { return }
+                self.receive(event.current, origin: .inProcess, epoch: started)
+            }
         }
         do {
             try monitor.start()
@@ -236,10 +246,17 @@ final class StatusFeed: @unchecked Sendable {
             throw ReachabilityError.unableToStartMonitor("\(error)")
         }
         self.monitor = monitor
-        receive(monitor.status, origin: .inProcess, epoch: started)
+        // ModemManager's first answer is waited for (briefly), so the first status already
+        // carries the cellular generation, as the daemon's does.
+        services = InProcessServiceSet(monitor: monitor, services: settings.services)
+        let snapshot = monitor.initialEvent()
+        monitorSnapshot = snapshot.sequence
+        receive(snapshot.current, origin: .inProcess, epoch: started)
     }
 
     private func stopMonitor() {
+        services?.stop()
+        services = nil
         monitor?.stop()
         monitor = nil
     }
@@ -247,7 +264,8 @@ final class StatusFeed: @unchecked Sendable {
     // MARK: - One-shot
 
     /// The current status without starting a feed: the daemon's, or (`.auto` without a daemon,
-    /// `.inProcess`) a monitor started and stopped for the occasion.
+    /// `.inProcess`) a monitor started and stopped for the occasion (with ModemManager, without
+    /// the connectivity check: connectivity is `unknown`).
     static func currentStatus(settings: FeedSettings) throws -> (Status, FeedOrigin) {
         switch settings.source {
         case .simulated(let network):
@@ -263,6 +281,9 @@ final class StatusFeed: @unchecked Sendable {
             let monitor = ReachabilityMonitor(configuration: settings.monitorConfiguration)
             do { try monitor.start() } catch { throw ReachabilityError.unableToStartMonitor("\(error)") }
             defer { monitor.stop() }
+            // The cellular generation, but no HTTP check: a one-shot answer does not wait for one.
+            let services = InProcessServiceSet(monitor: monitor, services: settings.services, connectivity: false)
+            defer { services.stop() }
             return (monitor.status, .inProcess)
         }
     }

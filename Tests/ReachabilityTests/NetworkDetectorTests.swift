@@ -75,7 +75,7 @@ struct NetworkDetectorTests {
 
         let callback = Recorder<String>()
         detector.checkNetworkReachability { isReachable, statusCode, error in
-            callback.append("\(isReachable) \(statusCode.map(String.init) ?? "nil") \(error == nil)")
+            callback.append("\(isReachable) \(statusCode) \(error == nil)")
         }
         #expect(await eventually { callback.count == 1 })
         #expect(callback.all == ["true 204 true"])
@@ -112,7 +112,7 @@ struct NetworkDetectorTests {
         let path = "/tmp/reachd-api-no-daemon-\(getpid())/io.reachd.Reachability"
         let result = await NetworkDetector(source: .daemon, socketPath: path).check()
         #expect(!result.isReachable)
-        #expect(result.statusCode == nil)
+        #expect(result.statusCode == 0)
         #expect(result.error == .daemonNotRunning(socketPath: path))
     }
 }

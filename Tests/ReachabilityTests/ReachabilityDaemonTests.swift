@@ -275,6 +275,7 @@ struct ReachabilityDaemonTests {
         var configuration = reachability.inProcessConfiguration
         configuration.networkNamespace = network.host.name
         reachability.inProcessConfiguration = configuration
+        reachability.inProcessServices = .none   // no ModemManager, no check to the outside
         let observed = Observed(reachability)
         try reachability.startNotifier()
         defer { reachability.stopNotifier() }

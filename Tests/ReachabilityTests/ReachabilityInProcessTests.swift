@@ -41,6 +41,7 @@ struct ReachabilityInProcessTests {
         var configuration = reachability.inProcessConfiguration
         configuration.networkNamespace = network.host.name
         reachability.inProcessConfiguration = configuration
+        reachability.inProcessServices = .none   // no ModemManager, no check to the outside
         let observed = Observed(reachability)
         try reachability.startNotifier()
         defer { reachability.stopNotifier() }
@@ -70,6 +71,7 @@ struct ReachabilityInProcessTests {
         var configuration = reachability.inProcessConfiguration
         configuration.networkNamespace = network.host.name
         reachability.inProcessConfiguration = configuration
+        reachability.inProcessServices = .none   // no ModemManager, no check to the outside
         reachability.hostRecheckInterval = 0.3
         let observed = Observed(reachability)
         try reachability.startNotifier()
@@ -100,11 +102,13 @@ struct ReachabilityInProcessTests {
         var configuration = detector.inProcessConfiguration
         configuration.networkNamespace = network.host.name
         detector.inProcessConfiguration = configuration
-        detector.inProcessProbe = .init(url: "http://\(network.uplink.gatewayAddress):8080/generate_204")
+        detector.inProcessServices = .none
+        detector.inProcessServices.connectivity.enabled = true
+        detector.inProcessServices.connectivity.url = "http://\(network.uplink.gatewayAddress):8080/generate_204"
         let full = await detector.check()
         #expect(full.isReachable && full.statusCode == 204 && full.connectivity == .full && full.error == nil)
 
-        detector.inProcessProbe = .init(url: "http://\(network.uplink.gatewayAddress):8080/portal")
+        detector.inProcessServices.connectivity.url = "http://\(network.uplink.gatewayAddress):8080/portal"
         let portal = await detector.check()
         #expect(!portal.isReachable && portal.statusCode == 302 && portal.connectivity == .portal)
         #expect(portal.error == .captivePortal(portalURL: "http://portal.test/login"))
@@ -122,6 +126,7 @@ struct ReachabilityInProcessTests {
         var configuration = reachability.inProcessConfiguration
         configuration.networkNamespace = network.host.name
         reachability.inProcessConfiguration = configuration
+        reachability.inProcessServices = .none   // no ModemManager, no check to the outside
         #expect(reachability.currentReachabilityStatus == .ethernet)
         try network.uplink.dropCarrier()
         #expect(reachability.currentReachabilityStatus == .notReachable)
@@ -143,6 +148,7 @@ struct ReachabilityInProcessTests {
             reachability.inProcessConfiguration = configuration
             let sentinel = Sentinel()
             weakSentinel.value = sentinel
+            reachability.inProcessServices = .none
             reachability.whenReachable = { r in _ = sentinel; callbacks.append(r.currentReachabilityStatus) }
             reachability.whenUnreachable = { r in _ = sentinel; callbacks.append(r.currentReachabilityStatus) }
             try reachability.startNotifier()
@@ -163,6 +169,7 @@ struct ReachabilityInProcessTests {
         var configuration = reachability.inProcessConfiguration
         configuration.networkNamespace = network.host.name
         reachability.inProcessConfiguration = configuration
+        reachability.inProcessServices = .none   // no ModemManager, no check to the outside
         let callbacks = Recorder<NetworkStatus>()
         reachability.whenReachable = { r in
             callbacks.append(r.currentReachabilityStatus)
@@ -192,6 +199,7 @@ struct ReachabilityInProcessTests {
         var configuration = reachability.inProcessConfiguration
         configuration.networkNamespace = network.host.name
         reachability.inProcessConfiguration = configuration
+        reachability.inProcessServices = .none   // no ModemManager, no check to the outside
         let queue = DispatchQueue(label: "test.callbacks")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 7)
