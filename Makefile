@@ -90,7 +90,7 @@ deb: deb-deps release
 # Installs, reloads, upgrades, removes and purges the package under systemd in a container
 # with the Swift toolchain hidden (root; skips otherwise). Builds the package first.
 check-deb: deb
-	@scripts/test-deb.sh "reachd_$$(scripts/build-deb.sh --version)-$(DEB_REVISION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb"
+	@scripts/test-deb.sh "reachd_$$(scripts/build-deb.sh --version)-$(DEB_REVISION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb" "$(RELEASE_BIN_DIR)"
 
 # Benchmarks (issue 8): on demand only, never part of `make test`. Root, ~2.5 minutes on 2 cores.
 # Builds reachd in release mode and writes the figures into BENCHMARKS.md.

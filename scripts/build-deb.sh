@@ -4,7 +4,8 @@
 #   build-deb.sh --version  (prints the upstream version)
 # VERSION is ReachdVersion.string (Sources/ReachabilityCore/ReachdVersion.swift, the one place
 # the version lives) plus a Debian revision, DEB_REVISION (default 1): a rebuild of the same
-# sources as a newer package raises only that. The package is assembled by debhelper in a
+# sources as a newer package raises only that. DEB_OUT_DIR (default: here) is where the .deb
+# goes; DEB_LINTIAN=no skips lintian. The package is assembled by debhelper in a
 # staging tree under .build/deb/ (packaging/debian/ as debian/, the binaries, units, man pages,
 # configuration, completion and contrib/), then checked with lintian: any error or warning
 # that packaging/debian/reachd.lintian-overrides does not explain fails the build.
@@ -60,14 +61,16 @@ maintainer=$(sed -n 's/^Maintainer: //p' packaging/debian/control)
 
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 deb=reachd_${version}_${arch}.deb
-cp "$out/$deb" "./$deb"
-echo "build-deb: $deb ($(du -h "$deb" | cut -f1))"
-dpkg-deb --field "$deb" Depends | sed 's/^/build-deb: Depends: /'
+dest=${DEB_OUT_DIR:-.}/$deb
+cp "$out/$deb" "$dest"
+echo "build-deb: $dest ($(du -h "$dest" | cut -f1))"
+dpkg-deb --field "$dest" Depends | sed 's/^/build-deb: Depends: /'
+if [ "${DEB_LINTIAN:-yes}" = no ]; then exit 0; fi
 
 # --fail-on warning: errors and warnings fail; overrides carry the reason for each one kept.
 # Informational tags are listed in the log (the spelling ones are in the runtime's ICU data).
 # Not --show-overrides: with it, lintian 2.116 fails on overridden warnings too.
-lintian --fail-on error,warning --display-info "./$deb" > "$out/lintian.log" 2>&1 ||
+lintian --fail-on error,warning --display-info "$dest" > "$out/lintian.log" 2>&1 ||
   { grep -v '^I: ' "$out/lintian.log" >&2; echo "build-deb: lintian found errors or warnings in $deb (log: $out/lintian.log)" >&2; exit 1; }
 echo "build-deb: lintian: no errors or warnings ($(grep -c '^I: ' "$out/lintian.log" || true) informational tags;" \
   "overrides with their reasons: packaging/debian/reachd.lintian-overrides; log: $out/lintian.log)"
