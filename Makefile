@@ -16,7 +16,7 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
 	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
 
-test: build check-units check-install check-systemd
+test: build check-units check-install check-systemd check-static check-deb
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	@# Serially: the suites start daemons, namespaces and dbus-daemons, and on a 2-core machine
 	@# parallel suites starve each other's waits and fail by chance.
