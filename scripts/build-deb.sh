@@ -65,6 +65,14 @@ dest=${DEB_OUT_DIR:-.}/$deb
 cp "$out/$deb" "$dest"
 echo "build-deb: $dest ($(du -h "$dest" | cut -f1))"
 dpkg-deb --field "$dest" Depends | sed 's/^/build-deb: Depends: /'
+# Every file of contrib/ made it in.
+if [ -d contrib ]; then
+  contents=$(dpkg-deb --contents "$dest" | awk '{ print $6 }')
+  while IFS= read -r -d '' f; do
+    grep -qxF "./usr/share/reachd/contrib/${f#contrib/}" <<<"$contents" ||
+      { echo "build-deb: $f is not in the package" >&2; exit 1; }
+  done < <(find contrib -type f -print0)
+fi
 if [ "${DEB_LINTIAN:-yes}" = no ]; then exit 0; fi
 
 # --fail-on warning: errors and warnings fail; overrides carry the reason for each one kept.
