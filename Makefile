@@ -4,7 +4,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build build-tests deps test run clean bench check-units check-install check-systemd install uninstall release external-package-test
+.PHONY: all build build-tests deps test run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
+.PHONY: deb deb-deps check-static check-deb
 
 all: build
 
@@ -17,7 +18,7 @@ build: deps
 
 # The test binary is built first: check-systemd runs part of it under the service's sandbox.
 # scripts/run-tests.sh prints how many tests were skipped, and as root fails when any was.
-test: build build-tests check-units check-install check-systemd
+test: build build-tests check-units check-install check-systemd check-static check-deb
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) SWIFT="$(SWIFT)" scripts/run-tests.sh --skip-build $(BUILD_FLAGS)
 	$(MAKE) external-package-test
 
@@ -45,8 +46,15 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 INSTALL ?= install
 
+# Release binaries for install, package and benchmarks: the Swift runtime (stdlib, Foundation,
+# Dispatch) linked in, so that they run where no Swift toolchain is; no $$ORIGIN run path, and
+# symbols bound at start (read-only relocations, as Debian hardens its binaries).
+# Installing strips them (install.sh, dh_strip); the ones in .build keep their symbols.
+RELEASE_FLAGS ?= -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now
+RELEASE_BIN_DIR = $$($(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --show-bin-path)
 release: deps
-	$(SWIFT) build -c release $(BUILD_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd
+	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachctl
 
 check-units:
 	@scripts/check-units.sh
@@ -58,14 +66,33 @@ check-install:
 check-systemd: build-tests
 	@REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) scripts/test-systemd.sh
 
-# Without BIN_DIR, builds release binaries first.
+# Without BIN_DIR, builds release binaries first. Installed binaries are stripped.
 install: $(if $(BIN_DIR),,release)
-	@scripts/install.sh install "$(if $(BIN_DIR),$(BIN_DIR),$$($(SWIFT) build -c release --show-bin-path))" \
+	@scripts/install.sh install "$(if $(BIN_DIR),$(BIN_DIR),$(RELEASE_BIN_DIR))" \
 	  "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
 
 # Leaves an edited $(SYSCONFDIR)/reachd/reachd.conf (and any drop-ins) in place.
 uninstall:
 	@scripts/install.sh uninstall "" "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
+
+# The release binaries, installed into a DESTDIR, run with the Swift toolchain hidden (root:
+# a mount namespace binds an empty directory over it; skips otherwise).
+check-static: release
+	@scripts/test-static.sh "$(RELEASE_BIN_DIR)"
+
+# --- Debian package -------------------------------------------------------------------------
+# make deb [DEB_REVISION=1]: reachd_VERSION-REVISION_ARCH.deb in this directory, lintian-clean.
+DEB_REVISION ?= 1
+deb-deps:
+	@scripts/deps.sh deb
+
+deb: deb-deps release
+	@DEB_REVISION="$(DEB_REVISION)" scripts/build-deb.sh "$(RELEASE_BIN_DIR)"
+
+# Installs, reloads, upgrades, removes and purges the package under systemd in a container
+# with the Swift toolchain hidden (root; skips otherwise). Builds the package first.
+check-deb: deb
+	@scripts/test-deb.sh "reachd_$$(scripts/build-deb.sh --version)-$(DEB_REVISION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb" "$(RELEASE_BIN_DIR)"
 
 # Benchmarks (issue 8): on demand only, never part of `make test`. Root, ~2.5 minutes on 2 cores.
 # Builds reachd in release mode and writes the figures into BENCHMARKS.md.

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing reachd needs, idempotently: Debian packages only when one
 # is missing (with one `apt-get update` first), and the python test client in .venv.
+# `deps.sh deb` adds what `make deb` needs (debhelper, lintian).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(pkg-config libnl-3-dev libnl-route-3-dev libsystemd-dev iproute2 python3-venv
               dbus-daemon python3-dbus systemd-container prometheus curl)
+if [ "${1:-}" = deb ]; then APT_PACKAGES+=(debhelper lintian); fi
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

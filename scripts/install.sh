@@ -21,8 +21,9 @@ install)
     [ -x "$bin_dir/$b" ] || { echo "install: $bin_dir/$b is missing (build first)" >&2; exit 1; }
   done
   $INSTALL -d "$bin" "$units" "$conf_dir" "$conf_dir/reachd.conf.d" "$man/man1" "$man/man5" "$man/man8" "$completions" "$sysusers"
-  $INSTALL -m 0755 "$bin_dir/reachd" "$bin/reachd"
-  $INSTALL -m 0755 "$bin_dir/reachctl" "$bin/reachctl"
+  # Stripped: the symbols of a statically linked Swift runtime are most of a binary's size.
+  $INSTALL -m 0755 -s --strip-program="${STRIP:-strip}" "$bin_dir/reachd" "$bin/reachd"
+  $INSTALL -m 0755 -s --strip-program="${STRIP:-strip}" "$bin_dir/reachctl" "$bin/reachctl"
   # The unit names the installed daemon.
   sed "s|^ExecStart=/usr/local/bin/reachd|ExecStart=$prefix/bin/reachd|" systemd/reachd.service > "$units/reachd.service.tmp"
   chmod 0644 "$units/reachd.service.tmp"

@@ -32,7 +32,12 @@ expect_file /usr/share/bash-completion/completions/reachctl 644
 [ -d "$root/etc/reachd/reachd.conf.d" ] || fail "/etc/reachd/reachd.conf.d missing"
 grep -qx 'ExecStart=/usr/bin/reachd' "$root/usr/lib/systemd/system/reachd.service" \
   || fail "reachd.service does not start /usr/bin/reachd"
-cmp -s "$root/usr/bin/reachd" "$bin_dir/reachd" || fail "installed reachd differs from the built one"
+strip -o "$root/reachd.stripped" "$bin_dir/reachd"
+cmp -s "$root/usr/bin/reachd" "$root/reachd.stripped" || fail "installed reachd is not the built one, stripped"
+rm "$root/reachd.stripped"
+for b in reachd reachctl; do
+  if readelf -S "$root/usr/bin/$b" | grep -q '\.symtab'; then fail "installed $b is not stripped"; fi
+done
 # The sysusers.d entry creates the user the unit names (dry run into the DESTDIR).
 out=$(systemd-sysusers --root="$root" --dry-run 2>&1 || true)
 [[ $out == *"Creating user 'reachd'"* ]] || fail "sysusers.d/reachd.conf does not create user reachd: $out"
