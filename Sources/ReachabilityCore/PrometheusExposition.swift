@@ -38,6 +38,8 @@ public enum PrometheusExposition {
         out.sample("reachd_ipv6", [:], status.ipv6)
         out.family("reachd_vpn_active", .gauge, "1 when a VPN carries the default route.")
         out.sample("reachd_vpn_active", [:], status.vpn != nil)
+        out.family("reachd_simulated", .gauge, "1 while a simulation (reachctl simulate) is in effect.")
+        out.sample("reachd_simulated", [:], status.simulated)
 
         if let primary = status.primary {
             out.family("reachd_primary_info", .gauge, "The primary interface and its kind; absent when not reachable.")

@@ -43,12 +43,12 @@ final class Connection: @unchecked Sendable {
     private(set) var closed = false
     private var openSources = 0
 
-    init(id: Int, fd: Int32, uid: uid_t, server: ReachabilityServer) {
+    init(id: Int, fd: Int32, uid: uid_t, peer: (pid: Int32, uid: UInt32, gid: UInt32)?, server: ReachabilityServer) {
         self.id = id
         self.fd = fd
         self.uid = uid
         self.server = server
-        self.peer = UnixSocket.peerCredentials(fd)
+        self.peer = peer
         self.outgoing = OutgoingQueue(limits: server.configuration.queueLimits)
     }
 

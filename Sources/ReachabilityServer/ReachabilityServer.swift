@@ -130,7 +130,7 @@ public final class ReachabilityServer: @unchecked Sendable {
     private var _hangUpHandler: HangUpHandler?
     private var _rejectionHandler: RejectionHandler?
     private(set) var droppedSubscribers = 0
-    private var rejections: [Rejection: Int] = [:]
+    var rejections: [Rejection: Int] = [:]
     private var connectionsPerUID: [uid_t: Int] = [:]
     var checksInFlight = 0
     var checksPerUID: [uid_t: Int] = [:]
@@ -283,7 +283,8 @@ public final class ReachabilityServer: @unchecked Sendable {
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             guard (try? UnixSocket.setNonBlocking(fd)) != nil else { close(fd); continue }
-            let uid = UnixSocket.peerUID(fd)
+            let peer = UnixSocket.peerCredentials(fd)
+            let uid = peer?.uid
             if connections.count >= configuration.maxConnections {
                 close(fd)
                 reject(.tooManyConnections, "connection from uid \(uid.map(String.init) ?? "?") refused: \(configuration.maxConnections) connections open (MaxConnections=)")
@@ -298,7 +299,7 @@ public final class ReachabilityServer: @unchecked Sendable {
             }
             connectionsPerUID[owner, default: 0] += 1
             nextConnectionID += 1
-            let connection = Connection(id: nextConnectionID, fd: fd, uid: owner, server: self)
+            let connection = Connection(id: nextConnectionID, fd: fd, uid: owner, peer: peer, server: self)
             connections[connection.id] = connection
             connection.start()
         }

@@ -36,17 +36,6 @@ public enum UnixSocket {
         return address
     }
 
-    /// The uid of the process at the other end of a connected Unix socket (`SO_PEERCRED`);
-    /// nil when the kernel does not say.
-    public static func peerUID(_ fd: Int32) -> uid_t? {
-        // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (not visible without _GNU_SOURCE).
-        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
-        var length = socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size)
-        let rc = withUnsafeMutablePointer(to: &credentials) { getsockopt(fd, SOL_SOCKET, SO_PEERCRED, $0, &length) }
-        guard rc == 0, length == socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size) else { return nil }
-        return credentials.uid
-    }
-
     /// `socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC [| SOCK_NONBLOCK])`.
     static func makeStreamSocket(nonBlocking: Bool) throws -> Int32 {
         var type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)

@@ -186,6 +186,7 @@ private func samples(_ text: String) -> [String: String] {
         ("reachd_ipv4", "1"),
         ("reachd_ipv6", "0"),
         ("reachd_vpn_active", "1"),
+        ("reachd_simulated", "0"),
         (#"reachd_primary_info{interface="wwan0",kind="wwan"}"#, "1"),
         ("reachd_cellular_generation", "4"),
         ("reachd_cellular_signal_quality_ratio", "0.71"),
@@ -264,6 +265,12 @@ private func samples(_ text: String) -> [String: String] {
         #expect(samples(text)["reachd_reachable"] == "0")
         #expect(samples(text)["reachd_vpn_active"] == "0")
         #expect(samples(text)[#"reachd_status{status="notReachable"}"#] == "1")
+    }
+
+    @Test func aSimulationShows() {
+        var sample = Self.fullSample()
+        sample.status.simulated = true
+        #expect(samples(PrometheusExposition.render(sample))["reachd_simulated"] == "1")
     }
 
     @Test func aModemWithUnknownFactsLeavesOnlyThoseOut() {

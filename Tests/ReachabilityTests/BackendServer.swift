@@ -57,7 +57,7 @@ server.serve_forever()
         guard waitUntil(timeout: 15, { FileManager.default.fileExists(atPath: ready) }),
               let text = try? String(contentsOfFile: ready, encoding: .utf8), let port = Int(text) else {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            throw FixtureError("the loopback backend did not start")
+            throw SetupError("the loopback backend did not start")
         }
         self.port = port
     }
@@ -91,7 +91,7 @@ final class RefusingPort: @unchecked Sendable {
     init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
-        guard fd >= 0 else { throw FixtureError("socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw SetupError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -105,7 +105,7 @@ final class RefusingPort: @unchecked Sendable {
         }
         guard bound == 0, named == 0 else {
             Glibc.close(fd)
-            throw FixtureError("bind/getsockname: \(String(cString: strerror(errno)))")
+            throw SetupError("bind/getsockname: \(String(cString: strerror(errno)))")
         }
         port = Int(UInt16(bigEndian: address.sin_port))
     }

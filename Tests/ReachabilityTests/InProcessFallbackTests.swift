@@ -4,6 +4,7 @@ import Testing
 @testable import Reachability
 import TestSupport
 
+extension SystemTests {
 /// No reachd anywhere: the library's own ModemManager source and connectivity check give the
 /// app what the daemon would — the cellular generation and a captive portal.
 @Suite("In-process fallback: ModemManager and the connectivity check", .serialized)
@@ -18,18 +19,17 @@ struct InProcessFallbackTests {
     }
 
     @Test("Reachability, PathMonitor and NetworkDetector without reachd: wwan4G from ModemManager, portal from the check, then 3G and full",
-          .enabled(if: getuid() == 0, "needs root: network namespaces"),
-          .enabled(if: dbusMockAvailable, "needs dbus-daemon and python-dbusmock (scripts/deps.sh)"))
+          .needsRoot(), .requires(.dbusDaemon, .dbusMock))
     func modemAndPortal() async throws {
         let network = try TestNetwork(subnet: 121)
         defer { network.destroy() }
         let sysfs = try EmptySysfs()
         let portal = try ProbeServer(in: network.uplinkNamespace, port: 8080, mode: .redirect("http://portal.test/login"))
         defer { portal.stop() }
-        let bus = try TestBus()
+        let bus = try PrivateBus()
         defer { bus.stop() }
-        let modemManager = try TestModemManager(bus: bus)
-        defer { modemManager.stop() }
+        let modemManager = try ModemManagerMock(bus: bus)
+        defer { modemManager.kill() }
         try modemManager.addModem(0, netPort: "eth0", access: ModemAccessTechnology.lte.rawValue)
 
         var configuration = ReachabilityMonitor.Configuration()
@@ -98,16 +98,15 @@ struct InProcessFallbackTests {
     }
 
     @Test("the one-shot currentReachabilityStatus asks ModemManager too (no notifier, no daemon)",
-          .enabled(if: getuid() == 0, "needs root: network namespaces"),
-          .enabled(if: dbusMockAvailable, "needs dbus-daemon and python-dbusmock (scripts/deps.sh)"))
+          .needsRoot(), .requires(.dbusDaemon, .dbusMock))
     func oneShotKnowsTheModem() throws {
         let network = try TestNetwork(subnet: 122)
         defer { network.destroy() }
         let sysfs = try EmptySysfs()
-        let bus = try TestBus()
+        let bus = try PrivateBus()
         defer { bus.stop() }
-        let modemManager = try TestModemManager(bus: bus)
-        defer { modemManager.stop() }
+        let modemManager = try ModemManagerMock(bus: bus)
+        defer { modemManager.kill() }
         try modemManager.addModem(0, netPort: "eth0", access: ModemAccessTechnology([.umts, .hsdpa]).rawValue)
 
         let reachability = try Reachability(source: .inProcess, socketPath: Self.noDaemon)
@@ -122,4 +121,5 @@ struct InProcessFallbackTests {
         reachability.inProcessServices = .none
         #expect(reachability.currentReachabilityStatus == .ethernet)
     }
+}
 }

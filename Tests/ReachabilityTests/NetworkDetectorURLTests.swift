@@ -217,7 +217,7 @@ struct NetworkDetectorURLTests {
 struct NetworkDetectorMainLoopTests {
     static var demo: String {
         if let dir = ProcessInfo.processInfo.environment["REACHD_BIN_DIR"], !dir.isEmpty { return "\(dir)/NetworkDetectorDemo" }
-        return "\(apiPackageRoot)/.build/debug/NetworkDetectorDemo"
+        return "\(Paths.packageRoot)/.build/debug/NetworkDetectorDemo"
     }
 
     func run(_ arguments: [String]) throws -> (status: Int32, output: String) {

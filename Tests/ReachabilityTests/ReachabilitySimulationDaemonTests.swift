@@ -5,6 +5,7 @@ import ReachabilityClient
 import ReachabilityCore
 import TestSupport
 
+extension SystemTests {
 /// The app API against a real reachd that plays a simulation (`Simulate`): the callbacks, the
 /// paths and the connectivity stream see the simulated network and then the real one again.
 @Suite("Reachability with a simulating reachd", .serialized)
@@ -15,7 +16,7 @@ struct ReachabilitySimulationDaemonTests {
         defer { network.destroy() }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let daemon = try ReachdDaemon(in: network.host, directory: directory)
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
         defer { daemon.stop() }
         #expect(waitUntil(timeout: 15) { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .ethernet })
 
@@ -60,4 +61,5 @@ struct ReachabilitySimulationDaemonTests {
         #expect(waitUntil(timeout: 15) { gatewayObserved.callbacks.count == 3 })
         #expect(gatewayObserved.callbacks.all.last == Delivery(reachable: true, status: .ethernet, connection: .ethernet))
     }
+}
 }

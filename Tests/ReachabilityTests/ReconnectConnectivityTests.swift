@@ -4,6 +4,7 @@ import ReachabilityClient
 import Testing
 import TestSupport
 
+extension SystemTests {
 /// An app on the `Reachability` module, against a real reachd with the connectivity check on:
 /// on reconnect it is never told "reachable, no internet" — the status that brings the path
 /// back says `unknown` until the check answers.
@@ -18,8 +19,7 @@ import TestSupport
         let server = try ProbeServer(in: network.uplinkNamespace, mode: .noContent)
         defer { server.stop() }
         let url = "http://\(network.uplink.gatewayAddress):8080/generate_204"
-        let daemon = try ReachdDaemon(in: network.host, directory: directory,
-                                      config: "[Connectivity]\nEnabled=yes\nURL=\(url)\nInterval=60\nTimeout=2\n")
+        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path, config: "[Cellular]\nModemManager=no\n" + "[Connectivity]\nEnabled=yes\nURL=\(url)\nInterval=60\nTimeout=2\n")
         defer { daemon.stop() }
         #expect(await eventually(timeout: 15) { (try? DaemonCalls.status(socketPath: daemon.socketPath).connectivity) == .full })
 
@@ -44,4 +44,5 @@ import TestSupport
         #expect(await eventually { reachability.status?.connectivity == .full })
         #expect(seen.all == ["reachable/full", "unreachable/none", "reachable/unknown"])
     }
+}
 }

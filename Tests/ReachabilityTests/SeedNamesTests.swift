@@ -24,6 +24,7 @@ protocol SeedNameChecks: Sendable {
 
 struct SeedCode: SeedNameChecks {}
 
+extension SystemTests {
 @Suite("The seeds' names")
 struct SeedNamesTests {
     let seeds: any SeedNameChecks = SeedCode()
@@ -53,6 +54,7 @@ struct SeedNamesTests {
     @Test("HLNetWorkReachability: startNotifier() → true, kNetWorkReachabilityChangedNotification with the HLNetWorkReachability, once per change",
           .enabled(if: getuid() == 0, "needs root: network namespaces"))
     func hlNotifier() async throws { try await seeds.hlNotifier() }
+}
 }
 
 @available(*, deprecated, message: "written in the seeds' names")
