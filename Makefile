@@ -37,7 +37,7 @@ run: build
 clean:
 	rm -rf .build .build-log.txt
 
-# --- Install (issue 7) --------------------------------------------------------------------
+# --- Install ------------------------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=] [SYSCONFDIR=/etc] [BIN_DIR=already built binaries]
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
@@ -94,7 +94,7 @@ deb: deb-deps release
 check-deb: deb
 	@scripts/test-deb.sh "reachd_$$(scripts/build-deb.sh --version)-$(DEB_REVISION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb" "$(RELEASE_BIN_DIR)"
 
-# Benchmarks (issue 8): on demand only, never part of `make test`. Root, ~2.5 minutes on 2 cores.
+# Benchmarks: on demand only, never part of `make test`. Root, ~2.5 minutes on 2 cores.
 # Builds reachd in release mode and writes the figures into BENCHMARKS.md.
 BENCH_ARGS ?=
 bench: release

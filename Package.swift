@@ -37,7 +37,7 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport"]),
         // The app API against a real reachd in test namespaces.
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityClient", "ReachabilityLinux", "TestSupport"]),
-        // Ports of the seeds' demos, built by `swift build`; Swift 5 mode, as the seeds' code was written.
+        // Ports of the iOS classes' demos, built by `swift build`; Swift 5 mode, as their code was written.
         .executableTarget(name: "HLNetWorkReachabilityDemo", dependencies: ["Reachability"], path: "Examples/HLNetWorkReachabilityDemo",
                           swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "NetworkDetectorDemo", dependencies: ["Reachability"], path: "Examples/NetworkDetectorDemo",

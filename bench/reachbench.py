@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""reachd benchmarks (issue 8): event latency against `ip monitor`, fan-out, flap storm, idle
+"""reachd benchmarks: event latency against `ip monitor`, fan-out, flap storm, idle
 wake-ups, footprint and start-up, and optionally NetworkManager / systemd-networkd.
 
 Run through `make bench` (bench/run.sh), as root. Everything happens in network namespaces this

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# reachd under systemd as PID 1 (issue 7): boots systemd in a container (systemd-nspawn over an
+# reachd under systemd as PID 1: boots systemd in a container (systemd-nspawn over an
 # overlay of `/`, inside a private mount namespace, with a private network namespace), installs
 # reachd into it with `make install`, and checks that
 #   0. under the service's exact sandbox, the Swift test binary passes and the system bus answers,

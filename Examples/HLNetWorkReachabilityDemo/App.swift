@@ -4,7 +4,7 @@
 //   swift run HLNetWorkReachabilityDemo --no-host --count 1
 import Foundation
 
-@available(*, deprecated, message: "drives the seed's code")
+@available(*, deprecated, message: "drives the iOS demo's code")
 @main
 enum HLNetWorkReachabilityDemo {
     static func main() {

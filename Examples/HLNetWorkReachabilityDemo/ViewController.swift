@@ -1,13 +1,13 @@
 // HLNetWorkReachability's demo view controller, ported: what changed is the import (UIKit and
 // the HLNetWorkReachability sources → Reachability), a print for the status label, the block
 // form of addObserver (no selectors without the Objective-C runtime), and the deprecation
-// attribute that keeps `swift build` free of warnings for code written in the seed's names.
+// attribute that keeps `swift build` free of warnings for code written in the iOS names.
 import Foundation
 import Reachability
 
-@available(*, deprecated, message: "the seed's code, in the seed's names")
+@available(*, deprecated, message: "the iOS demo's code, in the iOS names")
 final class ViewController {
-    /// The seed checked a remote host too; nil checks the internet connection only.
+    /// The iOS demo checked a remote host too; nil checks the internet connection only.
     var remoteHostName: String? = "www.apple.com"
     var hostReachability: HLNetWorkReachability?
     var internetReachability: HLNetWorkReachability!

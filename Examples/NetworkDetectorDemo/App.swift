@@ -6,7 +6,7 @@
 import Foundation
 import Reachability
 
-@available(*, deprecated, message: "drives the seed's code")
+@available(*, deprecated, message: "drives the iOS demo's code")
 @main
 enum NetworkDetectorDemo {
     static func main() {

@@ -1,11 +1,11 @@
 // NetworkDetector's demo view model, ported: what changed is the import (Combine and the
-// NetworkDetector source → Reachability), the backend URL (the seed had its own backend's URL
+// NetworkDetector source → Reachability), the backend URL (the iOS original had its backend's URL
 // in NetworkDetector; here the app sets `backendURL`), prints for the view's state, and the
-// deprecation attribute that keeps `swift build` free of warnings for code in the seed's names.
+// deprecation attribute that keeps `swift build` free of warnings for code in the iOS names.
 import Foundation
 import Reachability
 
-@available(*, deprecated, message: "the seed's code, in the seed's names")
+@available(*, deprecated, message: "the iOS demo's code, in the iOS names")
 final class NetworkStatusViewModel {
     private var cancellables = Set<AnyCancellable>()
     var show: (String) -> Void = { print($0) }
@@ -36,7 +36,7 @@ final class NetworkStatusViewModel {
     }
 }
 
-/// Added to the seed's output: which queue the completion ran on.
+/// Added to the iOS demo's output: which queue the completion ran on.
 var onMainQueue: String {
     DispatchQueue.getSpecific(key: mainQueueKey) == true ? " [main queue]" : " [other queue]"
 }

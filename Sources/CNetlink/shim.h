@@ -1,7 +1,7 @@
 #ifndef REACHD_CNETLINK_SHIM_H
 #define REACHD_CNETLINK_SHIM_H
 #include <linux/sched.h>
-/* linux/if.h, not net/if.h: net/if.h after libnl redefines IFF_* (DESIGN.md §7). */
+/* linux/if.h, not net/if.h: net/if.h after libnl redefines IFF_*. */
 #include <linux/if.h>
 #include <linux/if_arp.h>
 #include <linux/rtnetlink.h>

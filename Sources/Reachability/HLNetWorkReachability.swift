@@ -6,7 +6,7 @@ import Glibc
 
 /// HLNetWorkReachability's status, with its numeric values. The library's `NetworkStatus` says
 /// more (`ethernet`, `wwan5G`, an interface of unknown kind); `init(_:)` maps it the way the
-/// seed would have seen that network.
+/// iOS class would have seen that network.
 @available(*, deprecated, renamed: "NetworkStatus")
 public enum HLNetWorkStatus: UInt, Sendable, CaseIterable {
     case notReachable = 0
@@ -17,7 +17,7 @@ public enum HLNetWorkStatus: UInt, Sendable, CaseIterable {
     case wwan4G = 4
     case wiFi = 9
 
-    /// The seed's view of `status`: Ethernet and interfaces of unknown kind were "WiFi" to it
+    /// The iOS class's view of `status`: Ethernet and interfaces of unknown kind were "WiFi" to it
     /// (reachable, not WWAN); 5G, which it predates, is its fastest, `wwan4G`.
     public init(_ status: NetworkStatus) {
         switch status {
@@ -43,12 +43,12 @@ public enum HLNetWorkStatus: UInt, Sendable, CaseIterable {
     }
 }
 
-/// HLNetWorkReachability, on `Reachability`: the seed's class methods, `startNotifier()` that
+/// HLNetWorkReachability, on `Reachability`: the iOS class's class methods, `startNotifier()` that
 /// returns a `Bool`, `currentReachabilityStatus()` that returns an `HLNetWorkStatus`, and
 /// `kNetWorkReachabilityChangedNotification` (`.reachabilityChanged`) posted with this object.
 ///
 /// The inner `Reachability` posts its own notification to a private center, so an observer of
-/// the seed's name sees each change once, with the `HLNetWorkReachability` as the object.
+/// the iOS name sees each change once, with the `HLNetWorkReachability` as the object.
 @available(*, deprecated, renamed: "Reachability")
 public final class HLNetWorkReachability: @unchecked Sendable {
     /// The `Reachability` doing the work (its callbacks are this wrapper's).
@@ -109,7 +109,7 @@ public final class HLNetWorkReachability: @unchecked Sendable {
         reachability.stopNotifier()
     }
 
-    /// The seed's status (inside the notification: the state it was posted for).
+    /// The iOS class's status (inside the notification: the state it was posted for).
     public func currentReachabilityStatus() -> HLNetWorkStatus {
         HLNetWorkStatus(reachability.currentReachabilityStatus)
     }

@@ -4,20 +4,20 @@ import ReachabilityClient
 import ReachabilityCore
 import ReachabilityLinux
 
-/// Seed 004's NetworkDetector: does the internet — or the app's own backend — really answer?
+/// The iOS `NetworkDetector` class on reachd: does the internet — or the app's own backend — really answer?
 ///
 /// Two questions, two answers:
 /// - **Is there internet here?** `check()` (and `connectivityChanges`): reachd's portal-aware
 ///   verdict (`Probe()`), NetworkManager's rules against reachd's check URL: `connectivity` is
 ///   `.full`, `.portal`, `.limited`, `.none`. Use it to tell the user "you are behind a captive
 ///   portal" or "offline".
-/// - **Does my server answer?** `check(url:timeout:accepting:)`: the seed's contract. One GET
+/// - **Does my server answer?** `check(url:timeout:accepting:)`: the iOS class's contract. One GET
 ///   of the app's URL, no cache, redirects not followed, the status decides (by default
 ///   200–399 means reachable), 10 s timeout, status 0 without an answer. Use it before talking
 ///   to your backend; it knows nothing about portals (a portal's redirect is a 3xx too).
 ///
-/// The seed's calls (`checkNetworkReachability(completion:)`, `networkReachabilityPublisher`)
-/// check `backendURL` the seed's way when it is set, and otherwise give reachd's verdict.
+/// The iOS class's calls (`checkNetworkReachability(completion:)`, `networkReachabilityPublisher`)
+/// check `backendURL` its way when it is set, and otherwise give reachd's verdict.
 ///
 /// ```swift
 /// let detector = NetworkDetector.shared
@@ -34,7 +34,7 @@ public final class NetworkDetector: @unchecked Sendable {
     public struct Result: Sendable, Equatable, CustomStringConvertible {
         /// True when the expected answer came back (`connectivity == .full`).
         public let isReachable: Bool
-        /// The HTTP status of the check's answer (204, 302, …); 0 without one, as the seed.
+        /// The HTTP status of the check's answer (204, 302, …); 0 without one, as on iOS.
         public let statusCode: Int
         /// Why it is not reachable; nil when it is.
         public let error: NetworkDetectorError?
@@ -47,7 +47,7 @@ public final class NetworkDetector: @unchecked Sendable {
             self.connectivity = connectivity; self.probe = probe
         }
 
-        /// The result of a probe, as the seed's callers expect it.
+        /// The result of a probe, as the iOS class's callers expect it.
         public init(_ probe: Probe) {
             let error: NetworkDetectorError?
             switch probe.result {
@@ -88,25 +88,25 @@ public final class NetworkDetector: @unchecked Sendable {
         }
     }
 
-    /// The seed's defaults for `check(url:)`.
+    /// The iOS class's defaults for `check(url:)`.
     public static let defaultTimeout: TimeInterval = 10
     public static let defaultAcceptedStatusCodes: Range<Int> = 200..<400
 
     public let source: ReachabilitySource
     public let socketPath: String
 
-    /// The app's own URL for the seed's calls (`checkNetworkReachability(completion:)`,
+    /// The app's own URL for the iOS class's calls (`checkNetworkReachability(completion:)`,
     /// `networkReachabilityPublisher`); nil: they give reachd's verdict.
     public var backendURL: URL? {
         get { lock.withLock { _backendURL } }
         set { lock.withLock { _backendURL = newValue } }
     }
-    /// Timeout of the seed's calls when `backendURL` is set (default 10 s).
+    /// Timeout of the iOS class's calls when `backendURL` is set (default 10 s).
     public var timeout: TimeInterval {
         get { lock.withLock { _timeout } }
         set { lock.withLock { _timeout = newValue } }
     }
-    /// Statuses that mean reachable for the seed's calls when `backendURL` is set (default 200..<400).
+    /// Statuses that mean reachable for the iOS class's calls when `backendURL` is set (default 200..<400).
     public var acceptedStatusCodes: Range<Int> {
         get { lock.withLock { _acceptedStatusCodes } }
         set { lock.withLock { _acceptedStatusCodes = newValue } }
@@ -124,7 +124,7 @@ public final class NetworkDetector: @unchecked Sendable {
         set { lock.withLock { _inProcessServices = newValue } }
     }
     /// Where completions and publisher values run. nil (default): the main queue when the app
-    /// runs a main loop (`dispatchMain()`, `RunLoop.main.run()`, an `async` main), as the seed;
+    /// runs a main loop (`dispatchMain()`, `RunLoop.main.run()`, an `async` main), as on iOS;
     /// otherwise a private serial queue. The library tells by a block it puts on the main queue
     /// when the first detector is made: once that has run, the main loop runs; an answer that
     /// comes before waits up to 0.25 s for it, then takes the private queue (a program whose
@@ -175,7 +175,7 @@ public final class NetworkDetector: @unchecked Sendable {
         }
     }
 
-    // MARK: - The app's URL (the seed's contract)
+    // MARK: - The app's URL (the iOS class's contract)
 
     /// One GET of `url`: reachable when the status is in `accepting` (default 200..<400; a
     /// redirect is not followed, its 3xx is the answer), within `timeout` seconds (default 10).
@@ -191,13 +191,13 @@ public final class NetworkDetector: @unchecked Sendable {
         }
     }
 
-    /// The seed's callback: `backendURL` checked the seed's way when set (else reachd's
+    /// The iOS class's callback: `backendURL` checked its way when set (else reachd's
     /// verdict); `(isReachable, statusCode, error)` once, on `completionQueue` (see there).
     public func checkNetworkReachability(completion: @escaping @Sendable (Bool, Int, Error?) -> Void) {
         _ = startSeedCheck(queue: nil) { answer in completion(answer.isReachable, answer.statusCode, answer.error) }
     }
 
-    /// `check(url:timeout:accepting:)` with the seed's callback, once, on `completionQueue`.
+    /// `check(url:timeout:accepting:)` with the iOS class's callback, once, on `completionQueue`.
     public func checkNetworkReachability(url: URL, timeout: TimeInterval = NetworkDetector.defaultTimeout,
                                          accepting: Range<Int> = NetworkDetector.defaultAcceptedStatusCodes,
                                          completion: @escaping @Sendable (Bool, Int, Error?) -> Void) {
@@ -206,21 +206,21 @@ public final class NetworkDetector: @unchecked Sendable {
         }
     }
 
-    /// The seed's publisher: one check (`backendURL` the seed's way when set, else reachd's
+    /// The iOS class's publisher: one check (`backendURL` its way when set, else reachd's
     /// verdict) per `sink`; `true` then `.finished`, or `.failure(error)` whose `statusCode` is
     /// the HTTP status (0 without an answer).
     public var networkReachabilityPublisher: NetworkReachabilityPublisher {
         NetworkReachabilityPublisher(detector: self, url: nil, timeout: nil, accepting: nil, queue: nil)
     }
 
-    /// The publisher for `url`, with the seed's defaults.
+    /// The publisher for `url`, with the iOS class's defaults.
     public func networkReachabilityPublisher(url: URL, timeout: TimeInterval = NetworkDetector.defaultTimeout,
                                              accepting: Range<Int> = NetworkDetector.defaultAcceptedStatusCodes)
         -> NetworkReachabilityPublisher {
         NetworkReachabilityPublisher(detector: self, url: url, timeout: timeout, accepting: accepting, queue: nil)
     }
 
-    /// Starts one seed-style check: `url` (or `backendURL`, or reachd's verdict); `deliver`
+    /// Starts one check the iOS class's way: `url` (or `backendURL`, or reachd's verdict); `deliver`
     /// runs once on `queue` (nil: `deliveryQueue` at the time of the answer), unless cancelled.
     func startSeedCheck(url: URL? = nil, timeout: TimeInterval? = nil, accepting: Range<Int>? = nil,
                         queue: DispatchQueue?, deliver: @escaping @Sendable (SeedAnswer) -> Void) -> OneShotCheck {

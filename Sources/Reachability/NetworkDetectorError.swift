@@ -22,7 +22,7 @@ public enum NetworkDetectorError: Error, Equatable, Sendable, CustomStringConver
     /// `check(url:)`: not an http or https URL.
     case invalidURL(String)
 
-    /// The HTTP status this error carries (the seed's publisher fails with it): the status of
+    /// The HTTP status this error carries (the iOS NetworkDetector's publisher fails with it): the status of
     /// `httpStatus`, 0 for every error without an HTTP answer behind it.
     public var statusCode: Int {
         switch self {

@@ -2,12 +2,12 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// The seed's `networkReachabilityPublisher` without Combine: a one-shot publisher with
+/// The iOS `NetworkDetector`'s `networkReachabilityPublisher` without Combine: a one-shot publisher with
 /// Combine's `sink`, `receive(on:)` and `AnyCancellable`, and `values` for `for try await`.
 ///
 /// Every `sink` (and every `values` access) runs one check. It publishes `true` then
 /// `.finished` when reachable; otherwise it fails with the `NetworkDetectorError`, whose
-/// `statusCode` is the HTTP status (0 without an answer), as the seed's publisher failed with
+/// `statusCode` is the HTTP status (0 without an answer), as the iOS publisher failed with
 /// the status. Values arrive on the `receive(on:)` queue, else the detector's `completionQueue`.
 ///
 /// ```swift

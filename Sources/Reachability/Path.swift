@@ -64,7 +64,7 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     public let gateways: [String]
 
     // reachd's extras.
-    /// The seeds' status value (`.wifi`, `.wwan4G`, …).
+    /// The status value of the iOS reachability classes (`.wifi`, `.wwan4G`, …).
     public let networkStatus: NetworkStatus
     /// Does the internet answer (`.full`, `.portal`, `.limited`, …; `.unknown` in-process).
     public let connectivity: Connectivity

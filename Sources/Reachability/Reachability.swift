@@ -10,7 +10,8 @@ extension Notification.Name {
     public static let reachabilityChanged = Notification.Name("reachabilityChanged")
 }
 
-/// The seeds' and Reachability.swift's `Reachability`, backed by reachd.
+/// The `Reachability` of Apple's Reachability sample, HLNetWorkReachability and Reachability.swift,
+/// backed by reachd.
 ///
 /// ```swift
 /// let reachability = try Reachability()

@@ -48,7 +48,7 @@ public enum ReachabilityError: Error, Equatable, Sendable, CustomStringConvertib
 }
 
 /// The socket the library talks to: `explicit`, then `REACHD_SOCKET`, then the default paths
-/// (DESIGN.md §3), resolved the same way `reachctl` does.
+/// (`ReachabilitySocketPath`), resolved the same way `reachctl` does.
 func resolvedSocketPath(_ explicit: String?) -> String {
     ReachabilitySocketPath.resolve(explicit: explicit)
 }

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 
-// The names the seeds' Swift code uses — Apple's Reachability sample extended with 2G/3G/4G,
+// The names iOS code written against the classes this library ports uses — Apple's Reachability sample extended with 2G/3G/4G,
 // HLNetWorkReachability, NetworkDetector — as deprecated aliases of this library's names, so
 // that such code builds after changing its import, and the compiler names the new spelling.
 // The README's "Coming from iOS" table lists them all.
@@ -14,7 +14,7 @@ import Glibc
 public let NotReachable: NetworkStatus = .notReachable
 @available(*, deprecated, renamed: "NetworkStatus.wifi")
 public let ReachableViaWiFi: NetworkStatus = .wifi
-/// Cellular of unknown generation (a known one is `ReachableVia2G/3G/4G`, as in the seed).
+/// Cellular of unknown generation (a known one is `ReachableVia2G/3G/4G`, as in the sample).
 @available(*, deprecated, renamed: "NetworkStatus.wwan")
 public let ReachableViaWWAN: NetworkStatus = .wwan
 @available(*, deprecated, renamed: "NetworkStatus.wwan2G")
@@ -26,7 +26,7 @@ public let ReachableVia4G: NetworkStatus = .wwan4G
 
 // MARK: - Notification names
 
-/// The seeds' `extern NSString *` names, as Swift saw them (`String`): the same notification as
+/// The iOS classes' `extern NSString *` names, as Swift saw them (`String`): the same notification as
 /// `.reachabilityChanged`, so an observer of either name gets every change.
 @available(*, deprecated, renamed: "Notification.Name.reachabilityChanged")
 public let kReachabilityChangedNotification: String = Notification.Name.reachabilityChanged.rawValue

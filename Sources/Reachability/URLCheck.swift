@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// What one seed-style check found: the seed's `(isReachable, statusCode, error)`.
+/// What one check of the app's URL found: the iOS NetworkDetector's `(isReachable, statusCode, error)`.
 struct SeedAnswer: Sendable, Equatable {
     var isReachable: Bool
     /// The HTTP status of the answer; 0 without one.
@@ -68,7 +68,7 @@ final class OneShotCheck: @unchecked Sendable {
     }
 }
 
-/// One HTTP GET of the app's own URL, the seed's way: no cache, redirects not followed (a 301 is
+/// One HTTP GET of the app's own URL, the iOS NetworkDetector's way: no cache, redirects not followed (a 301 is
 /// the answer), the status of the answer decides, a deadline of `timeout` seconds.
 ///
 /// Only the response head is waited for; the body is not read. The answer is given by the

@@ -15,7 +15,7 @@ public struct ReachabilityClient: Sendable {
     /// Timeout of one-shot calls.
     public var callTimeout: TimeInterval
 
-    /// - Parameter socketPath: nil resolves as in DESIGN.md §3 (`ReachabilitySocketPath.resolve`).
+    /// - Parameter socketPath: nil resolves as `ReachabilitySocketPath.resolve` does.
     public init(socketPath: String? = nil, callTimeout: TimeInterval = 30) {
         self.socketPath = ReachabilitySocketPath.resolve(explicit: socketPath)
         self.callTimeout = callTimeout

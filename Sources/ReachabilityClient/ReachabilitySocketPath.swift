@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where reachd's socket is (DESIGN.md §3), for the daemon, `reachctl` and the app library alike.
+/// Where reachd's socket is, for the daemon, `reachctl` and the app library alike.
 public enum ReachabilitySocketPath {
     /// The system socket, systemd's convention (`/run/systemd/netif/io.systemd.Network`).
     public static let systemPath = "/run/reachd/io.reachd.Reachability"

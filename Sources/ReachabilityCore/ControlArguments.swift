@@ -1,4 +1,4 @@
-/// What `reachctl` was asked to do (DESIGN.md §4).
+/// What `reachctl` was asked to do (reachctl(1)).
 public enum ControlCommand: Equatable, Sendable {
     case status(json: Bool)
     /// `changes`: the `Status` field names of `--changes`; nil for every event.

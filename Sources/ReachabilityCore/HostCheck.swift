@@ -1,6 +1,6 @@
 import Foundation
 
-// The wire types of `io.reachd.Reachability.Check` (DESIGN.md §3). As in Status.swift, every
+// The wire types of `io.reachd.Reachability.Check` (docs/protocol.md). As in Status.swift, every
 // field is encoded, `null` for an absent optional, so strict varlink clients can validate them.
 
 /// The kernel's route to one address of a checked host (varlink type `Route`).

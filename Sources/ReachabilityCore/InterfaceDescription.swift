@@ -1,4 +1,4 @@
-/// The `io.reachd.Reachability` varlink interface description (DESIGN.md §3), served by
+/// The `io.reachd.Reachability` varlink interface description (docs/protocol.md), served by
 /// `GetInterfaceDescription`. `io.reachd.Reachability.varlink` next to this file is the same text,
 /// shipped for tools; a test keeps the two identical.
 public enum InterfaceDescription {

@@ -52,7 +52,7 @@ public enum KernelChange: Equatable, Sendable {
 
 /// The monitor's own picture of the kernel — links by index, addresses, main-table routes — kept
 /// from netlink messages. Not the libnl cache manager: that merges IPv6 routes of the same prefix
-/// on different links. It also fills in what the kernel does not say (DESIGN.md §7): IPv4 routes
+/// on different links. It also fills in what the kernel does not say: IPv4 routes
 /// vanish without RTM_DELROUTE when their link goes down, and every route of a deleted link goes.
 public struct KernelStateTable: Equatable, Sendable {
     public private(set) var links: [Int: LinkFacts] = [:]

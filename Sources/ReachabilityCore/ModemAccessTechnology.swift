@@ -1,4 +1,5 @@
-/// ModemManager's `MMModemAccessTechnology` bit mask, and the generation map of DESIGN.md §2.
+/// ModemManager's `MMModemAccessTechnology` bit mask, and its map to a
+/// cellular generation (2G/3G/4G/5G; docs/protocol.md).
 public struct ModemAccessTechnology: OptionSet, Sendable, Hashable {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }

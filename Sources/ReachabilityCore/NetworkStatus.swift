@@ -1,4 +1,5 @@
-/// How the machine reaches the network: the seeds' `NetworkStatus`, extended for Linux.
+/// How the machine reaches the network: the `NetworkStatus` of Apple's Reachability sample
+/// (with 2G/3G/4G), extended for Linux.
 ///
 /// The raw values are the names on the wire (varlink) and in `reachctl`.
 public enum NetworkStatus: String, Codable, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-/// reachd's configuration: `/etc/reachd/reachd.conf` and its drop-ins (DESIGN.md §5).
+/// reachd's configuration: `/etc/reachd/reachd.conf` and its drop-ins (reachd.conf(5)).
 ///
 /// `ReachdConfiguration()` is the built-in default, which is also what a missing file means;
 /// `config/reachd.conf` documents every key with that default. Read files with

@@ -1,6 +1,6 @@
 import Foundation
 
-// Every wire object encodes all of its fields, `null` for an absent optional (DESIGN.md §2),
+// Every wire object encodes all of its fields, `null` for an absent optional (docs/protocol.md),
 // so strict varlink clients can validate it; that is why each type spells out `encode(to:)`.
 
 /// One network interface as the kernel reports it (varlink type `Interface`).

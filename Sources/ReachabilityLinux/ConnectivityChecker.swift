@@ -12,7 +12,7 @@ public protocol ProbeTarget: AnyObject, Sendable {
     func setProbe(_ probe: Probe?, path: ProbePath?)
 }
 
-/// The connectivity check (issue 4): runs `HTTPProbe` over the primary interface when
+/// The connectivity check (docs/architecture.md): runs `HTTPProbe` over the primary interface when
 /// `ProbeScheduler` says so and hands each verdict to the monitor.
 ///
 /// Wiring (reachd, `Daemon+Connectivity.swift`): create it with the monitor as target and call

@@ -7,7 +7,7 @@ import Glibc
 /// One HTTP/1.1 GET over a plain socket bound to an interface: the connectivity check.
 ///
 /// FoundationNetworking's URLSession cannot bind to an interface and mishandles relative
-/// redirects (DESIGN.md §7), so this speaks HTTP itself: resolve (with a deadline, see
+/// redirects, so this speaks HTTP itself: resolve (with a deadline, see
 /// `HostResolver`), a non-blocking socket with SO_BINDTODEVICE on the primary interface (or bound
 /// to one of its addresses where that is not permitted), connect, send the request, read the
 /// response until it is complete, closed or the deadline passes. Redirects are not followed:

@@ -21,7 +21,7 @@ public struct NetlinkError: Error, CustomStringConvertible, Equatable, Sendable 
     public var description: String { "\(function): \(text) (NLE \(code))" }
 
     /// `-NLE_NOMEM` from a receive is the kernel's ENOBUFS: the socket buffer overflowed and
-    /// messages were lost (DESIGN.md §7).
+    /// messages were lost, and the monitor must dump the kernel's state again.
     public var isOverrun: Bool { code == NLE_NOMEM }
 }
 
@@ -43,8 +43,8 @@ final class NetlinkSocket {
     private let sock: OpaquePointer
     private let receiver: Receiver
 
-    /// Holds the message handler for the capture-free C callback (DESIGN.md §7: callbacks get their
-    /// context through an `Unmanaged` pointer, never through captures).
+    /// Holds the message handler for the capture-free C callback: a C function pointer cannot
+    /// capture, so the callback gets its context through an `Unmanaged` pointer.
     final class Receiver {
         var handler: (OpaquePointer) -> Void
         init(_ handler: @escaping (OpaquePointer) -> Void) { self.handler = handler }

@@ -11,7 +11,7 @@ func exitOnError(_ error: Error) -> Never {
     switch error {
     case ReachabilityClientError.daemonNotRunning(let path):
         fail("reachd is not running (no socket at \(path))", code: ExitCode.unavailable)
-    // A daemon that cannot be reached, hangs up or stays silent does not answer either (DESIGN.md §4).
+    // A daemon that cannot be reached, hangs up or stays silent does not answer either: exit 69, like no socket.
     case ReachabilityClientError.connectionFailed, ReachabilityClientError.connectionClosed,
          ReachabilityClientError.timedOut:
         fail("\(error)", code: ExitCode.unavailable)

@@ -4,7 +4,7 @@ import ReachabilityCore
 import Glibc
 #endif
 
-/// Exit statuses of reachctl (DESIGN.md §4).
+/// Exit statuses of reachctl (listed in reachctl(1) and the README).
 enum ExitCode {
     static let success: Int32 = 0
     static let failure: Int32 = 1

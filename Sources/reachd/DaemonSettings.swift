@@ -5,7 +5,7 @@ import ReachabilityServer
 import Glibc
 #endif
 
-/// What the daemon runs with, derived from reachd.conf (DESIGN.md §5): the monitor's
+/// What the daemon runs with, derived from reachd.conf (see reachd.conf(5)): the monitor's
 /// configuration, the server's, and the socket's path, mode and group.
 struct DaemonSettings {
     /// The parsed file, as `--check-config` validated it.

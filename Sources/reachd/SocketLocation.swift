@@ -5,7 +5,7 @@ import ReachabilityServer
 import Glibc
 #endif
 
-/// Where the daemon listens and how it takes the path over (DESIGN.md §3).
+/// Where the daemon listens and how it takes the path over (the order is `ReachabilitySocketPath`'s).
 enum SocketLocation {
     struct Failure: Error, CustomStringConvertible {
         let description: String

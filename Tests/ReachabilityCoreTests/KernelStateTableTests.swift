@@ -8,7 +8,8 @@ private let v4Default = RouteState(family: .ipv4, gateway: "10.0.0.1", oif: 2, m
 private let v6Default = RouteState(family: .ipv6, gateway: "fe80::1", oif: 2, metric: 1024)
 private let address = AddressState(ifindex: 2, family: .ipv4, address: "10.0.0.2", prefixLength: 24)
 
-/// The pitfalls of DESIGN.md §7 as the state table handles them.
+/// The kernel's netlink pitfalls (silent route removals, per-link IPv6 routes, …) as the state
+/// table handles them.
 @Suite struct KernelStateTableTests {
     @Test func linkDownDropsIPv4RoutesOnly() {
         var table = KernelStateTable([.link(link(2, "eth0")), .addressAdded(address),

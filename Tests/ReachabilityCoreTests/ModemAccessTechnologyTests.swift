@@ -3,7 +3,7 @@ import Testing
 @testable import ReachabilityCore
 
 /// One `MM_MODEM_ACCESS_TECHNOLOGY_*` value as ModemManager-enums.h defines it, with the name
-/// `mmcli` prints and the generation and status DESIGN.md §2 gives it.
+/// `mmcli` prints and the generation and status reachd gives it.
 struct AccessTechnologyCase: CustomTestStringConvertible, Sendable {
     let mask: UInt32
     let name: String?

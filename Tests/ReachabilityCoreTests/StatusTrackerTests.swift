@@ -152,8 +152,8 @@ let reasonCases: [ReasonCase] = [
     }
 }
 
-/// The event sequences of the scenarios, through the tracker alone: one event per
-/// change, each consistent, none that changes only probe details.
+/// Carrier loss and uplink switches with a connectivity verdict, through the tracker alone: one
+/// event per change, each consistent, none that changes only probe details.
 @Suite struct StatusTrackerConnectivityTests {
     static let url = "http://192.0.2.80/"
 

@@ -148,7 +148,7 @@ import Testing
     // That the running daemon serves exactly this text, and every reply matches it, is checked
     // by an independent client: IntegrationTests' InterfaceConformanceTests.
 
-    /// The additions of this tranche that the description carries.
+    /// The description carries the `changes` list of Event and the Subscribe filters.
     @Test func carriesTheChangesAdditions() {
         let ours = Self.declarations(InterfaceDescription.reachability)
         #expect(ours.contains { $0.hasPrefix("type Event (") && $0.contains("current: Status, changes: []string") })

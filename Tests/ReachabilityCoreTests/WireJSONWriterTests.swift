@@ -146,7 +146,7 @@ import Testing
         }
     }
 
-    /// Every field of every object is there, `null` for an absent optional (DESIGN.md §2).
+    /// Every field of every object is there, `null` for an absent optional.
     @Test func everyFieldIsPresent() throws {
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
                                        "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since", "simulated"]

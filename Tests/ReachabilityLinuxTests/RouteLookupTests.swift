@@ -93,7 +93,7 @@ extension SystemTests {
         try f.eth0.dropCarrier()
         let lookup = try RouteLookup(networkNamespace: f.host.name)
         let result = try lookup.lookup("192.0.2.1")
-        // The kernel still routes via eth0 (DESIGN.md §7): the link's flags tell it cannot carry.
+        // The kernel still routes via eth0: the link's flags tell it cannot carry.
         #expect(result.type == .unicast)
         #expect(result.link == .init(name: "eth0", up: true, carrier: false))
         let answer = HostEvaluator.evaluate(host: "192.0.2.1", lookups: [result], status: .initial())

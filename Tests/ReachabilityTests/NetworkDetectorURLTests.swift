@@ -3,7 +3,7 @@ import Testing
 @testable import Reachability
 import TestSupport
 
-/// `NetworkDetector` with the app's own URL, the seed's contract: 200–399 is reachable, a
+/// `NetworkDetector` with the app's own URL, the iOS class's contract: 200–399 is reachable, a
 /// redirect is not followed, 10 s timeout, no cache, status 0 without an answer — through the
 /// async form, the completion and the publisher, against a backend on loopback.
 @Suite("NetworkDetector: the app's own URL", .serialized)
@@ -141,7 +141,7 @@ struct NetworkDetectorURLTests {
         #expect(server.requests == ["/ok", "/ok", "/ok", "/moved"])
     }
 
-    @Test("backendURL: the seed's calls check the app's URL with the detector's timeout and range")
+    @Test("backendURL: the iOS class's calls check the app's URL with the detector's timeout and range")
     func backendURL() async {
         let detector = NetworkDetector(source: .daemon, socketPath: "/nonexistent")
         detector.backendURL = server.url("/missing")
@@ -210,7 +210,7 @@ struct NetworkDetectorURLTests {
     }
 }
 
-/// The default completion queue in real programs: the NetworkDetectorDemo (the seed's view
+/// The default completion queue in real programs: the NetworkDetectorDemo (the iOS demo's view
 /// model) under `dispatchMain()` gets its completion on the main queue; with its main thread
 /// waiting on a semaphore it gets it elsewhere instead of deadlocking.
 @Suite("NetworkDetector: main-queue delivery in a real program", .serialized)

@@ -65,7 +65,7 @@ struct PathTests {
         #expect(InterfaceType(kind) == type)
     }
 
-    @Test("probe results become the seed's (isReachable, statusCode, error)")
+    @Test("probe results become the iOS NetworkDetector's (isReachable, statusCode, error)")
     func results() {
         let at = Date(timeIntervalSince1970: 0)
         let full = NetworkDetector.Result(Probe(url: "http://t/", result: .full, httpStatus: 204, checkedAt: at))

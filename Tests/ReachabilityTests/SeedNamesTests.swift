@@ -6,7 +6,7 @@ import Testing
 @testable import Reachability
 import TestSupport
 
-// Written in the seeds' names, as their Swift code reads after `import Reachability`: each
+// Written in the names of the iOS classes the library ports, as their Swift code reads after `import Reachability`: each
 // name builds and means what the library's own name means. The checks live in a deprecated
 // extension (code in deprecated names is no warning there) and the tests call them through a
 // protocol (Swift Testing refuses deprecated tests).
@@ -25,14 +25,14 @@ protocol SeedNameChecks: Sendable {
 struct SeedCode: SeedNameChecks {}
 
 extension SystemTests {
-@Suite("The seeds' names")
+@Suite("The iOS classes' names")
 struct SeedNamesTests {
     let seeds: any SeedNameChecks = SeedCode()
 
     @Test("HLNetWorkStatus keeps its numeric values")
     func hlNumericValues() { seeds.hlNumericValues() }
 
-    @Test("HLNetWorkStatus ↔ NetworkStatus: the seed's view of every status")
+    @Test("HLNetWorkStatus ↔ NetworkStatus: HLNetWorkReachability's view of every status")
     func hlMapping() { seeds.hlMapping() }
 
     @Test("the Reachability sample's constants are the library's statuses")
@@ -57,7 +57,7 @@ struct SeedNamesTests {
 }
 }
 
-@available(*, deprecated, message: "written in the seeds' names")
+@available(*, deprecated, message: "written in the iOS classes' names")
 extension SeedCode {
     func hlNumericValues() {
         let values: [(HLNetWorkStatus, UInt)] = [(.notReachable, 0), (.unknown, 1), (.wwan2G, 2), (.wwan3G, 3), (.wwan4G, 4), (.wiFi, 9)]
@@ -76,7 +76,7 @@ extension SeedCode {
         #expect(Set(table.map(\.0)) == Set(NetworkStatus.allCases))
         for (status, seed) in table {
             #expect(HLNetWorkStatus(status) == seed, "\(status)")
-            // Round trip: each seed status names one library status that maps back to it.
+            // Round trip: each HLNetWorkStatus names one library status that maps back to it.
             #expect(HLNetWorkStatus(seed.networkStatus) == seed)
             // Reachable and cellular mean the same in both.
             #expect(seed.networkStatus.isReachable == status.isReachable)
@@ -126,7 +126,7 @@ extension SeedCode {
         #expect(Reachability.forInternetConnection().target == .defaultRoute)
         #expect(Reachability.reachability(withHostName: "example.org").target == .host("example.org"))
         #expect(Reachability(hostName: "example.org").target == .host("example.org"))
-        #expect(Reachability(hostName: " ") == nil)                       // the seed's nil, not a throw
+        #expect(Reachability(hostName: " ") == nil)                       // the iOS class's nil, not a throw
         #expect(Reachability.reachability(withHostName: "") == nil)
         #expect(Reachability.reachability(withAddress: "192.0.2.1").target == .host("192.0.2.1"))
         #expect(NetworkDetector.sharedInstance === NetworkDetector.shared)
@@ -201,7 +201,7 @@ extension SeedCode {
         let observer = NotificationCenter.default.addObserver(
             forName: NSNotification.Name(rawValue: kNetWorkReachabilityChangedNotification), object: nil, queue: nil
         ) { note in
-            // The seed's handler: the object is the HLNetWorkReachability (never the inner one).
+            // HLNetWorkReachability's handler: the object is the HLNetWorkReachability (never the inner one).
             guard let curReach = note.object as? HLNetWorkReachability else { return statuses.append(.unknown) }
             if curReach === reach { statuses.append(curReach.currentReachabilityStatus()) }
         }

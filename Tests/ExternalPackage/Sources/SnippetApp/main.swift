@@ -25,7 +25,7 @@ for await path in PathMonitor().paths {
     break
 }
 
-// Seed 004's NetworkDetector: does the internet really answer?
+// The iOS NetworkDetector's check: does the internet really answer?
 let result = await NetworkDetector.shared.check()             // isReachable, statusCode, error, connectivity
 print(result.isReachable, result.statusCode as Any, result.error as Any, result.connectivity)
 NetworkDetector.shared.checkNetworkReachability { isReachable, statusCode, error in print(isReachable) }
