@@ -165,6 +165,7 @@ extension SystemTests {
         #expect(watch.wait() == 0)
     }
 }
+}
 
 /// A TCP listener on 127.0.0.1 of the test's own namespace, on a port the kernel picks.
 final class LoopbackListener: @unchecked Sendable {

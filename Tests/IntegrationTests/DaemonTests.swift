@@ -80,7 +80,8 @@ extension SystemTests {
         #expect(try daemon.reachctl(["status"]).stdout == "offline")
 
         // A second daemon on the same socket refuses and leaves the first alone.
-        let second = try run(ipCommand, ["netns", "exec", ns.name, Binaries.reachd, "--socket", daemon.socketPath])
+        let second = try run(ipCommand, ["netns", "exec", ns.name, Binaries.reachd, "--socket", daemon.socketPath,
+                                         "--config", daemon.configPath])
         #expect(second.status == 1)
         #expect(second.stderr.contains("another reachd is already running on \(daemon.socketPath)"))
         #expect(try daemon.reachctl(["status"]).status == 0)
@@ -105,11 +106,12 @@ extension SystemTests {
         // Run as nobody, with /run/reachd unusable, and XDG_RUNTIME_DIR pointing at a private directory.
         let runtime = try temporaryDirectory()
         defer { _ = try? sh("rm -rf '\(runtime)'", check: false) }
-        try sh("chown nobody '\(runtime)'")
+        let config = try DaemonUnderTest.writeConfig(in: runtime)
+        try sh("chown -R nobody '\(runtime)'")
         let ns = try TestNamespace(tag: "u")
         defer { ns.destroy() }
         let child = try Child(ipCommand, ["netns", "exec", ns.name, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                                          "env", "-u", "REACHD_SOCKET", "XDG_RUNTIME_DIR=\(runtime)", Binaries.reachd])
+                                          "env", "-u", "REACHD_SOCKET", "XDG_RUNTIME_DIR=\(runtime)", Binaries.reachd, "--config", config])
         let path = runtime + "/reachd/io.reachd.Reachability"
         let up = waitUntil(timeout: 10) { (try? run(Binaries.reachctl, ["status", "--socket", path]).status) == 0 || !child.isRunning }
         #expect(up && child.isRunning, "\(child.stderr)")
@@ -129,7 +131,8 @@ extension SystemTests {
         let directory = try temporaryDirectory()
         defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
         let path = directory + "/io.reachd.Reachability"
-        let child = try Child(ipCommand, ["netns", "exec", ns.name, "env", "JOURNAL_STREAM=8:1234", Binaries.reachd, "--socket", path])
+        let child = try Child(ipCommand, ["netns", "exec", ns.name, "env", "JOURNAL_STREAM=8:1234", Binaries.reachd, "--socket", path,
+                                          "--config", try DaemonUnderTest.writeConfig(in: directory)])
         #expect(waitUntil(timeout: 10) { (try? run(Binaries.reachctl, ["status", "--socket", path]).status) == 0 })
         child.signal(SIGTERM)
         #expect(child.wait() == 0)
@@ -150,8 +153,8 @@ extension SystemTests {
         // systemd-socket-activate listens, then starts reachd with LISTEN_FDS=1 on the first
         // connection. It closes every other descriptor, which Foundation's Process mistakes for
         // an exit, so it runs detached with a log file instead of as a Child.
-        let log = directory + "/log"
-        let pid = try sh("\(ipCommand) netns exec \(ns.name) /usr/bin/systemd-socket-activate -l \(path) \(Binaries.reachd) >\(log) 2>&1 & echo $!")
+        let log = directory + "/log", config = try DaemonUnderTest.writeConfig(in: directory)
+        let pid = try sh("\(ipCommand) netns exec \(ns.name) /usr/bin/systemd-socket-activate -l \(path) \(Binaries.reachd) --config \(config) >\(log) 2>&1 & echo $!")
             .output.trimmingCharacters(in: .whitespacesAndNewlines)
         defer { _ = try? sh("kill -9 \(pid)", check: false) }
         #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: path) })

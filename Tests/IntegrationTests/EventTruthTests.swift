@@ -3,6 +3,7 @@ import ReachabilityCore
 import Testing
 import TestSupport
 
+extension SystemTests {
 /// One change, one true event: the real reachd in a namespace, the connectivity check on and
 /// pointed at a python server in the uplink namespace. For each scenario: the exact events a
 /// `--changes status,connectivity` subscriber receives, and over the full stream no status that
@@ -20,6 +21,8 @@ import TestSupport
         URL=\(url)
         Interval=60
         Timeout=2
+        [Cellular]
+        ModemManager=no
         """
 
     /// `reachctl monitor --json ARGS`, its lines decoded as events.
@@ -246,4 +249,5 @@ import TestSupport
         #expect(steady.status == 0)
         #expect(Date().timeIntervalSince(quiet) >= 1.5)
     }
+}
 }

@@ -14,7 +14,7 @@ final class PrometheusUnderTest: @unchecked Sendable {
     let child: Child
 
     init(in namespace: TestNamespace, config: String, rules: String) throws {
-        guard let prometheusBinary else { throw SetupError(description: "prometheus is not installed") }
+        let prometheusBinary = try prometheusPath()
         self.namespace = namespace
         directory = try temporaryDirectory()
         try config.write(toFile: directory + "/prometheus.yml", atomically: true, encoding: .utf8)
@@ -58,6 +58,7 @@ final class PrometheusUnderTest: @unchecked Sendable {
     deinit { stop() }
 }
 
+extension SystemTests {
 /// Three machines, each a network namespace running the built reachd with `[Metrics] Listen=` on
 /// its veth to a hub namespace, where Prometheus scrapes them every second with the shipped
 /// alerting rules (their `for:` shortened to 2 s in a test copy). One machine stays fine, one
@@ -87,6 +88,8 @@ final class PrometheusUnderTest: @unchecked Sendable {
         URL=http://10.88.9.9:8080/generate_204
         Interval=60
         Timeout=2
+        [Cellular]
+        ModemManager=no
         [Metrics]
         Listen=10.88.0.1\(i):9464
         """
@@ -118,9 +121,7 @@ final class PrometheusUnderTest: @unchecked Sendable {
         return rules
     }
 
-    @Test func prometheusSeesTheFleetChangeAndAlerts() throws {
-        guard isRoot else { print(rootSkipMessage); return }
-        guard prometheusBinary != nil else { print(promtoolSkipMessage); return }
+    @Test(.needsRoot(), .requires(.prometheus, .curl)) func prometheusSeesTheFleetChangeAndAlerts() throws {
         let hub = try TestNamespace(tag: "hub"), portal = try TestNamespace(tag: "ptl")
         let machines = try (1...3).map { try TestNamespace(tag: "m\($0)") }
         defer { (machines + [hub, portal]).forEach { $0.destroy() } }
@@ -207,4 +208,5 @@ final class PrometheusUnderTest: @unchecked Sendable {
         }, "\(prometheus.query(firing) ?? [])")
         #expect(prometheus.child.isRunning, "\(prometheus.child.stderr)")
     }
+}
 }

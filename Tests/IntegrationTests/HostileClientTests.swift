@@ -6,6 +6,7 @@ import TestSupport
 import Glibc
 #endif
 
+extension SystemTests {
 /// What an unfriendly local user can try against reachd, and what must hold: out-of-range
 /// numbers in the configuration are refused when read, and never trap later.
 @Suite(.serialized) struct HostileConfigurationTests {
@@ -33,14 +34,15 @@ import Glibc
     func reloadWithOutOfRangeNumberKeepsRunning() throws {
         let host = try TestNamespace(tag: "h")
         defer { host.destroy() }
-        let daemon = try DaemonUnderTest(namespace: host, config: "[Connectivity]\nEnabled=no\n[Monitor]\nDebounce=10\n")
-        try "[Connectivity]\nEnabled=no\nInterval=99999999999999999999\n[Monitor]\nDebounce=99999999999999999999\n"
+        let daemon = try DaemonUnderTest(namespace: host, config: DaemonUnderTest.defaultConfig + "[Monitor]\nDebounce=10\n")
+        try "[Connectivity]\nEnabled=no\nInterval=99999999999999999999\n[Cellular]\nModemManager=no\n[Monitor]\nDebounce=99999999999999999999\n"
             .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         daemon.child.signal(SIGHUP)
         #expect(waitUntil(timeout: 10) { daemon.child.stderr.contains("keeping the running configuration") }, "\(daemon.child.stderr)")
         #expect(daemon.child.isRunning)
         #expect(try daemon.reachctl(["status"]).status == 0)
     }
+}
 }
 
 /// reachd as an unprivileged user (`nobody`, as under reachd.service) in a network namespace,
@@ -141,6 +143,7 @@ private func rawControlBytes(_ text: String) -> [UInt8] {
     Array(text.utf8).filter { ($0 < 0x20 && $0 != 0x0A) || $0 == 0x7F }
 }
 
+extension SystemTests {
 /// The attacks of an unfriendly local user, against the built reachd running as `nobody`.
 @Suite(.serialized) struct HostileClientTests {
     static func config(probe: Bool = true, extra: String = "") -> String {
@@ -150,6 +153,8 @@ private func rawControlBytes(_ text: String) -> [UInt8] {
         URL=http://10.77.0.1:8080/generate_204
         Interval=60
         Timeout=2
+        [Cellular]
+        ModemManager=no
         \(extra)
         """
     }
@@ -288,6 +293,7 @@ private func rawControlBytes(_ text: String) -> [UInt8] {
         print("figures: 200 Probe() calls in \(elapsed) s made \(made) HTTP requests")
         #expect(made >= 0 && Double(made) <= elapsed.rounded(.up) + 1, "\(made) requests in \(elapsed) s")
     }
+}
 }
 
 extension Thread {

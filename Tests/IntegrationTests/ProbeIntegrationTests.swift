@@ -7,13 +7,16 @@ extension SystemTests {
 /// reachd's connectivity check end to end: the daemon in `host`, the probe server in `uplink`,
 /// `reachctl probe` / `reachctl wait --internet` against it.
 @Suite struct ProbeIntegrationTests {
-    static func config(port: Int = 8080, enabled: Bool = true) -> String {
+    /// `modemManager`: only for a daemon given a private system bus.
+    static func config(port: Int = 8080, enabled: Bool = true, modemManager: Bool = false) -> String {
         """
         [Connectivity]
         Enabled=\(enabled ? "yes" : "no")
         URL=http://10.77.0.1:\(port)/generate_204
         Interval=60
         Timeout=2
+        [Cellular]
+        ModemManager=\(modemManager ? "yes" : "no")
         [Limits]
         ProbeMinInterval=100ms
         """

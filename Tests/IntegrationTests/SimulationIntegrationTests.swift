@@ -51,6 +51,7 @@ private final class SimulationSetup: @unchecked Sendable {
     }
 }
 
+extension SystemTests {
 @Suite(.serialized) struct SimulationIntegrationTests {
     @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
     func expiresByItselfWithOneEventBack() throws {
@@ -190,8 +191,9 @@ private final class SimulationSetup: @unchecked Sendable {
         #expect(all.dropFirst().allSatisfy { $0.reason.code == .simulation && $0.current.isConsistent })
     }
 
-    @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
+    @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"), .requires(.pythonVarlink))
     func badInputIsRefusedAndChangesNothing() throws {
+        try Requirement.pythonVarlink.check()
         let setup = try SimulationSetup(tag: "sb")
         defer { setup.destroy() }
         let unknown = try setup.daemon.reachctl(["simulate", "wwan6G"])
@@ -225,8 +227,9 @@ private final class SimulationSetup: @unchecked Sendable {
 
     /// python's varlink (which checks replies against the description) subscribes and sees
     /// the simulation, and a held python connection ends it by hanging up.
-    @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
+    @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"), .requires(.pythonVarlink))
     func pythonVarlinkSubscriberSeesSimulatedEvents() throws {
+        try Requirement.pythonVarlink.check()
         let setup = try SimulationSetup(tag: "sp")
         defer { setup.destroy() }
         let subscriber = try Child(Binaries.python, [Binaries.pythonClient, setup.daemon.socketPath, "3"])
@@ -250,7 +253,9 @@ private final class SimulationSetup: @unchecked Sendable {
         #expect(received[2]["sequence"]?.intValue == (received[1]["sequence"]?.intValue ?? 0) + 1)
     }
 }
+}
 
+extension SystemTests {
 /// Who may simulate: root, and members of `[Simulation] Group=`; callers run as other users.
 @Suite(.serialized) struct SimulationPermissionIntegrationTests {
     /// A group and a user in it, made for the test (removed after).
@@ -276,8 +281,9 @@ private final class SimulationSetup: @unchecked Sendable {
         return objects(child).first ?? ["stderr": .string(child.stderr)]
     }
 
-    @Test(.enabled(if: getuid() == 0, "needs root: network namespaces, users, setpriv"))
+    @Test(.enabled(if: getuid() == 0, "needs root: network namespaces, users, setpriv"), .requires(.pythonVarlink))
     func unprivilegedRefusedGroupMemberAllowed() throws {
+        try Requirement.pythonVarlink.check()
         let account = try TemporaryAccount()
         defer { account.destroy() }
         let setup = try SimulationSetup(tag: "sq", config: DaemonUnderTest.defaultConfig + "[Simulation]\nGroup=\(account.group)\n")
@@ -307,7 +313,9 @@ private final class SimulationSetup: @unchecked Sendable {
         #expect(try setup.daemon.reachctl(["status"]).stdout.contains("simulated"))
     }
 }
+}
 
+extension SystemTests {
 /// systemd's `STATUS=` says when a simulation is on (a python listener stands in for systemd).
 @Suite struct SimulationNotifyTests {
     @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
@@ -336,4 +344,5 @@ private final class SimulationSetup: @unchecked Sendable {
         #expect(try run(Binaries.reachctl, ["simulate", "--reset", "--socket", socketPath]).status == 0)
         #expect(waitUntil(timeout: 10) { listener.lines.last?.hasPrefix("STATUS=ethernet via eth0") == true }, "\(listener.lines)")
     }
+}
 }

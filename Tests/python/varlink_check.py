@@ -19,6 +19,7 @@ Or, for any method, each reply checked against the method's declared output type
       {"matches": true|false, "served": "<text>"}: the served description is FILE's text.
 """
 import json
+import re
 import socket
 import sys
 
@@ -104,7 +105,8 @@ def replies(path, method, parameters, count):
 def types_of(interface_text):
     """The description's types by name. The package keeps one member per name, and the method
     Probe would hide the type Probe: parsed again without the methods, the types are all there."""
-    kept = "\n".join(line for line in interface_text.split("\n") if not line.startswith("method "))
+    # A method may run over several lines: drop it up to the closing parenthesis of its reply.
+    kept = re.sub(r"^method [^)]*\)\s*->\s*\([^)]*\)", "", interface_text, flags=re.MULTILINE)
     return varlink.Interface(kept).members
 
 
