@@ -15,7 +15,9 @@ public final class PrivateBus: @unchecked Sendable {
     public let address: String
     private let process = Process()
 
-    public init() throws {
+    /// - Parameter everyUser: accept connections from every uid (a daemon under test running as
+    ///   `nobody`), not only from the test's own.
+    public init(everyUser: Bool = false) throws {
         try Requirement.dbusDaemon.check()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-bus-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -28,7 +30,7 @@ public final class PrivateBus: @unchecked Sendable {
           <type>session</type>
           <listen>\(address)</listen>
           <auth>EXTERNAL</auth>
-          <policy context="default">
+          <policy context="default">\(everyUser ? "\n    <allow user=\"*\"/>" : "")
             <allow send_destination="*" eavesdrop="true"/>
             <allow eavesdrop="true"/>
             <allow own="*"/>

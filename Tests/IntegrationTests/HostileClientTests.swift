@@ -53,7 +53,8 @@ final class UnprivilegedDaemon: @unchecked Sendable {
     let socketPath: String
     let child: Child
 
-    init(namespace: TestNamespace, config: String, tasks: Int? = nil) throws {
+    /// - Parameter environment: added to the daemon's (e.g. DBUS_SYSTEM_BUS_ADDRESS of a private bus).
+    init(namespace: TestNamespace, config: String, tasks: Int? = nil, environment: [String: String] = [:]) throws {
         directory = try temporaryDirectory()
         socketPath = directory + "/io.reachd.Reachability"
         try config.write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
@@ -61,7 +62,8 @@ final class UnprivilegedDaemon: @unchecked Sendable {
         let limit = tasks.map { ["prlimit", "--nproc=\($0):\($0)"] } ?? []
         child = try Child(ipCommand, ["netns", "exec", namespace.name] + limit
                           + ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                             Binaries.reachd, "--socket", socketPath, "--config", directory + "/reachd.conf"])
+                             Binaries.reachd, "--socket", socketPath, "--config", directory + "/reachd.conf"],
+                          environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         let socketPath = self.socketPath, child = self.child
         guard waitUntil(timeout: 15, { (try? run(Binaries.reachctl, ["status", "--socket", socketPath], timeout: 5).status) == 0 || !child.isRunning }),
               child.isRunning else {
