@@ -68,8 +68,8 @@ extension SystemTests {
         defer { listener.signal(SIGKILL); listener.wait(timeout: 5) }
         #expect(waitUntil(timeout: 10) { listener.lines.contains("ready") })
         // Child drops the systemd variables from what it passes on: env sets them for reachd
-        // alone, and execs into it, as `ip netns exec` does, so WATCHDOG_PID is the child's pid.
-        // WATCHDOG_PID is left out: a daemon that is not told whose pings they are sends them.
+        // alone. WATCHDOG_PID is left out (a daemon not told whose pings they are sends them);
+        // `ip netns exec` and env both exec, so reachd's pid would be the child's.
         let daemon = try Child(ipCommand, ["netns", "exec", host.name, "/usr/bin/env", "NOTIFY_SOCKET=\(notifyPath)",
                                            "WATCHDOG_USEC=300000", Binaries.reachd, "--socket", socketPath,
                                            "--config", configPath, "--log-level", "debug"])
