@@ -49,7 +49,8 @@ final class Daemon: @unchecked Sendable {
         // so no subscriber can hold the monitor up).
         let simulation = startSimulation(monitor: monitor)
         self.simulation = simulation
-        let server = ReachabilityServer(initial: monitor.queue.sync { simulation.initialEvent() }, configuration: settings.server,
+        let initial = monitor.queue.sync { simulation.initialEvent() }
+        let server = ReachabilityServer(initial: initial, configuration: settings.server,
                                         queue: monitor.queue)
         let log = self.log
         server.logHandler = { level, message in
@@ -60,7 +61,7 @@ final class Daemon: @unchecked Sendable {
             case .error: log.error(message)
             }
         }
-        let metrics = makeMetrics(initial: monitor.queue.sync { simulation.initialEvent() }, monitor: monitor, server: server)
+        let metrics = makeMetrics(initial: initial, monitor: monitor, server: server)
         self.metrics = metrics
         monitor.queue.sync {
             simulation.publish = { [weak self] event in
@@ -72,8 +73,9 @@ final class Daemon: @unchecked Sendable {
             }
             // An event between initialEvent() and setting `publish` was not published: re-read
             // the state (the server ignores it unless the sequence number moved on).
-            server.publish(simulation.initialEvent())
-            metrics?.catchUp(simulation.initialEvent())
+            let current = simulation.initialEvent()
+            server.publish(current)
+            metrics?.catchUp(current)
         }
         server.simulateHandler = { [weak simulation] parameters, caller, completion in
             guard let simulation else { return completion(.error(.permissionDenied)) }

@@ -111,13 +111,9 @@ private final class UnixSocket: @unchecked Sendable {
     /// out (systemd then restarts the daemon); pings resume when it is free again.
     @Test func aWedgedServingQueueStopsThePings() throws {
         let listener = try UnixSocket(type: Int32(SOCK_DGRAM.rawValue))
-        setenv("NOTIFY_SOCKET", listener.path, 1)
-        setenv("WATCHDOG_USEC", "200000", 1)
-        setenv("WATCHDOG_PID", "\(getpid())", 1)
-        defer { unsetenv("NOTIFY_SOCKET"); unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
-
         let serving = DispatchQueue(label: "test.serving")
-        let notifier = SystemdNotifier()
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "200000",
+                                                     "WATCHDOG_PID": "\(getpid())"])
         #expect(notifier.startWatchdog(on: serving) == .milliseconds(200))
         defer { notifier.stopWatchdog() }
         #expect(listener.receive() == "WATCHDOG=1")
