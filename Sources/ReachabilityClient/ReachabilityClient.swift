@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// A client of reachd's varlink API (`io.reachd.Reachability`).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// Method dispatch: `org.varlink.service` and `io.reachd.Reachability`.
