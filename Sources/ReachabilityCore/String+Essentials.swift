@@ -65,6 +65,13 @@ enum FixedNotation {
         if value.isInfinite { return value.sign == .minus ? "-inf" : "inf" }
         let sign = value.sign == .minus ? "-" : ""
         let magnitude = value.magnitude
+        // Far below half a unit of the last digit (a fifth of one, with room for the inexact
+        // power of ten): zero, without expanding hundreds of digits.
+        var tenth = 1.0
+        for _ in 0...fractionDigits { tenth /= 10 }
+        if magnitude < tenth {
+            return sign + (fractionDigits == 0 ? "0" : "0." + String(repeating: "0", count: fractionDigits))
+        }
         // magnitude = significand · 2^exponent, both integers.
         var significand = magnitude.significandBitPattern
         let bias = (1 << (Double.exponentBitCount - 1)) - 1
