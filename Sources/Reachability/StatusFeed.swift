@@ -34,12 +34,12 @@ struct FeedSettings: Sendable {
 /// not running and will not be called again. Every background piece (the subscription thread, the
 /// monitor observer, the poll timer) holds the feed weakly and carries the `epoch` it was started
 /// in, so a piece left over from a previous source can never deliver.
-final class StatusFeed: @unchecked Sendable {
+final class StatusFeed: @unchecked Sendable, QueueConfined {
     typealias Handler = @Sendable (Status, FeedOrigin) -> Void
 
     let settings: FeedSettings
     private let queue = DispatchQueue(label: "reachd.reachability.feed")
-    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    package let queueConfinement: QueueConfinement
 
     // Only touched on `queue`.
     private var handler: Handler?
@@ -57,7 +57,7 @@ final class StatusFeed: @unchecked Sendable {
 
     init(settings: FeedSettings) {
         self.settings = settings
-        queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        queueConfinement = QueueConfinement(queue)
     }
 
     deinit { stopOnQueueOrNow() }
@@ -125,11 +125,6 @@ final class StatusFeed: @unchecked Sendable {
         pollTimer?.cancel(); pollTimer = nil
         if let simulation { simulation.network.removeObserver(simulation.observer) }
         simulation = nil
-    }
-
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
-        if DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) { return try body() }
-        return try queue.sync(execute: body)
     }
 
     // MARK: - Delivery

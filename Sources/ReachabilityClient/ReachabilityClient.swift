@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import ReachabilityCore
 
 /// A client of reachd's varlink API (`io.reachd.Reachability`).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where reachd's socket is, for the daemon, `reachctl` and the app library alike.
 public enum ReachabilitySocketPath {

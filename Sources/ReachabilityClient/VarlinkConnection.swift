@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,8 +9,8 @@ import Glibc
 /// from any thread to make a blocked `receive()` return.
 public final class VarlinkConnection: @unchecked Sendable {
     public let socketPath: String
-    private let lock = NSLock()
-    private var fd: Int32
+    /// The socket; -1 once closed.
+    private let fd: Mutex<Int32>
     private var framer = VarlinkFramer(limit: 16 << 20)
 
     /// Connects (`connect(2)`); ENOENT and ECONNREFUSED mean no daemon.
@@ -47,7 +48,7 @@ public final class VarlinkConnection: @unchecked Sendable {
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
         }
-        self.fd = fd
+        self.fd = Mutex(fd)
     }
 
     deinit { close() }
@@ -61,7 +62,7 @@ public final class VarlinkConnection: @unchecked Sendable {
 
     /// Sends raw bytes (tests use it to send garbage).
     public func write(_ data: Data) throws {
-        let fd = lock.withLock { self.fd }
+        let fd = self.fd.withLock { $0 }
         guard fd >= 0 else { throw ReachabilityClientError.connectionClosed }
         var offset = 0
         while offset < data.count {
@@ -89,7 +90,7 @@ public final class VarlinkConnection: @unchecked Sendable {
             } catch {
                 throw ReachabilityClientError.protocolError("\(error)")
             }
-            let fd = lock.withLock { self.fd }
+            let fd = self.fd.withLock { $0 }
             guard fd >= 0 else { throw ReachabilityClientError.connectionClosed }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 { framer.append(buffer[0..<count]); continue }
@@ -112,11 +113,11 @@ public final class VarlinkConnection: @unchecked Sendable {
 
     /// Makes a blocked `receive()` return (from any thread); the descriptor stays until `close()`.
     public func shutdown() {
-        lock.withLock { if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) } }
+        fd.withLock { fd in if fd >= 0 { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) } }
     }
 
     public func close() {
-        lock.withLock {
+        fd.withLock { fd in
             if fd >= 0 { Glibc.close(fd); fd = -1 }
         }
     }

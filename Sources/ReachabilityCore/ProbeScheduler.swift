@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Decides when the connectivity check runs; a state machine in the style of
 /// swift-service-lifecycle: each event method returns the actions to take, and the caller

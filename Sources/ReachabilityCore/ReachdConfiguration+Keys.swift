@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // The table of every section and key reachd understands, networkd style: one row per key with
 // its parser. `Key=` (empty value) resets a key to its default, and a list key to empty, as in

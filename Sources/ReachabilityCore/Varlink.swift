@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Varlink's message layer (varlink.org): each message is one JSON object followed by a NUL byte.
 /// This file holds the message types and their encoding; `VarlinkFramer` cuts a byte stream into

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// Where the connectivity checker gets the status from and hands its verdicts to: the

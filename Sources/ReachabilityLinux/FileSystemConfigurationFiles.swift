@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 #if canImport(Glibc)
 import Glibc
@@ -19,17 +19,24 @@ public struct FileSystemConfigurationFiles: ConfigurationFileSource {
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw ConfigurationError(file: path, message: "cannot read: is a directory")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
             throw ConfigurationError(file: path, message: "cannot read: \(String(cString: strerror(errno)))")
         }
-        defer { try? handle.close() }
-        let data: Data
-        do {
-            data = try handle.readToEnd() ?? Data()
-        } catch {
-            throw ConfigurationError(file: path, message: "cannot read: \(error.localizedDescription)")
+        defer { close(fd) }
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw ConfigurationError(file: path, message: "cannot read: \(String(cString: strerror(code)))")
+            }
+            data.append(contentsOf: buffer[..<count])
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(data: Data(data), encoding: .utf8) else {
             throw ConfigurationError(file: path, message: "not valid UTF-8")
         }
         return text

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,27 +49,28 @@ public enum HTTPProbe {
 
     /// Stops a running check; it then completes with a `cancelled` failure (`.other`).
     public final class Handle: @unchecked Sendable {
-        private let lock = NSLock()
-        private var readFD: Int32 = -1
-        private var writeFD: Int32 = -1
-        private var cancelled = false
+        private let readFD: Int32
+        private let writeFD: Int32
+        private let cancelled = Mutex(false)
 
         public init() {
             var fds: [Int32] = [-1, -1]
             if pipe(&fds) == 0 {
                 _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
                 _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-                readFD = fds[0]; writeFD = fds[1]
+            } else {
+                fds = [-1, -1]
             }
+            readFD = fds[0]; writeFD = fds[1]
         }
 
         /// The descriptor that becomes readable on `cancel()`.
         var cancelFD: Int32? { readFD >= 0 ? readFD : nil }
 
-        public var isCancelled: Bool { lock.withLock { cancelled } }
+        public var isCancelled: Bool { cancelled.withLock { $0 } }
 
         public func cancel() {
-            lock.withLock {
+            cancelled.withLock { cancelled in
                 guard !cancelled else { return }
                 cancelled = true
                 var byte: UInt8 = 1
@@ -314,6 +316,6 @@ private struct Connection {
     }
 
     private func format(_ seconds: TimeInterval) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(fixed: seconds, fractionDigits: 1)
     }
 }

@@ -1,6 +1,6 @@
 import CSystemd
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 #if canImport(Glibc)
 import Glibc
@@ -18,12 +18,12 @@ import Glibc
 /// answering garbage, means no modems; no bus at all is logged once and the source stays inert.
 ///
 /// `onChange` is called on `queue`, only when the list changed.
-public final class ModemManagerSource: @unchecked Sendable {
+public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     public let queue: DispatchQueue
     private let busAddress: String?
     private let log: @Sendable (String) -> Void
     private let onChange: @Sendable ([ModemState]) -> Void
-    private let queueKey = DispatchSpecificKey<Void>()
+    package let queueConfinement: QueueConfinement
 
     // Everything below is confined to `queue`.
     private var bus: SDBus?
@@ -63,7 +63,7 @@ public final class ModemManagerSource: @unchecked Sendable {
         self.busAddress = busAddress
         self.log = log
         self.onChange = onChange
-        queue.setSpecific(key: queueKey, value: ())
+        self.queueConfinement = QueueConfinement(queue)
     }
 
     deinit {
@@ -73,7 +73,7 @@ public final class ModemManagerSource: @unchecked Sendable {
 
     /// Writes `reachd: LINE` to standard error.
     public static let logToStandardError: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data("reachd: \(line)\n".utf8))
+        writeToStandardError("reachd: \(line)\n")
     }
 
     /// Connects and asks ModemManager for its modems; the answer arrives later through `onChange`.
@@ -97,7 +97,7 @@ public final class ModemManagerSource: @unchecked Sendable {
             return false
         }
         if done { return true }
-        guard DispatchQueue.getSpecific(key: queueKey) == nil else { return false }
+        guard !queueConfinement.isCurrent else { return false }
         return semaphore.wait(timeout: .now() + timeout) == .success
     }
 
@@ -118,10 +118,6 @@ public final class ModemManagerSource: @unchecked Sendable {
     /// True while connected to a bus (whether or not ModemManager runs).
     public var isConnected: Bool {
         onQueue { bus != nil }
-    }
-
-    private func onQueue<T>(_ body: () -> T) -> T {
-        DispatchQueue.getSpecific(key: queueKey) != nil ? body() : queue.sync(execute: body)
     }
 
     // MARK: - Connection

@@ -1,7 +1,9 @@
 import CNetlink
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import ReachabilityCore
+import Synchronization
 
 /// Keeps a live picture of links, addresses and routes from netlink and emits a
 /// `ReachabilityEvent` the moment the machine's `Status` changes.
@@ -17,7 +19,7 @@ import ReachabilityCore
 ///
 /// One serial queue owns all state; observers are called on that queue and must not block it.
 /// `status`, `overrunCount` and `configuration` are readable from any thread.
-public final class ReachabilityMonitor: @unchecked Sendable {
+public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// What the monitor watches and how it names things.
     public struct Configuration: Sendable {
         /// Where sysfs is mounted; tests point it at a fake tree.
@@ -50,21 +52,23 @@ public final class ReachabilityMonitor: @unchecked Sendable {
 
     // MARK: State published for other threads (the only lock; the queue owns everything else).
 
-    private let lock = NSLock()
-    private var publishedStatus: Status
-    private var publishedOverruns = 0
-    private var publishedConfiguration: Configuration
+    private struct Published {
+        var status: Status
+        var overruns = 0
+        var configuration: Configuration
+    }
+    private let published: Mutex<Published>
 
     /// The current status; safe from any thread.
-    public var status: Status { lock.withLock { publishedStatus } }
+    public var status: Status { published.withLock { $0.status } }
     /// How many times the kernel overran the netlink socket (each one followed by a re-dump).
-    public var overrunCount: Int { lock.withLock { publishedOverruns } }
+    public var overrunCount: Int { published.withLock { $0.overruns } }
     /// The configuration in force.
-    public var configuration: Configuration { lock.withLock { publishedConfiguration } }
+    public var configuration: Configuration { published.withLock { $0.configuration } }
 
     // MARK: Queue-confined state.
 
-    private let queueKey = DispatchSpecificKey<Bool>()
+    package let queueConfinement: QueueConfinement
     private var config: Configuration
     private var tracker: StatusTracker
     private var table = KernelStateTable()
@@ -98,10 +102,10 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     public init(configuration: Configuration = Configuration(), queue: DispatchQueue = DispatchQueue(label: "reachd.monitor")) {
         self.queue = queue
         self.config = configuration
-        self.publishedConfiguration = configuration
-        self.tracker = StatusTracker(firstSequence: configuration.firstSequence)
-        self.publishedStatus = tracker.status
-        queue.setSpecific(key: queueKey, value: true)
+        let tracker = StatusTracker(firstSequence: configuration.firstSequence)
+        self.tracker = tracker
+        self.published = Mutex(Published(status: tracker.status, configuration: configuration))
+        self.queueConfinement = QueueConfinement(queue)
     }
 
     deinit {
@@ -239,7 +243,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             }
             next.firstSequence = config.firstSequence
             config = next
-            lock.withLock { publishedConfiguration = next }
+            published.withLock { $0.configuration = next }
             linkVerdicts = [:]
             pendingReason = Reason(code: .configReloaded)
             evaluate()
@@ -269,7 +273,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             case .overrun:
                 // Messages were lost; keep reading what is there, then re-read the kernel's state.
                 overrun = true
-                lock.withLock { publishedOverruns += 1 }
+                published.withLock { $0.overruns += 1 }
             case .failed(let error):
                 log("netlink receive failed: \(error)")
                 break reading
@@ -368,18 +372,12 @@ public final class ReachabilityMonitor: @unchecked Sendable {
 
     private func publish() {
         let status = tracker.status
-        lock.withLock { publishedStatus = status }
+        published.withLock { $0.status = status }
     }
 
     // MARK: Helpers
 
-    /// Runs `body` on `queue`: inline when already there (observers may call back), else `sync`.
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
-        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
-        return try queue.sync(execute: body)
-    }
-
     private func log(_ message: String) {
-        FileHandle.standardError.write(Data("reachd monitor: \(message)\n".utf8))
+        writeToStandardError("reachd monitor: \(message)\n")
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,9 +16,13 @@ import Glibc
 public final class SystemdNotifier: @unchecked Sendable {
     /// The queue the watchdog timer fires on.
     public let queue: DispatchQueue
-    /// Guards `watchdogTimer`; a lock rather than `queue.sync` so the methods may be called on `queue`.
-    private let lock = NSLock()
-    private var watchdogTimer: DispatchSourceTimer?
+    /// A lock rather than `queue.sync`, so the methods may be called on `queue`.
+    private let watchdogTimer = Mutex<WatchdogTimer?>(nil)
+
+    /// A Dispatch source may be cancelled from any thread.
+    private struct WatchdogTimer: @unchecked Sendable {
+        let source: DispatchSourceTimer
+    }
 
     /// `$NOTIFY_SOCKET`: a path, or `@name` for an abstract socket.
     private let socketAddress: String?
@@ -32,7 +37,7 @@ public final class SystemdNotifier: @unchecked Sendable {
         watchdogInterval = Self.watchdogInterval(environment)
     }
 
-    deinit { lock.withLock { watchdogTimer?.cancel() } }
+    deinit { watchdogTimer.withLock { $0?.source.cancel() } }
 
     /// True when systemd is listening (`$NOTIFY_SOCKET` is set).
     public var isEnabled: Bool { socketAddress != nil }
@@ -117,9 +122,10 @@ public final class SystemdNotifier: @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: pingQueue ?? queue)
         timer.schedule(deadline: .now(), repeating: half, leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in self?.notify("WATCHDOG=1") }
-        lock.withLock {
-            watchdogTimer?.cancel()
-            watchdogTimer = timer
+        let next = WatchdogTimer(source: timer)
+        watchdogTimer.withLock { current in
+            current?.source.cancel()
+            current = next
         }
         timer.resume()
         return interval
@@ -127,14 +133,14 @@ public final class SystemdNotifier: @unchecked Sendable {
 
     /// Stops the watchdog pings.
     public func stopWatchdog() {
-        lock.withLock {
-            watchdogTimer?.cancel()
-            watchdogTimer = nil
+        watchdogTimer.withLock { current in
+            current?.source.cancel()
+            current = nil
         }
     }
 
     /// `STATUS=` takes one line; a newline would start a new (bogus) assignment.
     private static func oneLine(_ text: String) -> String {
-        text.replacingOccurrences(of: "\n", with: " ")
+        text.replacingLineFeedsWithSpaces
     }
 }

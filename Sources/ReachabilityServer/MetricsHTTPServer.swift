@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +14,7 @@ import Glibc
 /// whole exchange within `connectionTimeout` (a scraper that does not read its answer). Sockets
 /// are non-blocking and driven by Dispatch sources on `queue`, which is not the monitor's: a
 /// scraper can delay other scrapes at worst, never an event.
-public final class MetricsHTTPServer: @unchecked Sendable {
+public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     public struct Configuration: Sendable {
         public var maxConnections = 16
         /// Time for the request head to arrive after the connection is accepted.
@@ -29,7 +29,7 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     public let queue: DispatchQueue
     private let metrics: () -> String
     private let log: @Sendable (String) -> Void
-    private let queueKey = DispatchSpecificKey<Bool>()
+    package let queueConfinement: QueueConfinement
 
     // State, confined to `queue`.
     private var listenFD: Int32 = -1
@@ -48,7 +48,7 @@ public final class MetricsHTTPServer: @unchecked Sendable {
         self.queue = queue
         self.metrics = metrics
         self.log = log
-        queue.setSpecific(key: queueKey, value: true)
+        self.queueConfinement = QueueConfinement(queue)
     }
 
     /// Binds `address` and starts answering. Throws a `SocketError` naming the address.
@@ -79,11 +79,6 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     public var connectionCount: Int { onQueue { connections.count } }
     /// Connections refused because `maxConnections` were open.
     public var refusedCount: Int { onQueue { _refused } }
-
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
-        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
-        return try queue.sync(execute: body)
-    }
 
     private func acceptPending() {
         for _ in 0..<64 {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// Method dispatch: `org.varlink.service` and `io.reachd.Reachability`.
@@ -148,10 +148,14 @@ extension ReachabilityServer {
     func runAsync(_ call: VarlinkCall, on connection: Connection, whenDone: (@Sendable () -> Void)? = nil,
                           _ body: (@escaping Completion) -> Void) {
         connection.busy = true
-        let done = Once()
+        let answered = SharedMutex(false)
         let queue = self.queue
         body { [weak self, weak connection] result in
-            guard done.first() else { return }
+            let first = answered.withLock { answered in
+                defer { answered = true }
+                return !answered
+            }
+            guard first else { return }
             queue.async { [weak self, weak connection] in
                 whenDone?()
                 guard let self, let connection, !connection.closed else { return }
@@ -209,19 +213,6 @@ extension ReachabilityServer {
         } catch {
             log(.error, "cannot encode reply to \(call.method): \(error)")
             connection.close()
-        }
-    }
-}
-
-/// Lets a completion run once even if a handler calls it twice.
-final class Once: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
-
-    func first() -> Bool {
-        lock.withLock {
-            defer { done = true }
-            return !done
         }
     }
 }

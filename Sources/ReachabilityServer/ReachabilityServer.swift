@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +17,7 @@ import Glibc
 /// delivers at once, so an event is encoded and sent by the thread that classified it, without
 /// waking another thread. Events are encoded with `WireJSONWriter`, and the `current` status of
 /// one event is kept as bytes to serve as the next one's `previous`.
-public final class ReachabilityServer: @unchecked Sendable {
+public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// Tunables; the defaults suit the daemon.
     public struct Configuration: Sendable {
         /// Events kept for `Subscribe(after:)` (`[Events] History=`).
@@ -122,7 +122,7 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// The JSON of the last status encoded (the last event's `current`), reused as the next
     /// event's `previous` and for `GetStatus`.
     private var statusJSONCache: (status: Status, json: [UInt8])?
-    private let queueKey = DispatchSpecificKey<Bool>()
+    package let queueConfinement: QueueConfinement
     private var _checkHandler: CheckHandler?
     private var _probeHandler: ProbeHandler?
     private var _logHandler: LogHandler?
@@ -156,7 +156,7 @@ public final class ReachabilityServer: @unchecked Sendable {
         self.queue = queue
         self.current = initial.current
         self.history = EventHistory(capacity: configuration.historySize, sequence: initial.sequence)
-        queue.setSpecific(key: queueKey, value: true)
+        self.queueConfinement = QueueConfinement(queue)
     }
 
     /// Answers `Check`; nil: `MethodNotImplemented`. Set before `listen`, or from any thread but `queue`.
@@ -426,18 +426,11 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// with a higher number replaces the state (the source restarted its numbering): subscribers
     /// get it as `initial` with reason `resync`.
     public func publish(_ event: ReachabilityEvent) {
-        if DispatchQueue.getSpecific(key: queueKey) == true {
+        if queueConfinement.isCurrent {
             handlePublish(event)
         } else {
             queue.async { self.handlePublish(event) }
         }
-    }
-
-    /// Runs `body` on `queue`: inline when already there (the queue may be the monitor's, whose
-    /// observers run on it), else `sync`.
-    func onQueue<T>(_ body: () throws -> T) rethrows -> T {
-        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
-        return try queue.sync(execute: body)
     }
 
     private func handlePublish(_ event: ReachabilityEvent) {

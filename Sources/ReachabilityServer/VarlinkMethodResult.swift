@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// The answer of a method handler (`Check`, `Probe`): reply parameters or a varlink error.

@@ -1,6 +1,9 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `reachctl check HOST [--port N] [--json] [--watch]`: 0 reachable, 1 not reachable or host not
 /// found, 2 a host that is not a valid name or address.
@@ -99,7 +102,7 @@ extension Style {
         let line = safe(answer.summary)
         guard enabled else { return line }
         for (word, colour) in [(": not reachable", "31"), (": reachable", "32")] {
-            if let range = line.range(of: word) {
+            if let range = line.firstRange(of: word) {
                 return String(line[..<range.lowerBound]) + ": " + paint(String(word.dropFirst(2)), colour) + String(line[range.upperBound...])
             }
         }

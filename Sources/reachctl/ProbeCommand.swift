@@ -1,6 +1,9 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `reachctl probe [--json]`: asks reachd to run the connectivity check now (a check already
 /// running is waited for) and prints its verdict. Exit 0 with a verdict, whatever it is;

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
 #if canImport(Glibc)
@@ -34,12 +34,12 @@ func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never 
     case .script(let path):
         let script: SimulationScript
         do {
-            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let text = try readScript(path)
             script = try SimulationScript.parse(text)
         } catch let error as SimulationScript.ParseError {
             fail("\(path): \(error)", code: ExitCode.usage)
         } catch {
-            fail("cannot read \(path): \(error.localizedDescription)", code: ExitCode.usage)
+            fail("cannot read \(path): \(error)", code: ExitCode.usage)
         }
         let connection = connect(client)
         exitOnInterrupt(with: ExitCode.success)
@@ -104,4 +104,30 @@ private func waitForHangUp(_ connection: VarlinkConnection) -> Never {
             fail("reachd closed the connection; the simulation is over", code: ExitCode.unavailable)
         }
     }
+}
+
+/// Why a script file could not be read: the `strerror` text, or "not valid UTF-8".
+private struct ScriptReadError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The whole file at `path` as UTF-8 text (`open(2)`, `read(2)`).
+private func readScript(_ path: String) throws(ScriptReadError) -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw ScriptReadError(description: String(cString: strerror(errno))) }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count == 0 { break }
+        if count < 0 {
+            let code = errno
+            if code == EINTR { continue }
+            throw ScriptReadError(description: String(cString: strerror(code)))
+        }
+        bytes.append(contentsOf: buffer[..<count])
+    }
+    guard let text = String(validating: bytes, as: UTF8.self) else { throw ScriptReadError(description: "not valid UTF-8") }
+    return text
 }

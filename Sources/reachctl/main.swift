@@ -1,6 +1,9 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 let options: ControlOptions
 do {

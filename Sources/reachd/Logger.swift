@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,18 +8,18 @@ import Glibc
 /// reachd's log: one plain line per message on stderr, or with sd-daemon(3) priority prefixes
 /// (`<6>listening on …`) when stderr goes to the journal (systemd sets JOURNAL_STREAM).
 final class Logger: @unchecked Sendable {
-    private let lock = NSLock()
-    private var threshold: LogLevel
+    /// Also held for each write, one line at a time.
+    private let threshold: Mutex<LogLevel>
     let journal: Bool
 
     init(threshold: LogLevel = .info, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        self.threshold = threshold
+        self.threshold = Mutex(threshold)
         self.journal = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
     }
 
     var level: LogLevel {
-        get { lock.withLock { threshold } }
-        set { lock.withLock { threshold = newValue } }
+        get { threshold.withLock { $0 } }
+        set { threshold.withLock { $0 = newValue } }
     }
 
     /// The line as written (without newline): `<N>message` for the journal, `reachd: message` otherwise.
@@ -30,7 +31,7 @@ final class Logger: @unchecked Sendable {
         guard level >= self.level else { return }
         // One write(2) per line, so lines from several threads never interleave.
         let line = Array((format(level, message) + "\n").utf8)
-        lock.withLock { _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) } }
+        threshold.withLock { _ in _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) } }
     }
 
     func debug(_ message: String) { log(.debug, message) }

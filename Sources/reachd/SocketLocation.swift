@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityClient
 import ReachabilityServer
 #if canImport(Glibc)
@@ -39,16 +39,23 @@ enum SocketLocation {
         return value
     }
 
+    /// The directory part of `path`, as `NSString.deletingLastPathComponent` gives it:
+    /// repeated and trailing slashes dropped, `/` for a top-level entry, "" for a bare name.
     static func parent(of path: String) -> String {
-        (path as NSString).deletingLastPathComponent
+        var components = path.split(separator: "/", omittingEmptySubsequences: true)
+        let absolute = path.hasPrefix("/")
+        guard !components.isEmpty else { return absolute ? "/" : "" }
+        components.removeLast()
+        let joined = components.joined(separator: "/")
+        return absolute ? "/" + joined : joined
     }
 
     private static func makeDirectory(for path: String) throws {
         let directory = parent(of: path)
         guard !directory.isEmpty else { return }
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw Failure(description: "\(directory) is not a directory") }
+            guard isDirectory else { throw Failure(description: "\(directory) is not a directory") }
             return
         }
         do {
