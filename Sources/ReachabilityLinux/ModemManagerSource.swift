@@ -21,7 +21,7 @@ import Glibc
 public final class ModemManagerSource: @unchecked Sendable {
     public let queue: DispatchQueue
     private let busAddress: String?
-    private let log: @Sendable (String) -> Void
+    private let log: LogSink
     private let onChange: @Sendable ([ModemState]) -> Void
     private let queueKey = DispatchSpecificKey<Void>()
 
@@ -57,7 +57,7 @@ public final class ModemManagerSource: @unchecked Sendable {
     ///   - log: receives one line per noteworthy condition (bus missing, ModemManager gone or back).
     ///   - onChange: receives the complete list of modems after every change.
     public init(queue: DispatchQueue, busAddress: String? = nil,
-                log: @escaping @Sendable (String) -> Void = ModemManagerSource.logToStandardError,
+                log: LogSink = .standardError(),
                 onChange: @escaping @Sendable ([ModemState]) -> Void) {
         self.queue = queue
         self.busAddress = busAddress
@@ -69,11 +69,6 @@ public final class ModemManagerSource: @unchecked Sendable {
     deinit {
         // Nothing can call back any more: our slots go with us. Only the sources need cancelling.
         cancelSources()
-    }
-
-    /// Writes `reachd: LINE` to standard error.
-    public static let logToStandardError: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data("reachd: \(line)\n".utf8))
     }
 
     /// Connects and asks ModemManager for its modems; the answer arrives later through `onChange`.
@@ -139,7 +134,7 @@ public final class ModemManagerSource: @unchecked Sendable {
             }
             requestManagedObjects()
         } catch {
-            log("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
+            log.notice("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
             disconnect()
             return
         }
@@ -229,7 +224,7 @@ public final class ModemManagerSource: @unchecked Sendable {
                 timer?.schedule(deadline: .distantFuture)
             }
         } catch {
-            log("ModemManager: lost the D-Bus connection (\(error)); cellular details disabled")
+            log.warning("ModemManager: lost the D-Bus connection (\(error)); cellular details disabled")
             disconnect()
             publish()
         }
@@ -263,7 +258,7 @@ public final class ModemManagerSource: @unchecked Sendable {
         do {
             try call(.managedObjects, path: ModemManagerDBus.path, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
         } catch {
-            log("ModemManager: cannot call GetManagedObjects: \(error)")
+            log.warning("ModemManager: cannot call GetManagedObjects: \(error)")
         }
     }
 
@@ -300,10 +295,10 @@ public final class ModemManagerSource: @unchecked Sendable {
                 owner = nil
                 model.reset()
                 if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
-                    if !reportedAbsent { log("ModemManager is not running; cellular details unavailable until it starts") }
+                    if !reportedAbsent { log.info("ModemManager is not running; cellular details unavailable until it starts") }
                     reportedAbsent = true
                 } else {
-                    log("ModemManager: GetManagedObjects failed: \(error)")
+                    log.warning("ModemManager: GetManagedObjects failed: \(error)")
                 }
             } else {
                 owner = message.sender
@@ -313,7 +308,7 @@ public final class ModemManagerSource: @unchecked Sendable {
                     reportedGarbage = false
                 } else if !reportedGarbage {
                     reportedGarbage = true
-                    log("ModemManager: GetManagedObjects answered something that is not a{oa{sa{sv}}}; no modems")
+                    log.warning("ModemManager: GetManagedObjects answered something that is not a{oa{sa{sv}}}; no modems")
                 }
             }
         case let .bearer(path):
@@ -335,7 +330,7 @@ public final class ModemManagerSource: @unchecked Sendable {
         guard let message, let userdata else { return 0 }
         let source = Unmanaged<ModemManagerSource>.fromOpaque(userdata).takeUnretainedValue()
         if let error = SDBusMessage(borrowing: message).error {
-            source.log("ModemManager: the bus refused a match rule: \(error)")
+            source.log.warning("ModemManager: the bus refused a match rule: \(error)")
         }
         return 0
     }
@@ -349,7 +344,7 @@ public final class ModemManagerSource: @unchecked Sendable {
             guard message.sender == "org.freedesktop.DBus", path == "/org/freedesktop/DBus" else {
                 if !reportedForgedOwnerChange {
                     reportedForgedOwnerChange = true
-                    log("ModemManager: ignoring NameOwnerChanged from \(message.sender ?? "an unknown sender"), not the bus")
+                    log.warning("ModemManager: ignoring NameOwnerChanged from \(message.sender ?? "an unknown sender"), not the bus")
                 }
                 return
             }
@@ -372,13 +367,13 @@ public final class ModemManagerSource: @unchecked Sendable {
         model.reset()
         owner = nil
         if let newOwner {
-            log("ModemManager appeared on the bus (\(newOwner)); reading its modems")
+            log.info("ModemManager appeared on the bus (\(newOwner)); reading its modems")
             reportedAbsent = false
             reportedGarbage = false
             requestManagedObjects()
             // Keep the old list until the new owner answers: its reply replaces it.
         } else {
-            log("ModemManager left the bus; no modems until it comes back")
+            log.info("ModemManager left the bus; no modems until it comes back")
             reportedAbsent = true
             publish()
         }

@@ -22,14 +22,10 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Where sysfs is mounted; tests point it at a fake tree.
         public var sysfsRoot: String = "/sys"
-        /// `Kind.GLOB=` overrides, first match wins.
-        public var kindOverrides: [(glob: String, kind: InterfaceKind)] = []
-        /// Interfaces matching these globs are metered (`expensive`).
-        public var meteredInterfaces: [String] = []
-        /// Interfaces matching these globs are ignored altogether.
-        public var ignoredInterfaces: [String] = []
-        /// Hold-down before evaluating a change, in milliseconds (0: evaluate at once).
-        public var debounceMilliseconds: Int = 0
+        /// `[Monitor]`: ignored interfaces and the hold-down before a change is evaluated.
+        public var monitor = ReachdConfiguration.MonitorSection()
+        /// `[Interfaces]`: forced kinds and metered interfaces.
+        public var interfaces = ReachdConfiguration.InterfacesSection()
         /// The sequence number of the initial state (see `StatusTracker`).
         public var firstSequence: Int = 0
         /// The network namespace (a name under /run/netns or an absolute path) whose sockets the
@@ -87,6 +83,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     private var generation = 0
     /// `start()` succeeded once: the tracker holds a real state whose numbering must go on.
     private var hasStarted = false
+    private let log: LogSink
 
     private struct LinkVerdict {
         let name: String
@@ -95,8 +92,11 @@ public final class ReachabilityMonitor: @unchecked Sendable {
         let ignored: Bool
     }
 
-    public init(configuration: Configuration = Configuration(), queue: DispatchQueue = DispatchQueue(label: "reachd.monitor")) {
+    /// - Parameter log: takes the failures of the netlink socket (reachd passes its sink).
+    public init(configuration: Configuration = Configuration(), queue: DispatchQueue = DispatchQueue(label: "reachd.monitor"),
+                log: LogSink = .standardError()) {
         self.queue = queue
+        self.log = log
         self.config = configuration
         self.publishedConfiguration = configuration
         self.tracker = StatusTracker(firstSequence: configuration.firstSequence)
@@ -271,7 +271,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
                 overrun = true
                 lock.withLock { publishedOverruns += 1 }
             case .failed(let error):
-                log("netlink receive failed: \(error)")
+                log.error("netlink receive failed: \(error)")
                 break reading
             }
         }
@@ -282,7 +282,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
                 dirty = true
                 pendingReason = Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel")
             } catch {
-                log("re-dump after overrun failed: \(error)")
+                log.error("re-dump after overrun failed: \(error)")
             }
         }
         guard dirty else { return }
@@ -315,7 +315,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     // MARK: Classification
 
     private func scheduleEvaluation() {
-        let delay = config.debounceMilliseconds
+        let delay = config.monitor.debounceMilliseconds
         guard delay > 0 else { evaluate(); return }
         guard !evaluationScheduled else { return }
         evaluationScheduled = true
@@ -352,9 +352,9 @@ public final class ReachabilityMonitor: @unchecked Sendable {
                 verdict = cached
             } else {
                 verdict = LinkVerdict(name: facts.name,
-                                      kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.kindOverrides),
-                                      metered: Glob.matchesAny(config.meteredInterfaces, facts.name),
-                                      ignored: Glob.matchesAny(config.ignoredInterfaces, facts.name))
+                                      kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.interfaces.kinds),
+                                      metered: Glob.matchesAny(config.interfaces.metered, facts.name),
+                                      ignored: Glob.matchesAny(config.monitor.ignoreInterfaces, facts.name))
                 linkVerdicts[index] = verdict
             }
             kinds[index] = verdict.kind
@@ -377,9 +377,5 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
         if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
         return try queue.sync(execute: body)
-    }
-
-    private func log(_ message: String) {
-        FileHandle.standardError.write(Data("reachd monitor: \(message)\n".utf8))
     }
 }

@@ -71,12 +71,12 @@ extension ReachabilityServer {
                 return reply(.methodNotImplemented(call.method), to: call, on: connection)
             }
             // Look-ups block threads and may hang on DNS: a bounded number at once, per user too.
-            if checksInFlight >= configuration.maxChecksInFlight {
+            if checksInFlight >= configuration.limits.maxChecksInFlight {
                 connection.reject(.checksBusy, "Check refused: \(checksInFlight) in flight (MaxChecksInFlight=)")
                 return reply(.busy(retryAfterMs: HostCheckError.busyRetryAfterMs), to: call, on: connection)
             }
-            if checksPerUID[connection.uid, default: 0] >= configuration.maxChecksPerUser {
-                connection.reject(.checksBusyForUser, "Check refused: uid \(connection.uid) has \(configuration.maxChecksPerUser) in flight (MaxChecksPerUser=)")
+            if checksPerUID[connection.uid, default: 0] >= configuration.limits.maxChecksPerUser {
+                connection.reject(.checksBusyForUser, "Check refused: uid \(connection.uid) has \(configuration.limits.maxChecksPerUser) in flight (MaxChecksPerUser=)")
                 return reply(.busy(retryAfterMs: HostCheckError.busyRetryAfterMs), to: call, on: connection)
             }
             checksInFlight += 1

@@ -7,9 +7,7 @@ extension Daemon {
     /// The connectivity check (`[Connectivity]`): follows the monitor, hands it each verdict,
     /// answers varlink `Probe()`, and takes new settings on SIGHUP.
     func startConnectivityCheck(monitor: ReachabilityMonitor, server: ReachabilityServer) {
-        let log = self.log
-        let checker = ConnectivityChecker(configuration: .init(settings.file), target: monitor,
-                                          log: { log.warning($0) })
+        let checker = ConnectivityChecker(configuration: .init(configuration), target: monitor, log: log)
         if let metrics { checker.observeChecks { metrics.recordProbe($0) } }
         checker.attach(to: monitor)
         server.probeHandler = { completion in

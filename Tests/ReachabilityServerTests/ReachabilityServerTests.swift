@@ -150,7 +150,7 @@ import Glibc
     @Test(arguments: [3, 1, 999_999])
     func resumeBeyondTheHistoryResyncs(after: Int) throws {
         var configuration = ReachabilityServer.Configuration()
-        configuration.historySize = 2
+        configuration.events.history = 2
         let h = try ServerHarness(sequence: 10, configuration: configuration)
         for _ in 0..<5 { h.publishChange() }
         _ = try h.connect().call(VarlinkCall(method: "io.reachd.Reachability.GetStatus"))
