@@ -151,6 +151,47 @@ extension SystemTests {
         #expect(waitUntil(timeout: 15) { target.results == [.full, Connectivity.none, nil, .full] })
     }
 
+    /// The checker logs through its sink: every verdict at debug, a failed check at notice,
+    /// and a sink at `info` drops the verdicts but keeps the failures.
+    @Test(.needsRoot()) func verdictsAndFailuresGoThroughTheSinkAtTheirLevel() throws {
+        let lab = try ProbeLab(mode: .noContent)
+        defer { lab.destroy() }
+        var configuration = checkerConfiguration(lab, timeout: 1)
+        configuration.probeMinInterval = 0
+        let all = Collector<String>()
+        let target = FakeProbeTarget(status: labStatus(lab))
+        let checker = ConnectivityChecker(configuration: configuration, target: target, networkNamespace: lab.host.name,
+                                          log: LogSink(threshold: .debug) { level, message in all.append("\(level): \(message)") })
+        checker.start()
+        defer { checker.stop() }
+        #expect(waitUntil(timeout: 15) { target.results == [.full] })
+        #expect(waitUntil(timeout: 5) { all.values.count == 1 })
+        #expect(all.values.first?.hasPrefix("debug: connectivity check on ") == true)
+        #expect(all.values.first?.contains("internet: full · HTTP 204") == true, "\(all.values)")
+
+        try lab.server.set(.hang)
+        let replies = Collector<ConnectivityChecker.Reply>()
+        checker.probeNow { replies.append($0) }
+        #expect(waitUntil(timeout: 15) { replies.values.count == 1 })
+        #expect(waitUntil(timeout: 5) { all.values.count == 2 })
+        #expect(all.values.last?.hasPrefix("notice: connectivity check on ") == true)
+        #expect(all.values.last?.contains("failed: internet: limited") == true, "\(all.values)")
+
+        // The same at `info`: the failure only.
+        let important = Collector<String>()
+        let quietTarget = FakeProbeTarget(status: labStatus(lab))
+        let quiet = ConnectivityChecker(configuration: configuration, target: quietTarget, networkNamespace: lab.host.name,
+                                        log: LogSink(threshold: .info) { level, message in important.append("\(level): \(message)") })
+        quiet.start()
+        defer { quiet.stop() }
+        #expect(waitUntil(timeout: 15) { quietTarget.results == [.limited] })
+        try lab.server.set(.noContent)
+        let quietReplies = Collector<ConnectivityChecker.Reply>()
+        quiet.probeNow { quietReplies.append($0) }
+        #expect(waitUntil(timeout: 15) { quietTarget.results == [.limited, .full] })
+        #expect(important.values.count == 1 && important.values.first?.hasPrefix("notice: ") == true, "\(important.values)")
+    }
+
     /// Manual requests during a running check wait for it: one check answers them all.
     @Test(.needsRoot()) func manualRequestsCoalesce() throws {
         let lab = try ProbeLab(mode: .slow(1.5))
@@ -213,7 +254,7 @@ extension SystemTests {
         configuration.url = "https://127.0.0.1:9/check"
         let warnings = Collector<String>()
         let checker = ConnectivityChecker(configuration: configuration, target: target,
-                                          log: LogSink(threshold: .debug) { level, message in warnings.append("\(level): \(message)") })
+                                          log: LogSink(threshold: .warning) { level, message in warnings.append("\(level): \(message)") })
         checker.start()
         defer { checker.stop() }
         #expect(waitUntil(timeout: 5) { target.results == [.unknown] })
