@@ -280,7 +280,9 @@ public final class NetworkDetector: @unchecked Sendable {
             return checkInProcess(context)
         case .auto, .daemon:
             do {
-                return Result(try DaemonCalls.probe(socketPath: context.socketPath))
+                return Result(try ReachabilityError.translating {
+                    try ReachabilityClient(socketPath: context.socketPath, callTimeout: 30).probeBlocking()
+                })
             } catch ReachabilityError.daemonNotRunning(let path) {
                 return context.source == .auto ? checkInProcess(context) : failure(.daemonNotRunning(socketPath: path))
             } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.probeDisabled.name {

@@ -435,13 +435,13 @@ public final class ReachabilityServer: @unchecked Sendable {
             history.reset(sequence: event.sequence)
             let resync = ReachabilityEvent(sequence: event.sequence, timestamp: event.timestamp, event: .initial,
                                            reason: Reason(code: .resync), previous: nil, current: event.current)
-            guard let bytes = encodeEvent(resync) else { return }
+            let bytes = encodeEvent(resync)
             for connection in connections.values where connection.subscription != nil {
                 connection.deliver(resync, bytes: bytes, force: true)
             }
         case .reachabilityChanged:
             current = event.current
-            guard let bytes = encodeEvent(event) else { return }
+            let bytes = encodeEvent(event)
             history.append(HistoryEntry(event: event, bytes: bytes), sequence: event.sequence)
             for connection in connections.values where connection.subscription != nil {
                 connection.deliver(event, bytes: bytes, force: false)
@@ -451,8 +451,7 @@ public final class ReachabilityServer: @unchecked Sendable {
 
     /// The reply carrying `event`, encoded once, NUL included:
     /// `{"continues":true,"parameters":{"event":…}}` (what `VarlinkCodec.encodeReply` writes).
-    /// Never fails; optional for the callers written when encoding could.
-    func encodeEvent(_ event: ReachabilityEvent) -> Data? {
+    func encodeEvent(_ event: ReachabilityEvent) -> Data {
         let previousJSON = event.previous.map { statusJSON($0) }
         let currentJSON = statusJSON(event.current)
         var writer = WireJSONWriter(capacity: 64 + (previousJSON?.count ?? 4) + 2 * currentJSON.count)
@@ -473,19 +472,19 @@ public final class ReachabilityServer: @unchecked Sendable {
 
     /// The current state as the first reply of a subscription, cached per sequence number so a
     /// thousand subscribers arriving together cost one encoding.
-    func initialEventBytes(reason: Reason.Code) -> (ReachabilityEvent, Data)? {
+    func initialEventBytes(reason: Reason.Code) -> (ReachabilityEvent, Data) {
         let event = ReachabilityEvent(sequence: history.sequence, timestamp: Date(), event: .initial,
                                       reason: Reason(code: reason), previous: nil, current: current)
         if let cache = initialCache, cache.sequence == history.sequence, cache.reason == reason {
             return (event, cache.bytes)
         }
-        guard let bytes = encodeEvent(event) else { return nil }
+        let bytes = encodeEvent(event)
         initialCache = (history.sequence, reason, bytes)
         return (event, bytes)
     }
 
     /// `{"parameters":{"status":…}}` for `GetStatus`, cached per sequence number.
-    func statusReplyBytes() throws -> Data {
+    func statusReplyBytes() -> Data {
         if let cache = statusCache, cache.sequence == history.sequence { return cache.bytes }
         var writer = WireJSONWriter(capacity: 64 + 2048)
         writer.raw(#"{"parameters":{"status":"#)

@@ -14,11 +14,7 @@ extension Daemon {
             checker.probeNow { reply in
                 switch reply {
                 case .probe(let probe):
-                    do {
-                        completion(try .reply("probe", probe))
-                    } catch {
-                        completion(.error(VarlinkError("org.varlink.service.InternalError")))
-                    }
+                    completion(.reply("probe", probe))
                 case .disabled:
                     completion(.error(.probeDisabled))
                 }

@@ -64,11 +64,7 @@ final class SimulationController: @unchecked Sendable {
                 if let event = self.overlay.expire(token: token, real: self.monitor.status, now: Date()) { self.publish(event) }
             }
         }
-        do {
-            completion(try .reply("status", overlay.published))
-        } catch {
-            completion(.error(VarlinkError("org.varlink.service.InternalError")))
-        }
+        completion(.reply("status", overlay.published))
     }
 
     /// A connection closed; if it held a `whileConnected` simulation, that ends. Handed to the
