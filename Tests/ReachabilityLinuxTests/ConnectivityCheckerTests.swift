@@ -158,10 +158,15 @@ extension SystemTests {
         defer { lab.destroy() }
         var configuration = checkerConfiguration(lab, timeout: 1)
         configuration.probeMinInterval = 0
-        let all = Collector<String>()
-        let target = FakeProbeTarget(status: labStatus(lab))
-        let checker = ConnectivityChecker(configuration: configuration, target: target, networkNamespace: lab.host.name,
-                                          log: LogSink(threshold: .debug) { level, message in all.append("\(level): \(message)") })
+        /// A checker whose log, at `threshold`, goes to the collector as `level: message`.
+        func logging(at threshold: LogLevel) -> (ConnectivityChecker, FakeProbeTarget, Collector<String>) {
+            let lines = Collector<String>()
+            let target = FakeProbeTarget(status: labStatus(lab))
+            let checker = ConnectivityChecker(configuration: configuration, target: target, networkNamespace: lab.host.name,
+                                              log: LogSink(threshold: threshold) { level, message in lines.append("\(level): \(message)") })
+            return (checker, target, lines)
+        }
+        let (checker, target, all) = logging(at: .debug)
         checker.start()
         defer { checker.stop() }
         #expect(waitUntil(timeout: 15) { target.results == [.full] })
@@ -178,10 +183,7 @@ extension SystemTests {
         #expect(all.values.last?.contains("failed: internet: limited") == true, "\(all.values)")
 
         // The same at `info`: the failure only.
-        let important = Collector<String>()
-        let quietTarget = FakeProbeTarget(status: labStatus(lab))
-        let quiet = ConnectivityChecker(configuration: configuration, target: quietTarget, networkNamespace: lab.host.name,
-                                        log: LogSink(threshold: .info) { level, message in important.append("\(level): \(message)") })
+        let (quiet, quietTarget, important) = logging(at: .info)
         quiet.start()
         defer { quiet.stop() }
         #expect(waitUntil(timeout: 15) { quietTarget.results == [.limited] })
