@@ -52,7 +52,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// - Parameters:
     ///   - networkNamespace: the namespace (a name under /run/netns or a path) the checks run in;
     ///     nil: the caller's own. The in-process monitor passes its own, tests theirs.
-    ///   - log: takes each verdict (debug), each failed check (notice) and an URL that cannot
+    ///   - log: takes each verdict (debug), each failed check (notice) and a URL that cannot
     ///     be checked (warning); reachd passes its sink.
     public init(configuration: Configuration, target: any ProbeTarget,
                 queue: DispatchQueue = DispatchQueue(label: "reachd.probe"),
