@@ -284,7 +284,9 @@ public final class NetworkDetector: @unchecked Sendable {
             return checkInProcess(context)
         case .auto, .daemon:
             do {
-                return Result(try DaemonCalls.probe(socketPath: context.socketPath))
+                return Result(try ReachabilityError.translating {
+                    try ReachabilityClient(socketPath: context.socketPath, callTimeout: 30).probeBlocking()
+                })
             } catch ReachabilityError.daemonNotRunning(let path) {
                 return context.source == .auto ? checkInProcess(context) : failure(.daemonNotRunning(socketPath: path))
             } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.probeDisabled.name {
@@ -305,29 +307,14 @@ public final class NetworkDetector: @unchecked Sendable {
         services.connectivity.enabled = false   // the check below is the one-shot's own
         let settings = FeedSettings(source: .inProcess, socketPath: context.socketPath,
                                     monitorConfiguration: context.monitorConfiguration, services: services)
-        let url = probe.url
         let status: Status
         do {
             status = try StatusFeed.currentStatus(settings: settings).0
         } catch {
             return Result(isReachable: false, statusCode: 0, error: .probeFailed("\(error)"), connectivity: .unknown, probe: nil)
         }
-        guard status.reachable, let primary = status.primary else {
-            return Result(ProbeVerdict.notReachable(url: url, at: Date()))
-        }
-        let probeURL: ProbeURL
-        do {
-            probeURL = try ProbeURL(url)
-        } catch {
-            return Result(ProbeVerdict.unknown(url: url, error: error.description, at: Date()))
-        }
-        let sources = primary.addresses.compactMap { $0.split(separator: "/").first.map(String.init) }
-        let request = HTTPProbe.Request(url: probeURL, interface: primary.name, sourceAddresses: sources,
-                                        timeout: probe.timeout,
-                                        networkNamespace: probe.networkNamespace ?? context.monitorConfiguration.networkNamespace)
-        let outcome = HTTPProbe.run(request)
-        return Result(ProbeVerdict.probe(url: url, expectedResponse: probe.expectedResponse,
-                                         outcome: outcome.outcome, rttMs: outcome.rttMs, checkedAt: Date()))
+        return Result(ConnectivityChecker.checkOnce(probe, path: ProbePath(status),
+                                                    networkNamespace: context.monitorConfiguration.networkNamespace))
     }
 
     /// The machine's connectivity, then every change of it (repeats dropped). Each access makes

@@ -402,7 +402,9 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
             if origin == .simulated || status.simulated { return (State(status: status.status, flags: status.flags), nil) }
             if origin == .daemon {
                 do {
-                    let check = try DaemonCalls.check(host: host, socketPath: socketPath)
+                    let check = try ReachabilityError.translating {
+                        try ReachabilityClient(socketPath: socketPath, callTimeout: 15).checkBlocking(host: host)
+                    }
                     return (Self.state(of: check), check)
                 } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.hostNotFound(host).name {
                     return (.unreachable, nil)

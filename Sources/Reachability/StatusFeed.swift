@@ -75,7 +75,7 @@ final class StatusFeed: @unchecked Sendable, QueueConfined {
                 switch settings.source {
                 case .daemon:
                     do {
-                        let status = try DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout)
+                        let status = try ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout)
                         receive(status, origin: .daemon, epoch: epoch)
                     } catch let error as ReachabilityError {
                         if requireDaemon { throw error }
@@ -86,7 +86,7 @@ final class StatusFeed: @unchecked Sendable, QueueConfined {
                 case .simulated(let network):
                     startSimulated(network)
                 case .auto:
-                    if let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout) {
+                    if let status = try? ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout) {
                         receive(status, origin: .daemon, epoch: epoch)
                         startSubscription(reconnect: false)
                     } else {
@@ -199,7 +199,7 @@ final class StatusFeed: @unchecked Sendable, QueueConfined {
         guard running, pollTimer != nil else { return }
         // A cheap look first: no socket file, no daemon.
         guard FileManager.default.fileExists(atPath: settings.socketPath),
-              let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout)
+              let status = try? ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout)
         else { return }
         pollTimer?.cancel(); pollTimer = nil
         stopMonitor()
@@ -266,9 +266,9 @@ final class StatusFeed: @unchecked Sendable, QueueConfined {
         case .simulated(let network):
             return (network.status, .simulated)
         case .daemon:
-            return (try DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout), .daemon)
+            return (try ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout), .daemon)
         case .auto:
-            if let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout) {
+            if let status = try? ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout) {
                 return (status, .daemon)
             }
             fallthrough

@@ -127,7 +127,7 @@ extension ReachabilityClient {
                     if let after = deduplicator.lastSequence { parameters["after"] = .int(after) }
                     if statusOnly { parameters["statusOnly"] = .bool(true) }
                     if let changes { parameters["changes"] = .array(changes.map { .string($0) }) }
-                    try connection.send(VarlinkCall(method: "\(ReachabilityClient.interface).Subscribe",
+                    try connection.send(VarlinkCall(method: "\(Varlink.reachabilityInterface).Subscribe",
                                                     parameters: parameters, more: true))
                     while true {
                         let reply = try connection.receive()

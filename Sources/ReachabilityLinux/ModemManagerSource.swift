@@ -21,7 +21,7 @@ import Glibc
 public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     public let queue: DispatchQueue
     private let busAddress: String?
-    private let log: @Sendable (String) -> Void
+    private let log: LogSink
     private let onChange: @Sendable ([ModemState]) -> Void
     package let queueConfinement: QueueConfinement
 
@@ -57,7 +57,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     ///   - log: receives one line per noteworthy condition (bus missing, ModemManager gone or back).
     ///   - onChange: receives the complete list of modems after every change.
     public init(queue: DispatchQueue, busAddress: String? = nil,
-                log: @escaping @Sendable (String) -> Void = ModemManagerSource.logToStandardError,
+                log: LogSink = .standardError(),
                 onChange: @escaping @Sendable ([ModemState]) -> Void) {
         self.queue = queue
         self.busAddress = busAddress
@@ -69,11 +69,6 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     deinit {
         // Nothing can call back any more: our slots go with us. Only the sources need cancelling.
         cancelSources()
-    }
-
-    /// Writes `reachd: LINE` to standard error.
-    public static let logToStandardError: @Sendable (String) -> Void = { line in
-        writeToStandardError("reachd: \(line)\n")
     }
 
     /// Connects and asks ModemManager for its modems; the answer arrives later through `onChange`.
@@ -135,7 +130,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
             }
             requestManagedObjects()
         } catch {
-            log("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
+            log.notice("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
             disconnect()
             return
         }
@@ -225,7 +220,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
                 timer?.schedule(deadline: .distantFuture)
             }
         } catch {
-            log("ModemManager: lost the D-Bus connection (\(error)); cellular details disabled")
+            log.warning("ModemManager: lost the D-Bus connection (\(error)); cellular details disabled")
             disconnect()
             publish()
         }
@@ -259,7 +254,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         do {
             try call(.managedObjects, path: ModemManagerDBus.path, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
         } catch {
-            log("ModemManager: cannot call GetManagedObjects: \(error)")
+            log.warning("ModemManager: cannot call GetManagedObjects: \(error)")
         }
     }
 
@@ -296,10 +291,10 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
                 owner = nil
                 model.reset()
                 if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
-                    if !reportedAbsent { log("ModemManager is not running; cellular details unavailable until it starts") }
+                    if !reportedAbsent { log.info("ModemManager is not running; cellular details unavailable until it starts") }
                     reportedAbsent = true
                 } else {
-                    log("ModemManager: GetManagedObjects failed: \(error)")
+                    log.warning("ModemManager: GetManagedObjects failed: \(error)")
                 }
             } else {
                 owner = message.sender
@@ -309,7 +304,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
                     reportedGarbage = false
                 } else if !reportedGarbage {
                     reportedGarbage = true
-                    log("ModemManager: GetManagedObjects answered something that is not a{oa{sa{sv}}}; no modems")
+                    log.warning("ModemManager: GetManagedObjects answered something that is not a{oa{sa{sv}}}; no modems")
                 }
             }
         case let .bearer(path):
@@ -331,7 +326,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         guard let message, let userdata else { return 0 }
         let source = Unmanaged<ModemManagerSource>.fromOpaque(userdata).takeUnretainedValue()
         if let error = SDBusMessage(borrowing: message).error {
-            source.log("ModemManager: the bus refused a match rule: \(error)")
+            source.log.warning("ModemManager: the bus refused a match rule: \(error)")
         }
         return 0
     }
@@ -345,7 +340,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
             guard message.sender == "org.freedesktop.DBus", path == "/org/freedesktop/DBus" else {
                 if !reportedForgedOwnerChange {
                     reportedForgedOwnerChange = true
-                    log("ModemManager: ignoring NameOwnerChanged from \(message.sender ?? "an unknown sender"), not the bus")
+                    log.warning("ModemManager: ignoring NameOwnerChanged from \(message.sender ?? "an unknown sender"), not the bus")
                 }
                 return
             }
@@ -368,13 +363,13 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         model.reset()
         owner = nil
         if let newOwner {
-            log("ModemManager appeared on the bus (\(newOwner)); reading its modems")
+            log.info("ModemManager appeared on the bus (\(newOwner)); reading its modems")
             reportedAbsent = false
             reportedGarbage = false
             requestManagedObjects()
             // Keep the old list until the new owner answers: its reply replaces it.
         } else {
-            log("ModemManager left the bus; no modems until it comes back")
+            log.info("ModemManager left the bus; no modems until it comes back")
             reportedAbsent = true
             publish()
         }

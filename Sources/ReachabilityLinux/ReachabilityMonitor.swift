@@ -24,14 +24,10 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     public struct Configuration: Sendable {
         /// Where sysfs is mounted; tests point it at a fake tree.
         public var sysfsRoot: String = "/sys"
-        /// `Kind.GLOB=` overrides, first match wins.
-        public var kindOverrides: [(glob: String, kind: InterfaceKind)] = []
-        /// Interfaces matching these globs are metered (`expensive`).
-        public var meteredInterfaces: [String] = []
-        /// Interfaces matching these globs are ignored altogether.
-        public var ignoredInterfaces: [String] = []
-        /// Hold-down before evaluating a change, in milliseconds (0: evaluate at once).
-        public var debounceMilliseconds: Int = 0
+        /// `[Monitor]`: ignored interfaces and the hold-down before a change is evaluated.
+        public var monitor = ReachdConfiguration.MonitorSection()
+        /// `[Interfaces]`: forced kinds and metered interfaces.
+        public var interfaces = ReachdConfiguration.InterfacesSection()
         /// The sequence number of the initial state (see `StatusTracker`).
         public var firstSequence: Int = 0
         /// The network namespace (a name under /run/netns or an absolute path) whose sockets the
@@ -91,6 +87,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private var generation = 0
     /// `start()` succeeded once: the tracker holds a real state whose numbering must go on.
     private var hasStarted = false
+    private let log: LogSink
 
     private struct LinkVerdict {
         let name: String
@@ -99,8 +96,11 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         let ignored: Bool
     }
 
-    public init(configuration: Configuration = Configuration(), queue: DispatchQueue = DispatchQueue(label: "reachd.monitor")) {
+    /// - Parameter log: takes the failures of the netlink socket (reachd passes its sink).
+    public init(configuration: Configuration = Configuration(), queue: DispatchQueue = DispatchQueue(label: "reachd.monitor"),
+                log: LogSink = .standardError()) {
         self.queue = queue
+        self.log = log
         self.config = configuration
         let tracker = StatusTracker(firstSequence: configuration.firstSequence)
         self.tracker = tracker
@@ -275,7 +275,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                 overrun = true
                 published.withLock { $0.overruns += 1 }
             case .failed(let error):
-                log("netlink receive failed: \(error)")
+                log.error("netlink receive failed: \(error)")
                 break reading
             }
         }
@@ -286,7 +286,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                 dirty = true
                 pendingReason = Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel")
             } catch {
-                log("re-dump after overrun failed: \(error)")
+                log.error("re-dump after overrun failed: \(error)")
             }
         }
         guard dirty else { return }
@@ -319,7 +319,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     // MARK: Classification
 
     private func scheduleEvaluation() {
-        let delay = config.debounceMilliseconds
+        let delay = config.monitor.debounceMilliseconds
         guard delay > 0 else { evaluate(); return }
         guard !evaluationScheduled else { return }
         evaluationScheduled = true
@@ -356,9 +356,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                 verdict = cached
             } else {
                 verdict = LinkVerdict(name: facts.name,
-                                      kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.kindOverrides),
-                                      metered: Glob.matchesAny(config.meteredInterfaces, facts.name),
-                                      ignored: Glob.matchesAny(config.ignoredInterfaces, facts.name))
+                                      kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.interfaces.kinds),
+                                      metered: Glob.matchesAny(config.interfaces.metered, facts.name),
+                                      ignored: Glob.matchesAny(config.monitor.ignoreInterfaces, facts.name))
                 linkVerdicts[index] = verdict
             }
             kinds[index] = verdict.kind
@@ -373,11 +373,5 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private func publish() {
         let status = tracker.status
         published.withLock { $0.status = status }
-    }
-
-    // MARK: Helpers
-
-    private func log(_ message: String) {
-        writeToStandardError("reachd monitor: \(message)\n")
     }
 }

@@ -28,7 +28,7 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     /// The queue that owns the server's state and calls `metrics`.
     public let queue: DispatchQueue
     private let metrics: () -> String
-    private let log: @Sendable (String) -> Void
+    private let log: LogSink
     package let queueConfinement: QueueConfinement
 
     // State, confined to `queue`.
@@ -43,7 +43,7 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     ///   - metrics: renders the body of `GET /metrics`; called on `queue`.
     ///   - log: receives warnings (accept failures).
     public init(configuration: Configuration = Configuration(), queue: DispatchQueue,
-                log: @escaping @Sendable (String) -> Void = { _ in }, metrics: @escaping () -> String) {
+                log: LogSink = .discarding, metrics: @escaping () -> String) {
         self.configuration = configuration
         self.queue = queue
         self.metrics = metrics
@@ -87,7 +87,7 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
                 switch errno {
                 case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: return
                 case EMFILE, ENFILE:
-                    log("metrics: \(SocketError("accept")); pausing accept for 100 ms")
+                    log.warning("metrics: \(SocketError("accept")); pausing accept for 100 ms")
                     if let listenSource, !acceptPaused {
                         listenSource.suspend()
                         acceptPaused = true
@@ -99,7 +99,7 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
                     }
                     return
                 default:
-                    log("metrics: \(SocketError("accept"))")
+                    log.warning("metrics: \(SocketError("accept"))")
                     return
                 }
             }

@@ -60,7 +60,7 @@ private func watchCheck(client: ReachabilityClient, host: String, port: Int?, js
 
 /// `--watch --json`'s line for a name that stopped resolving: the varlink error, as sent.
 private struct HostNotFoundLine: Encodable {
-    let error = "io.reachd.Reachability.HostNotFound"
+    let error = VarlinkError.hostNotFound("").name
     let parameters: [String: String]
     init(host: String) { parameters = ["host": host] }
 }

@@ -10,7 +10,7 @@ import Glibc
 /// 1 when the check is disabled (`[Connectivity] Enabled=no`); 69 when reachd does not answer.
 func runProbe(client: ReachabilityClient, json: Bool) async -> Never {
     do {
-        let reply = try await client.call(method: "\(ReachabilityClient.interface).Probe")
+        let reply = try await client.call(method: "\(Varlink.reachabilityInterface).Probe")
         let probe = try reply.decode(Probe.self, key: "probe")
         printLine(json ? jsonLine(probe) : Style().probe(probe))
         exit(ExitCode.success)

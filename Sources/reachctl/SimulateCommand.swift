@@ -73,7 +73,7 @@ private func connect(_ client: ReachabilityClient) -> VarlinkConnection {
 /// One `Simulate` call; reachd's refusals become reachctl's messages and exit statuses.
 private func simulate(_ connection: VarlinkConnection, _ parameters: [String: JSONValue]) -> Status {
     do {
-        let reply = try connection.call(VarlinkCall(method: "\(ReachabilityClient.interface).Simulate", parameters: parameters))
+        let reply = try connection.call(VarlinkCall(method: "\(Varlink.reachabilityInterface).Simulate", parameters: parameters))
         return try reply.decode(Status.self, key: "status")
     } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.permissionDenied.name {
         fail("permission denied: simulating needs root or membership of the group in reachd's [Simulation] Group=",

@@ -37,7 +37,7 @@ extension Daemon {
     /// `[Socket] Group=`: hands the socket file to that group, so only its members may connect
     /// when `Mode=` leaves others out.
     func applySocketGroup(path: String) throws {
-        guard let group = settings.socketGroup, !group.isEmpty else { return }
+        guard let group = configuration.socket.group, !group.isEmpty else { return }
         guard let entry = getgrnam(group) else {
             throw SocketLocation.Failure(description: "[Socket] Group=\(group): no such group")
         }

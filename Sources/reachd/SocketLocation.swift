@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ReachabilityCore
 import ReachabilityClient
 import ReachabilityServer
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ enum SocketLocation {
     /// `--socket`, then `REACHD_SOCKET`, then `/run/reachd/…`, then `$XDG_RUNTIME_DIR/reachd/…`
     /// when /run/reachd cannot be created (not root). Creates the directory.
     static func resolve(explicit: String?, configured: String?, environment: [String: String],
-                        log: Logger) throws -> String {
+                        log: LogSink) throws -> String {
         if let path = explicit ?? nonEmpty(environment[ReachabilitySocketPath.environmentVariable]) ?? configured {
             try makeDirectory(for: path)
             return path

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilityLinux
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,10 +22,10 @@ do {
 if options.showHelp { emit(DaemonOptions.usage + "\n"); exit(0) }
 if options.showVersion { emit("reachd \(ReachdVersion.string)\n"); exit(0) }
 
-let log = Logger(threshold: options.logLevel ?? .info)
-let settings: DaemonSettings
+let log = LogSink.standardError(threshold: options.logLevel ?? .info)
+let configuration: ReachdConfiguration
 do {
-    settings = try DaemonSettings.load(configPath: options.configPath)
+    configuration = try ReachdConfiguration.load(configPath: options.configPath)
 } catch {
     log.error("\(error)")
     exit(options.checkConfig ? 1 : 78)   // EX_CONFIG
@@ -34,7 +35,7 @@ if options.checkConfig {
     exit(0)
 }
 
-let daemon = Daemon(options: options, settings: settings, log: log)
+let daemon = Daemon(options: options, configuration: configuration, log: log)
 do {
     try daemon.start()
 } catch {
