@@ -80,6 +80,13 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     private var nextObserverID = 0
     /// Messages were applied since the last classification.
     private var dirty = false
+    /// The indexes whose links, addresses or routes messages changed since the last classification.
+    private var touched: Set<Int> = []
+    /// The tracker's picture must be rebuilt whole (new table, new configuration, first start).
+    private var rebuild = true
+    /// The modems or the checker's verdict changed since the last classification.
+    private var modemsChanged = false
+    private var verdictChanged = false
     /// The reason the next event must carry (resync after an overrun), overriding the derived one.
     private var pendingReason: Reason?
     /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
@@ -130,6 +137,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             table = try dumpKernelState()
             linkVerdicts = [:]
             dirty = false
+            rebuild = true
             if hasStarted || !observers.isEmpty || !streams.isEmpty {
                 // Someone already saw a state (empty before the first start, stale after a stop):
                 // tell them what the kernel says now, as a numbered event.
@@ -138,6 +146,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             } else {
                 pendingReason = nil
                 tracker = StatusTracker(snapshot: makeSnapshot(), firstSequence: config.firstSequence)
+                clearChanges()
                 publish()
             }
             hasStarted = true
@@ -216,6 +225,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
         onQueue {
             self.probe = probe
             self.probePath = path
+            verdictChanged = true
             evaluate()
         }
     }
@@ -224,6 +234,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     public func setModems(_ modems: [ModemState]) {
         onQueue {
             self.modems = modems
+            modemsChanged = true
             evaluate()
         }
     }
@@ -241,6 +252,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             config = next
             lock.withLock { publishedConfiguration = next }
             linkVerdicts = [:]
+            rebuild = true
             pendingReason = Reason(code: .configReloaded)
             evaluate()
         }
@@ -251,7 +263,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     /// Called by the socket's NL_CB_VALID callback, on `queue`, inside `drain()`.
     private func handle(_ message: OpaquePointer) {
         for change in NetlinkMessageDecoder.changes(in: message) {
-            table.apply(change)
+            table.apply(change, touching: &touched)
             // A new link may reuse the index and name of a deleted one: decide its kind afresh.
             if case .linkRemoved(let index) = change { linkVerdicts[index] = nil }
             dirty = true
@@ -279,6 +291,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             do {
                 table = try dumpKernelState()
                 linkVerdicts = [:]
+                rebuild = true
                 dirty = true
                 pendingReason = Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel")
             } catch {
@@ -333,7 +346,16 @@ public final class ReachabilityMonitor: @unchecked Sendable {
         evaluationScheduled = false
         let reason = pendingReason
         pendingReason = nil
-        let action = tracker.update(makeSnapshot(), reason: reason)
+        let action: StatusTracker.Action
+        if rebuild {
+            action = tracker.update(makeSnapshot(), reason: reason)
+        } else {
+            // Only what messages touched is read again; the tracker keeps the other slices.
+            let slices = touched.map { makeSlice(at: $0) }
+            action = tracker.update(slices: slices, modems: modemsChanged ? modems : nil,
+                                    verdict: verdictChanged ? (probe, probePath) : nil, reason: reason)
+        }
+        clearChanges()
         publish()
         switch action {
         case .none: break
@@ -343,20 +365,38 @@ public final class ReachabilityMonitor: @unchecked Sendable {
         }
     }
 
-    private func makeSnapshot() -> NetworkSnapshot {
+    private func clearChanges() {
+        touched.removeAll(keepingCapacity: true)
+        rebuild = false
+        modemsChanged = false
+        verdictChanged = false
+    }
+
+    /// The kind and configuration verdicts of a link, decided once per name.
+    private func verdict(for facts: LinkFacts) -> LinkVerdict {
+        if let cached = linkVerdicts[facts.index], cached.name == facts.name { return cached }
         let sysfs = SysfsInterfaceFacts(root: config.sysfsRoot)
+        let verdict = LinkVerdict(name: facts.name,
+                                  kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.kindOverrides),
+                                  metered: Glob.matchesAny(config.meteredInterfaces, facts.name),
+                                  ignored: Glob.matchesAny(config.ignoredInterfaces, facts.name))
+        linkVerdicts[facts.index] = verdict
+        return verdict
+    }
+
+    /// The slice of `index` as `makeSnapshot()` would have it.
+    private func makeSlice(at index: Int) -> LinkSlice {
+        guard let facts = table.links[index] else {
+            return table.slice(at: index, kind: .other, metered: false, ignored: false)
+        }
+        let verdict = verdict(for: facts)
+        return table.slice(at: index, kind: verdict.kind, metered: verdict.metered, ignored: verdict.ignored)
+    }
+
+    private func makeSnapshot() -> NetworkSnapshot {
         var kinds: [Int: InterfaceKind] = [:], metered: Set<Int> = [], ignored: Set<Int> = []
         for (index, facts) in table.links {
-            let verdict: LinkVerdict
-            if let cached = linkVerdicts[index], cached.name == facts.name {
-                verdict = cached
-            } else {
-                verdict = LinkVerdict(name: facts.name,
-                                      kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.kindOverrides),
-                                      metered: Glob.matchesAny(config.meteredInterfaces, facts.name),
-                                      ignored: Glob.matchesAny(config.ignoredInterfaces, facts.name))
-                linkVerdicts[index] = verdict
-            }
+            let verdict = verdict(for: facts)
             kinds[index] = verdict.kind
             if verdict.metered { metered.insert(index) }
             if verdict.ignored { ignored.insert(index) }
