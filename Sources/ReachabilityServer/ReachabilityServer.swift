@@ -122,6 +122,9 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// The JSON of the last status encoded (the last event's `current`), reused as the next
     /// event's `previous` and for `GetStatus`.
     private var statusJSONCache: (status: Status, json: [UInt8])?
+    /// The bytes of each interface as last encoded: a status that changed in one interface is
+    /// written with the others' bytes spliced in.
+    private var interfaceJSONCache = InterfaceJSONCache()
     private let queueKey = DispatchSpecificKey<Bool>()
     private var _checkHandler: CheckHandler?
     private var _probeHandler: ProbeHandler?
@@ -482,7 +485,7 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// `previous` is the last event's `current`), else freshly written and kept.
     func statusJSON(_ status: Status) -> [UInt8] {
         if let cache = statusJSONCache, cache.status == status { return cache.json }
-        let json = WireJSONWriter.json(status)
+        let json = WireJSONWriter.json(status, interfaces: &interfaceJSONCache)
         statusJSONCache = (status, json)
         return json
     }
