@@ -86,12 +86,21 @@ public struct KernelStateTable: Equatable, Sendable {
     /// Applies one decoded netlink message and adds to `touched` every index whose link,
     /// addresses or routes it may have changed.
     public mutating func apply(_ change: KernelChange, touching touched: inout Set<Int>) {
+        var contents: Set<Int> = []
+        apply(change, touching: &touched, contents: &contents)
+    }
+
+    /// Applies one decoded netlink message; adds to `touched` every index whose link, addresses
+    /// or routes it may have changed, and to `contents` those whose addresses or routes it may
+    /// have changed (an index only in `touched` saw its link change, nothing else).
+    public mutating func apply(_ change: KernelChange, touching touched: inout Set<Int>, contents: inout Set<Int>) {
         switch change {
         case .link(let facts):
             touched.insert(facts.index)
             if let before = links[facts.index], before.up, !facts.up {
                 // Admin down flushes the link's IPv4 routes silently (IPv6 ones come with RTM_DELROUTE).
-                if let own = routes[facts.index] {
+                if let own = routes[facts.index], own.values.contains(where: { $0.family == .ipv4 }) {
+                    contents.insert(facts.index)
                     let kept = own.filter { $0.value.family != .ipv4 }
                     routes[facts.index] = kept.isEmpty ? nil : kept
                 }
@@ -99,23 +108,28 @@ public struct KernelStateTable: Equatable, Sendable {
             links[facts.index] = facts
         case .linkRemoved(let index):
             touched.insert(index)
+            contents.insert(index)
             links[index] = nil
             addresses[index] = nil
             routes[index] = nil
         case .addressAdded(let address):
             touched.insert(address.ifindex)
+            contents.insert(address.ifindex)
             addresses[address.ifindex, default: [:]][AddressKey(address)] = address
         case .addressRemoved(let address):
             touched.insert(address.ifindex)
+            contents.insert(address.ifindex)
             Self.remove(AddressKey(address), at: address.ifindex, from: &addresses)
         case .routeAdded(let route, let replace):
             guard Self.isTracked(route) else { return }
             touched.insert(route.oif)
+            contents.insert(route.oif)
             if replace {
                 // What NLM_F_REPLACE replaces may leave from any link.
                 let slot = RouteKey.Slot(route)
                 for (index, own) in routes where own.values.contains(where: { RouteKey.Slot($0) == slot }) {
                     touched.insert(index)
+                    contents.insert(index)
                     let kept = own.filter { RouteKey.Slot($0.value) != slot }
                     routes[index] = kept.isEmpty ? nil : kept
                 }
@@ -124,6 +138,7 @@ public struct KernelStateTable: Equatable, Sendable {
         case .routeRemoved(let route):
             guard Self.isTracked(route) else { return }
             touched.insert(route.oif)
+            contents.insert(route.oif)
             Self.remove(RouteKey(route), at: route.oif, from: &routes)
         }
     }
@@ -160,11 +175,19 @@ public struct KernelStateTable: Equatable, Sendable {
 
     /// The share of index `index` in `snapshot(kinds:metered:ignored:…)`, given that link's
     /// kind and verdicts: empty when it is ignored.
-    public func slice(at index: Int, kind: InterfaceKind, metered: Bool, ignored: Bool) -> LinkSlice {
+    ///
+    /// `previous` is the slice made for this index before, when only its link changed since:
+    /// its addresses and routes are taken over as they are. It must have a link (an ignored or
+    /// absent link's slice holds none of the index's addresses and routes).
+    public func slice(at index: Int, kind: InterfaceKind, metered: Bool, ignored: Bool,
+                      previous: LinkSlice? = nil) -> LinkSlice {
         guard !ignored else { return LinkSlice(index: index, link: nil) }
         let link = links[index].map { facts in
             LinkState(index: index, name: facts.name, kind: kind, up: facts.up, carrier: facts.carrier,
                       operstate: facts.operstate, metered: metered)
+        }
+        if let previous, previous.index == index, previous.link != nil {
+            return previous.replacingLink(with: link)
         }
         var ownAddresses: Set<AddressState> = []
         if let own = addresses[index] { ownAddresses.formUnion(own.values) }

@@ -19,34 +19,55 @@ public struct LinkSlice: Equatable, Sendable {
     let candidateRoutes: [RouteState]
     /// The link as a status lists it, its kind as the link says (a modem may override it).
     let interface: Interface?
+    /// The addresses as a status lists them: not tentative, IPv4 first, sorted, in CIDR form.
+    let shownAddresses: [String]
+    /// The link has a usable address of that family (whatever the link's state).
+    let hasUsableIPv4: Bool
+    let hasUsableIPv6: Bool
 
     public init(index: Int, link: LinkState?, addresses: Set<AddressState> = [], routes: Set<RouteState> = []) {
+        var usable4 = false, usable6 = false
+        for address in addresses where address.isUsable {
+            switch address.family {
+            case .ipv4: usable4 = true
+            case .ipv6: usable6 = true
+            }
+        }
+        let shown = addresses
+            .filter { !$0.tentative }
+            .sorted { ($0.family == .ipv4 ? 0 : 1, $0.address, $0.prefixLength) < ($1.family == .ipv4 ? 0 : 1, $1.address, $1.prefixLength) }
+            .map(\.cidr)
+        let candidates: [RouteState] = routes.filter {
+            $0.table == RouteState.mainTable && $0.type == .unicast && ($0.isDefault || $0.isHalfDefault || $0.gateway != nil)
+        }
+        self.init(index: index, link: link, addresses: addresses, routes: routes, candidateRoutes: candidates,
+                  shownAddresses: shown, hasUsableIPv4: usable4, hasUsableIPv6: usable6)
+    }
+
+    private init(index: Int, link: LinkState?, addresses: Set<AddressState>, routes: Set<RouteState>,
+                 candidateRoutes: [RouteState], shownAddresses: [String], hasUsableIPv4: Bool, hasUsableIPv6: Bool) {
         self.index = index
         self.link = link
         self.addresses = addresses
         self.routes = routes
-        var usable4 = false, usable6 = false
-        if let link, link.kind != .loopback, link.up, link.carrier {
-            for address in addresses where address.isUsable {
-                switch address.family {
-                case .ipv4: usable4 = true
-                case .ipv6: usable6 = true
-                }
-            }
-        }
-        usableIPv4 = usable4
-        usableIPv6 = usable6
-        candidateRoutes = routes.filter {
-            $0.table == RouteState.mainTable && $0.type == .unicast && ($0.isDefault || $0.isHalfDefault || $0.gateway != nil)
-        }
+        self.candidateRoutes = candidateRoutes
+        self.shownAddresses = shownAddresses
+        self.hasUsableIPv4 = hasUsableIPv4
+        self.hasUsableIPv6 = hasUsableIPv6
+        let linkUsable = link.map { $0.kind != .loopback && $0.up && $0.carrier } ?? false
+        usableIPv4 = linkUsable && hasUsableIPv4
+        usableIPv6 = linkUsable && hasUsableIPv6
         interface = link.map { link in
-            let shown = addresses
-                .filter { !$0.tentative }
-                .sorted { ($0.family == .ipv4 ? 0 : 1, $0.address, $0.prefixLength) < ($1.family == .ipv4 ? 0 : 1, $1.address, $1.prefixLength) }
-                .map(\.cidr)
-            return Interface(name: link.name, index: link.index, kind: link.kind, up: link.up, carrier: link.carrier,
-                             operstate: link.operstate, addresses: shown, metered: link.metered)
+            Interface(name: link.name, index: link.index, kind: link.kind, up: link.up, carrier: link.carrier,
+                      operstate: link.operstate, addresses: shownAddresses, metered: link.metered)
         }
+    }
+
+    /// The same addresses and routes under `link`: what a message about the link alone (up,
+    /// carrier, operstate, name) changes. Nothing about the addresses and routes is worked out again.
+    public func replacingLink(with link: LinkState?) -> LinkSlice {
+        LinkSlice(index: index, link: link, addresses: addresses, routes: routes, candidateRoutes: candidateRoutes,
+                  shownAddresses: shownAddresses, hasUsableIPv4: hasUsableIPv4, hasUsableIPv6: hasUsableIPv6)
     }
 
     /// Nothing at this index.

@@ -82,6 +82,8 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     private var dirty = false
     /// The indexes whose links, addresses or routes messages changed since the last classification.
     private var touched: Set<Int> = []
+    /// Of those, the indexes whose addresses or routes changed (the others saw their link change only).
+    private var contentsTouched: Set<Int> = []
     /// The tracker's picture must be rebuilt whole (new table, new configuration, first start).
     private var rebuild = true
     /// The modems or the checker's verdict changed since the last classification.
@@ -263,7 +265,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     /// Called by the socket's NL_CB_VALID callback, on `queue`, inside `drain()`.
     private func handle(_ message: OpaquePointer) {
         for change in NetlinkMessageDecoder.changes(in: message) {
-            table.apply(change, touching: &touched)
+            table.apply(change, touching: &touched, contents: &contentsTouched)
             // A new link may reuse the index and name of a deleted one: decide its kind afresh.
             if case .linkRemoved(let index) = change { linkVerdicts[index] = nil }
             dirty = true
@@ -367,6 +369,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
 
     private func clearChanges() {
         touched.removeAll(keepingCapacity: true)
+        contentsTouched.removeAll(keepingCapacity: true)
         rebuild = false
         modemsChanged = false
         verdictChanged = false
@@ -384,13 +387,16 @@ public final class ReachabilityMonitor: @unchecked Sendable {
         return verdict
     }
 
-    /// The slice of `index` as `makeSnapshot()` would have it.
+    /// The slice of `index` as `makeSnapshot()` would have it; when only its link changed, the
+    /// tracker's slice lends its addresses and routes.
     private func makeSlice(at index: Int) -> LinkSlice {
         guard let facts = table.links[index] else {
             return table.slice(at: index, kind: .other, metered: false, ignored: false)
         }
         let verdict = verdict(for: facts)
-        return table.slice(at: index, kind: verdict.kind, metered: verdict.metered, ignored: verdict.ignored)
+        let previous = contentsTouched.contains(index) ? nil : tracker.indexed.slices[index]
+        return table.slice(at: index, kind: verdict.kind, metered: verdict.metered, ignored: verdict.ignored,
+                           previous: previous)
     }
 
     private func makeSnapshot() -> NetworkSnapshot {

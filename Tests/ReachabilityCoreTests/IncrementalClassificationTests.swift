@@ -98,10 +98,10 @@ private func fullSnapshot(_ table: KernelStateTable, modems: [ModemState], probe
     return snapshot
 }
 
-private func slice(_ table: KernelStateTable, at index: Int) -> LinkSlice {
+private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice? = nil) -> LinkSlice {
     guard let facts = table.links[index] else { return table.slice(at: index, kind: .other, metered: false, ignored: false) }
     return table.slice(at: index, kind: Verdicts.kind(facts.name), metered: Verdicts.metered(facts.name),
-                       ignored: Verdicts.ignored(facts.name))
+                       ignored: Verdicts.ignored(facts.name), previous: previous)
 }
 
 /// For random sequences of kernel messages (and modem and checker updates), classifying only the
@@ -120,9 +120,11 @@ private func slice(_ table: KernelStateTable, at index: Int) -> LinkSlice {
         var events = 0
         var interfaceJSON = InterfaceJSONCache()
         for step in 1...150 {
-            var touched: Set<Int> = []
+            var touched: Set<Int> = [], contents: Set<Int> = []
             for _ in 0..<Int.random(in: 1...4, using: &generator.rng) {
-                table.apply(generator.message(), touching: &touched)
+                // Links change alone more often than not, as up/carrier changes do.
+                let message = generator.chance(30) ? .link(generator.link()) : generator.message()
+                table.apply(message, touching: &touched, contents: &contents)
             }
             var newModems: [ModemState]?, newVerdict: (probe: Probe?, path: ProbePath?)?
             if generator.chance(8) {
@@ -140,7 +142,12 @@ private func slice(_ table: KernelStateTable, at index: Int) -> LinkSlice {
             let now = t0.addingTimeInterval(Double(step))
             let forced: Reason? = generator.chance(5) ? Reason(code: .configReloaded) : nil
             let expected = full.update(fullSnapshot(table, modems: modems, probe: probe, path: path), reason: forced, now: now)
-            let actual = incremental.update(slices: touched.sorted().map { slice(table, at: $0) }, modems: newModems,
+            // As the monitor does: a slice whose link alone changed takes over the previous one's
+            // addresses and routes.
+            let slices = touched.sorted().map { index in
+                slice(table, at: index, previous: contents.contains(index) ? nil : incremental.indexed.slices[index])
+            }
+            let actual = incremental.update(slices: slices, modems: newModems,
                                             verdict: newVerdict, reason: forced, now: now)
             #expect(actual == expected, "seed \(seed), step \(step)")
             #expect(incremental.status == full.status, "seed \(seed), step \(step)")
