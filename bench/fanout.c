@@ -49,12 +49,18 @@ static struct seen *slot(long long seq) {
     return s;
 }
 
-static long long sequence_of(const char *msg) {
-    const char *p = strstr(msg, "\"sequence\"");
-    if (!p) return -1;
-    p = strchr(p, ':');
-    return p ? strtoll(p + 1, NULL, 10) : -1;
+/* The event's "sequence" sits near the end of the message (keys are sorted): look for it from
+ * the end rather than scanning the whole status twice over. */
+static long long sequence_of(const char *msg, size_t len) {
+    static const char key[] = "\"sequence\":";
+    const size_t k = sizeof key - 1;
+    for (size_t i = len >= k ? len - k + 1 : 0; i-- > 0;) {
+        if (msg[i] == '"' && memcmp(msg + i, key, k) == 0) return strtoll(msg + i + k, NULL, 10);
+    }
+    return -1;
 }
+
+static const char event_prefix[] = "{\"continues\":true,\"parameters\":{\"event\":";
 
 int main(int argc, char **argv) {
     if (argc != 3) { fprintf(stderr, "usage: fanout SOCKET N\n"); return 2; }
@@ -97,7 +103,8 @@ int main(int argc, char **argv) {
             struct sub *s = &subs[id];
             for (;;) {
                 if (s->cap - s->len < 65536) { s->cap *= 2; s->buf = realloc(s->buf, s->cap); }
-                ssize_t r = read(s->fd, s->buf + s->len, s->cap - s->len - 1);
+                size_t room = s->cap - s->len - 1;
+                ssize_t r = read(s->fd, s->buf + s->len, room);
                 if (r < 0 && (errno == EAGAIN || errno == EINTR)) break;
                 if (r <= 0) {
                     epoll_ctl(ep, EPOLL_CTL_DEL, s->fd, NULL);
@@ -111,8 +118,10 @@ int main(int argc, char **argv) {
                 for (size_t j = s->len - (size_t)r; j < s->len; j++) {
                     if (s->buf[j] != '\0') continue;
                     char *msg = s->buf + start;
+                    size_t msg_len = j - start;
                     start = j + 1;
-                    if (strncmp(msg, "{\"error\"", 8) == 0 || (strstr(msg, "\"error\"") && !strstr(msg, "\"event\""))) {
+                    int is_event = strncmp(msg, event_prefix, sizeof event_prefix - 1) == 0;
+                    if (!is_event && (strncmp(msg, "{\"error\"", 8) == 0 || (strstr(msg, "\"error\"") && !strstr(msg, "\"event\"")))) {
                         char name[128] = "?";
                         sscanf(strstr(msg, "\"error\"") + 7, " : \"%127[^\"]", name);
                         printf("error %s\n", name); fflush(stdout);
@@ -124,7 +133,7 @@ int main(int argc, char **argv) {
                         continue;
                     }
                     double t = mono();
-                    struct seen *sl = slot(sequence_of(msg));
+                    struct seen *sl = slot(sequence_of(msg, msg_len));
                     if (sl->count++ == 0) sl->first = t;
                     sl->last = t;
                     if (sl->count == live) {
@@ -133,6 +142,9 @@ int main(int argc, char **argv) {
                 }
                 memmove(s->buf, s->buf + start, s->len - start);
                 s->len -= start;
+                /* Level-triggered: a read that did not fill the buffer took all there was; what
+                 * comes later wakes epoll again. Saves the read that would only say EAGAIN. */
+                if ((size_t)r < room) break;
             }
         }
     }

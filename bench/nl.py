@@ -140,6 +140,21 @@ def proc_status(pid, keys=("VmRSS", "VmHWM")):
     return out
 
 
+def smaps_rollup(pid):
+    """/proc/PID/smaps_rollup in KiB (Rss, Pss, Shared_*, Private_*, Anonymous, ...); {} if absent."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                parts = v.split()
+                if len(parts) == 2 and parts[1] == "kB":
+                    out[k.strip()] = int(parts[0])
+    except OSError:
+        pass
+    return out
+
+
 def ctxt_switches(pid):
     """(voluntary, nonvoluntary) context switches summed over all live threads of `pid`."""
     vol = nonvol = 0

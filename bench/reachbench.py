@@ -30,6 +30,7 @@ ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out")
 LINK, PEER = "rb0", "rb0p"
 ADDR, GW = "10.200.0.2/24", "10.200.0.1"
+ADDR6, GW6 = "fd00:200::2/64", "fd00:200::1"
 
 _children = []      # every process we start, killed on exit
 
@@ -88,13 +89,22 @@ def summary_ms(values):
 class Topology:
     """ns A (where reachd runs): rb0 10.200.0.2/24, default route via 10.200.0.1; its veth peer
     rb0p sits in ns B. Toggling rb0 is an admin change, toggling rb0p a carrier change of rb0.
-    IPv6 is off in both so that no DAD or router solicitation adds events of its own."""
+    With `ipv6` off (the default) IPv6 is disabled in both so that no DAD or router solicitation
+    adds events of its own. With `ipv6` on (namespaces rb<id>-a6 / rb<id>-b6) both ends keep the
+    kernel's IPv6 defaults (DAD, router solicitations) and get fd00:200::2/64 and ::1/64 besides:
+    every change then also brings link-local and global address and route messages."""
 
-    def __init__(self, run_id):
-        self.a, self.b = f"rb{run_id}-a", f"rb{run_id}-b"
+    def __init__(self, run_id, ipv6=False):
+        suffix = "6" if ipv6 else ""
+        self.ipv6 = ipv6
+        self.a, self.b = f"rb{run_id}-a{suffix}", f"rb{run_id}-b{suffix}"
         for ns in (self.a, self.b):
             sh(f"ip netns add {ns}")
-            sh(f"ip netns exec {ns} sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+            if ipv6:
+                sh(f"ip netns exec {ns} sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0 "
+                   f"net.ipv6.conf.default.accept_dad=1 net.ipv6.conf.default.router_solicitations=3")
+            else:
+                sh(f"ip netns exec {ns} sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
             sh(f"ip -n {ns} link set lo up")
         # Distinct ifindexes on the two ends: the kernel's linkwatch treats a carrier change of a
         # device whose ifindex equals its iflink (a physical NIC, or a veth whose peer happens to
@@ -102,6 +112,9 @@ class Topology:
         sh(f"ip -n {self.a} link add {LINK} index 10 type veth peer name {PEER} netns {self.b} index 20")
         sh(f"ip -n {self.a} addr add {ADDR} dev {LINK}")
         sh(f"ip -n {self.b} addr add {GW}/24 dev {PEER}")
+        if ipv6:
+            sh(f"ip -n {self.a} addr add {ADDR6} dev {LINK}")
+            sh(f"ip -n {self.b} addr add {GW6}/64 dev {PEER}")
         sh(f"ip -n {self.a} link set {LINK} up")
         sh(f"ip -n {self.b} link set {PEER} up")
         self.restore()
@@ -110,7 +123,14 @@ class Topology:
         """Both ends up and the default route back (admin-down deletes it)."""
         sh(f"ip -n {self.a} link set {LINK} up")
         sh(f"ip -n {self.b} link set {PEER} up")
+        self.reconfigure()
+
+    def reconfigure(self):
+        """What an admin down of rb0 deleted: the default route and (IPv6 on) the global IPv6
+        address, which the kernel removes at down; link-local addresses come back by themselves."""
         sh(f"ip -n {self.a} route replace default via {GW} dev {LINK}")
+        if self.ipv6:
+            sh(f"ip -n {self.a} addr replace {ADDR6} dev {LINK}")
 
     def destroy(self):
         for ns in (self.a, self.b):
@@ -304,7 +324,7 @@ def latency_run(args, topo, daemon, mode, count, gap):
             ipmon.append(t_i - t0)
             reasons[reason] = reasons.get(reason, 0) + 1
         if mode == "admin" and state:
-            sh(f"ip -n {topo.a} route replace default via {GW} dev {LINK}")
+            topo.reconfigure()
             wait_reachd(lambda ev: ev["current"].get("status") != "notReachable")
         rest = t0 + gap - now()
         if rest > 0:
@@ -543,6 +563,7 @@ def idle_run(args, topo, seconds):
         time.sleep(seconds)
         w = sampler.stop()
         st = d.status()
+        rollup = nl.smaps_rollup(d.pid)
         sub.sock.setblocking(False)
         extra = 0
         try:
@@ -554,7 +575,8 @@ def idle_run(args, topo, seconds):
                 "voluntary": w["voluntary"], "nonvoluntary": w["nonvoluntary"],
                 "threads": w["threads_at_end"], "threads_at_start": w["threads_at_start"],
                 "threads_born": w["threads_born"], "threads_gone": w["threads_gone"],
-                "events_while_idle": extra, "rss_kib": st.get("VmRSS"), "vmhwm_kib": st.get("VmHWM")}
+                "events_while_idle": extra, "rss_kib": st.get("VmRSS"), "vmhwm_kib": st.get("VmHWM"),
+                "smaps_rollup_kib": rollup}
     finally:
         d.stop()
 
@@ -610,6 +632,22 @@ def startup_run(args, topo, runs):
             "ready_max_ms": max(ready) * 1e3 if ready else None,
             "getstatus_median_ms": statistics.median(answer) * 1e3,
             "ip_netns_exec_overhead_ms": oh * 1e3}
+
+
+def stripped_sizes(reachd):
+    """Bytes of reachd and reachctl (next to it) as `strip` leaves them, and as built."""
+    out = {}
+    for name in ("reachd", "reachctl"):
+        path = os.path.join(os.path.dirname(os.path.abspath(reachd)), name)
+        if not os.path.exists(path):
+            continue
+        stripped = os.path.join(OUT, f"{name}.stripped")
+        r = subprocess.run(["strip", "-o", stripped, path], capture_output=True, text=True)
+        out[name] = {"built_bytes": os.path.getsize(path),
+                     "stripped_bytes": os.path.getsize(stripped) if r.returncode == 0 else None}
+        if r.returncode == 0:
+            os.unlink(stripped)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -695,6 +733,18 @@ def table(res):
                     f"start-up to {'READY=1' if s['ready_notify'] else 'first GetStatus answer (no READY=1 received)'} "
                     f"{fmt(s['ready_median_ms'] if s['ready_notify'] else s['getstatus_median_ms'], 1)} ms median of {s['runs']} "
                     f"(first GetStatus answer {fmt(s['getstatus_median_ms'], 1)} ms; includes `ip netns exec` ≈ {fmt(s['ip_netns_exec_overhead_ms'], 1)} ms)")
+    if i and i.get("smaps_rollup_kib"):
+        r = i["smaps_rollup_kib"]
+        mib = lambda k: fmt(r.get(k, 0) / 1024, 1)
+        rows.append(f"Memory after the idle minute (/proc/PID/smaps_rollup): Rss {mib('Rss')} MiB = "
+                    f"shared {fmt((r.get('Shared_Clean', 0) + r.get('Shared_Dirty', 0)) / 1024, 1)} MiB (clean {mib('Shared_Clean')}, dirty {mib('Shared_Dirty')}) "
+                    f"+ private {fmt((r.get('Private_Clean', 0) + r.get('Private_Dirty', 0)) / 1024, 1)} MiB (clean {mib('Private_Clean')}, dirty {mib('Private_Dirty')}); "
+                    f"Anonymous {mib('Anonymous')} MiB, Pss {mib('Pss')} MiB")
+    b = res.get("binaries")
+    if b:
+        rows.append("Binaries: " + "; ".join(
+            f"{name} {fmt(v['stripped_bytes'] / 1e6 if v.get('stripped_bytes') else None, 1)} MB stripped "
+            f"({fmt(v['built_bytes'] / 1e6, 1)} MB as built)" for name, v in b.items()))
     rows.append(f"Total benchmark wall time: {fmt(res.get('wall_s'), 0)} s")
     return "\n".join(rows)
 
@@ -776,14 +826,31 @@ def main():
            "nice": os.nice(0)}
     atexit.register(kill_children)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if not args.fake:
+        res["binaries"] = stripped_sizes(args.reachd)
     topo = Topology(run_id)
+    extra_topologies = []
     try:
         if "latency" in only:
             d = daemon_started(args, topo.a, "latency")
             res["latency"] = []
             for mode in ("carrier", "admin"):
                 log(f"latency: {args.changes} {mode} changes, {args.gap_ms} ms apart")
-                res["latency"].append(latency_run(args, topo, d, mode, args.changes, args.gap_ms / 1e3))
+                l = latency_run(args, topo, d, mode, args.changes, args.gap_ms / 1e3)
+                l["label"], l["ipv6"] = f"{mode} up/down, IPv6 off", False
+                res["latency"].append(l)
+            d.stop()
+            # The same with IPv6 on both ends: each change also brings the address and route
+            # messages of link-local and global addresses, DAD and router solicitations.
+            topo6 = Topology(run_id, ipv6=True)
+            extra_topologies.append(topo6)
+            time.sleep(0.5)
+            d = daemon_started(args, topo6.a, "latency-ipv6")
+            for mode in ("carrier", "admin"):
+                log(f"latency, IPv6 on: {args.changes} {mode} changes, {args.gap_ms} ms apart")
+                l = latency_run(args, topo6, d, mode, args.changes, args.gap_ms / 1e3)
+                l["label"], l["ipv6"] = f"{mode} up/down, IPv6 on (DAD, RS)", True
+                res["latency"].append(l)
             d.stop()
             if not args.fake:
                 # The same carrier changes while a scraper polls /metrics every 100 ms: the
@@ -835,6 +902,8 @@ def main():
     finally:
         kill_children()
         topo.destroy()
+        for t in extra_topologies:
+            t.destroy()
     res["wall_s"] = now() - t_start
     res["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
     res["loadavg_end"] = " ".join(res["loadavg_end"])

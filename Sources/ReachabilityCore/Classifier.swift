@@ -7,29 +7,43 @@ public enum Classifier {
     /// `ConnectivityRule` from the snapshot's verdict and `previous`, the status before this
     /// evaluation (nil: none, as at start); a not-reachable probe made here is stamped `now`.
     public static func classify(_ snapshot: NetworkSnapshot, since: Date, previous: Status? = nil, now: Date? = nil) -> Status {
-        let facts = Facts(snapshot)
-        let usableDefaults = snapshot.routes
-            .filter { $0.table == RouteState.mainTable && $0.isDefault && $0.type == .unicast && facts.isUsable(linkIndex: $0.oif, family: $0.family) }
-            .sorted(by: routeOrder)
-        let physicalDefaults = usableDefaults.filter { facts.kind(of: $0.oif) != .vpn }
+        classify(IndexedSnapshot(snapshot), since: since, previous: previous, now: now)
+    }
 
-        let vpnRoute = snapshot.routes
-            .filter { $0.table == RouteState.mainTable && ($0.isDefault || $0.isHalfDefault) && $0.type == .unicast
-                      && facts.kind(of: $0.oif) == .vpn && facts.isUsable(linkIndex: $0.oif, family: $0.family) }
-            .sorted(by: routeOrder).first
-        let vpnLink = vpnRoute.flatMap { snapshot.links[$0.oif] }
+    /// Classifies `snapshot` as `classify(_:since:previous:now:)` does. Its work grows with the
+    /// links and their default-route candidates; each slice brings its addresses already
+    /// filtered and sorted, so the monitor that keeps the slices pays for a link's addresses and
+    /// routes only when a message touches that link.
+    public static func classify(_ snapshot: IndexedSnapshot, since: Date, previous: Status? = nil, now: Date? = nil) -> Status {
+        let facts = Facts(snapshot)
+        var usableDefaults: [RouteState] = []
+        var vpnRoute: RouteState?
+        var gatewayRoute: RouteState?
+        for index in snapshot.linkIndexes {
+            guard let slice = snapshot.slices[index], !slice.candidateRoutes.isEmpty else { continue }
+            let isVPN = facts.kind(of: index) == .vpn
+            for route in slice.candidateRoutes where slice.isUsable(family: route.family) {
+                if route.isDefault { usableDefaults.append(route) }
+                if isVPN && (route.isDefault || route.isHalfDefault) {
+                    if vpnRoute.map({ routeOrder(route, $0) }) ?? true { vpnRoute = route }
+                }
+                if !isVPN && route.gateway != nil {
+                    if gatewayRoute.map({ routeOrder(route, $0) }) ?? true { gatewayRoute = route }
+                }
+            }
+        }
+        usableDefaults.sort(by: routeOrder)
+        let physicalDefault = usableDefaults.first { facts.kind(of: $0.oif) != .vpn }
+        let vpnLink = vpnRoute.flatMap { snapshot.link($0.oif) }
 
         // Beneath a VPN that holds the only default route, the transport is the link that carries
         // the route to the VPN server: the best usable non-VPN link with any gateway route.
-        let underlayRoute = physicalDefaults.first ?? (vpnLink == nil ? nil : snapshot.routes
-            .filter { $0.table == RouteState.mainTable && $0.type == .unicast && $0.gateway != nil
-                      && facts.kind(of: $0.oif) != .vpn && facts.isUsable(linkIndex: $0.oif, family: $0.family) }
-            .sorted(by: routeOrder).first)
-        let primaryLink = underlayRoute.flatMap { snapshot.links[$0.oif] } ?? vpnLink
+        let underlayRoute = physicalDefault ?? (vpnLink == nil ? nil : gatewayRoute)
+        let primaryLink = underlayRoute.flatMap { snapshot.link($0.oif) } ?? vpnLink
 
-        let interfaces = snapshot.links.values.sorted { $0.index < $1.index }.map { facts.interface(for: $0) }
-        let primary = primaryLink.map { facts.interface(for: $0) }
-        let vpn = vpnLink.map { facts.interface(for: $0) }
+        let interfaces = snapshot.linkIndexes.compactMap { index in snapshot.slices[index].flatMap { facts.interface(for: $0) } }
+        let primary = primaryLink.flatMap { snapshot.slices[$0.index] }.flatMap { facts.interface(for: $0) }
+        let vpn = vpnLink.flatMap { snapshot.slices[$0.index] }.flatMap { facts.interface(for: $0) }
 
         let primaryKind = primaryLink.flatMap { facts.kind(of: $0.index) }
         let modem = primaryLink.flatMap { facts.modem(for: $0.name) }
@@ -93,45 +107,37 @@ public enum Classifier {
 
 /// Look-ups over one snapshot, built once per classification.
 private struct Facts {
-    let snapshot: NetworkSnapshot
+    let snapshot: IndexedSnapshot
     let modemsByInterface: [String: ModemState]
-    let addressesByLink: [Int: [AddressState]]
 
-    init(_ snapshot: NetworkSnapshot) {
+    init(_ snapshot: IndexedSnapshot) {
         self.snapshot = snapshot
         var modems: [String: ModemState] = [:]
         for modem in snapshot.modems { for name in modem.interfaces { modems[name] = modem } }
         modemsByInterface = modems
-        addressesByLink = Dictionary(grouping: snapshot.addresses, by: \.ifindex)
     }
 
-    func modem(for name: String) -> ModemState? { modemsByInterface[name] }
+    func modem(for name: String) -> ModemState? {
+        modemsByInterface.isEmpty ? nil : modemsByInterface[name]
+    }
 
     /// An interface that a modem owns is `wwan` whatever sysfs says.
     func kind(of index: Int) -> InterfaceKind? {
-        guard let link = snapshot.links[index] else { return nil }
-        return modemsByInterface[link.name] == nil ? link.kind : .wwan
-    }
-
-    func isUsable(linkIndex: Int, family: AddressFamily) -> Bool {
-        guard let link = snapshot.links[linkIndex], link.kind != .loopback, link.up, link.carrier else { return false }
-        return addressesByLink[linkIndex, default: []].contains { $0.family == family && $0.isUsable }
+        guard let link = snapshot.link(index) else { return nil }
+        return modem(for: link.name) == nil ? link.kind : .wwan
     }
 
     /// A non-loopback link that is up with carrier but has no usable address or default route yet.
     var hasLinkAwaitingConfiguration: Bool {
-        snapshot.links.values.contains { link in
-            link.kind != .loopback && link.up && link.carrier
+        snapshot.linkIndexes.contains { index in
+            guard let link = snapshot.link(index) else { return false }
+            return link.kind != .loopback && link.up && link.carrier
         }
     }
 
-    func interface(for link: LinkState) -> Interface {
-        let addresses = addressesByLink[link.index, default: []]
-            .filter { !$0.tentative }
-            .sorted { ($0.family == .ipv4 ? 0 : 1, $0.address, $0.prefixLength) < ($1.family == .ipv4 ? 0 : 1, $1.address, $1.prefixLength) }
-            .map(\.cidr)
-        return Interface(name: link.name, index: link.index, kind: kind(of: link.index) ?? link.kind,
-                         up: link.up, carrier: link.carrier, operstate: link.operstate,
-                         addresses: addresses, metered: link.metered)
+    func interface(for slice: LinkSlice) -> Interface? {
+        guard var interface = slice.interface else { return nil }
+        if modem(for: interface.name) != nil { interface.kind = .wwan }
+        return interface
     }
 }

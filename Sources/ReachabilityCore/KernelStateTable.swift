@@ -54,10 +54,13 @@ public enum KernelChange: Equatable, Sendable {
 /// from netlink messages. Not the libnl cache manager: that merges IPv6 routes of the same prefix
 /// on different links. It also fills in what the kernel does not say: IPv4 routes
 /// vanish without RTM_DELROUTE when their link goes down, and every route of a deleted link goes.
+///
+/// Addresses and routes are kept by interface index (a route by its output interface), so that
+/// `slice(at:…)` hands the classifier one index's share without looking at the others.
 public struct KernelStateTable: Equatable, Sendable {
     public private(set) var links: [Int: LinkFacts] = [:]
-    private var addresses: [AddressKey: AddressState] = [:]
-    private var routes: [RouteKey: RouteState] = [:]
+    private var addresses: [Int: [AddressKey: AddressState]] = [:]
+    private var routes: [Int: [RouteKey: RouteState]] = [:]
 
     public init() {}
 
@@ -66,37 +69,84 @@ public struct KernelStateTable: Equatable, Sendable {
         for change in changes { apply(change) }
     }
 
-    public var allAddresses: [AddressState] { Array(addresses.values) }
-    public var allRoutes: [RouteState] { Array(routes.values) }
+    public var allAddresses: [AddressState] { addresses.values.flatMap(\.values) }
+    public var allRoutes: [RouteState] { routes.values.flatMap(\.values) }
+
+    /// Every index that has a link, an address or a route.
+    public var indexes: Set<Int> {
+        Set(links.keys).union(addresses.keys).union(routes.keys)
+    }
 
     /// Applies one decoded netlink message.
     public mutating func apply(_ change: KernelChange) {
+        var touched: Set<Int> = []
+        apply(change, touching: &touched)
+    }
+
+    /// Applies one decoded netlink message and adds to `touched` every index whose link,
+    /// addresses or routes it may have changed.
+    public mutating func apply(_ change: KernelChange, touching touched: inout Set<Int>) {
+        var contents: Set<Int> = []
+        apply(change, touching: &touched, contents: &contents)
+    }
+
+    /// Applies one decoded netlink message; adds to `touched` every index whose link, addresses
+    /// or routes it may have changed, and to `contents` those whose addresses or routes it may
+    /// have changed (an index only in `touched` saw its link change, nothing else).
+    public mutating func apply(_ change: KernelChange, touching touched: inout Set<Int>, contents: inout Set<Int>) {
         switch change {
         case .link(let facts):
+            touched.insert(facts.index)
             if let before = links[facts.index], before.up, !facts.up {
                 // Admin down flushes the link's IPv4 routes silently (IPv6 ones come with RTM_DELROUTE).
-                routes = routes.filter { !($0.value.oif == facts.index && $0.value.family == .ipv4) }
+                if let own = routes[facts.index], own.values.contains(where: { $0.family == .ipv4 }) {
+                    contents.insert(facts.index)
+                    let kept = own.filter { $0.value.family != .ipv4 }
+                    routes[facts.index] = kept.isEmpty ? nil : kept
+                }
             }
             links[facts.index] = facts
         case .linkRemoved(let index):
+            touched.insert(index)
+            contents.insert(index)
             links[index] = nil
-            addresses = addresses.filter { $0.value.ifindex != index }
-            routes = routes.filter { $0.value.oif != index }
+            addresses[index] = nil
+            routes[index] = nil
         case .addressAdded(let address):
-            addresses[AddressKey(address)] = address
+            touched.insert(address.ifindex)
+            contents.insert(address.ifindex)
+            addresses[address.ifindex, default: [:]][AddressKey(address)] = address
         case .addressRemoved(let address):
-            addresses[AddressKey(address)] = nil
+            touched.insert(address.ifindex)
+            contents.insert(address.ifindex)
+            Self.remove(AddressKey(address), at: address.ifindex, from: &addresses)
         case .routeAdded(let route, let replace):
             guard Self.isTracked(route) else { return }
+            touched.insert(route.oif)
+            contents.insert(route.oif)
             if replace {
+                // What NLM_F_REPLACE replaces may leave from any link.
                 let slot = RouteKey.Slot(route)
-                routes = routes.filter { RouteKey.Slot($0.value) != slot }
+                for (index, own) in routes where own.values.contains(where: { RouteKey.Slot($0) == slot }) {
+                    touched.insert(index)
+                    contents.insert(index)
+                    let kept = own.filter { RouteKey.Slot($0.value) != slot }
+                    routes[index] = kept.isEmpty ? nil : kept
+                }
             }
-            routes[RouteKey(route)] = route
+            routes[route.oif, default: [:]][RouteKey(route)] = route
         case .routeRemoved(let route):
             guard Self.isTracked(route) else { return }
-            routes[RouteKey(route)] = nil
+            touched.insert(route.oif)
+            contents.insert(route.oif)
+            Self.remove(RouteKey(route), at: route.oif, from: &routes)
         }
+    }
+
+    private static func remove<Key: Hashable, Value>(_ key: Key, at index: Int, from table: inout [Int: [Key: Value]]) {
+        guard table[index]?[key] != nil else { return }
+        table[index]?[key] = nil
+        if table[index]?.isEmpty == true { table[index] = nil }
     }
 
     /// Only the main table counts; the local table (255) and the link-local fe80::/64 routes that
@@ -118,9 +168,32 @@ public struct KernelStateTable: Equatable, Sendable {
                                           carrier: facts.carrier, operstate: facts.operstate, metered: metered.contains(index))
         }
         return NetworkSnapshot(links: linkStates,
-                               addresses: Set(addresses.values.filter { !ignored.contains($0.ifindex) }),
-                               routes: Set(routes.values.filter { !ignored.contains($0.oif) }),
+                               addresses: Set(allAddresses.filter { !ignored.contains($0.ifindex) }),
+                               routes: Set(allRoutes.filter { !ignored.contains($0.oif) }),
                                modems: modems, probe: probe)
+    }
+
+    /// The share of index `index` in `snapshot(kinds:metered:ignored:…)`, given that link's
+    /// kind and verdicts: empty when it is ignored.
+    ///
+    /// `previous` is the slice made for this index before, when only its link changed since:
+    /// its addresses and routes are taken over as they are. It must have a link (an ignored or
+    /// absent link's slice holds none of the index's addresses and routes).
+    public func slice(at index: Int, kind: InterfaceKind, metered: Bool, ignored: Bool,
+                      previous: LinkSlice? = nil) -> LinkSlice {
+        guard !ignored else { return LinkSlice(index: index, link: nil) }
+        let link = links[index].map { facts in
+            LinkState(index: index, name: facts.name, kind: kind, up: facts.up, carrier: facts.carrier,
+                      operstate: facts.operstate, metered: metered)
+        }
+        if let previous, previous.index == index, previous.link != nil {
+            return previous.replacingLink(with: link)
+        }
+        var ownAddresses: Set<AddressState> = []
+        if let own = addresses[index] { ownAddresses.formUnion(own.values) }
+        var ownRoutes: Set<RouteState> = []
+        if let own = routes[index] { ownRoutes.formUnion(own.values) }
+        return LinkSlice(index: index, link: link, addresses: ownAddresses, routes: ownRoutes)
     }
 }
 

@@ -4,49 +4,66 @@
 public enum ReasonDeriver {
     public static func reason(from old: NetworkSnapshot, to new: NetworkSnapshot,
                               focus: Set<String> = []) -> Reason? {
+        let old = IndexedSnapshot(old), new = IndexedSnapshot(new)
+        let indexes = Set(old.slices.keys).union(new.slices.keys)
+        return reason(slices: indexes.map { (old.slice(at: $0), new.slice(at: $0)) },
+                      modemsChanged: old.modems != new.modems, oldProbe: old.probe, newProbe: new.probe, focus: focus)
+    }
+
+    /// The same reason from the slices that changed, each as it was and as it is: what differs
+    /// lies in them, so the slices nothing touched need not be compared. `modemsChanged`,
+    /// `oldProbe` and `newProbe` describe the rest of the two snapshots.
+    public static func reason(slices: [(old: LinkSlice, new: LinkSlice)], modemsChanged: Bool,
+                              oldProbe: Probe?, newProbe: Probe?, focus: Set<String> = []) -> Reason? {
         var candidates: [Reason] = []
-        for (index, link) in new.links where old.links[index] == nil {
-            candidates.append(Reason(code: .linkAdded, interface: link.name))
+        for (old, new) in slices where old != new {
+            switch (old.link, new.link) {
+            case (nil, let now?):
+                candidates.append(Reason(code: .linkAdded, interface: now.name))
+            case (let before?, nil):
+                candidates.append(Reason(code: .linkRemoved, interface: before.name))
+            case (let before?, let now?):
+                if before.up && !now.up { candidates.append(Reason(code: .linkDown, interface: now.name)) }
+                if !before.up && now.up { candidates.append(Reason(code: .linkUp, interface: now.name)) }
+                if before.carrier && !now.carrier { candidates.append(Reason(code: .carrierLost, interface: now.name)) }
+                if !before.carrier && now.carrier { candidates.append(Reason(code: .carrierGained, interface: now.name)) }
+            case (nil, nil):
+                break
+            }
+            // Addresses and routes of a slice belong to its index: that link names them.
+            let name = new.link?.name ?? old.link?.name
+            if old.addresses != new.addresses {
+                for address in old.addresses where !new.addresses.contains(address) {
+                    candidates.append(Reason(code: .addressRemoved, interface: name, detail: address.cidr))
+                }
+                for address in new.addresses where !old.addresses.contains(address) {
+                    candidates.append(Reason(code: .addressAdded, interface: name, detail: address.cidr))
+                }
+            }
+            if old.routes != new.routes {
+                for route in old.routes where !new.routes.contains(route) {
+                    candidates.append(Reason(code: .routeRemoved, interface: name, detail: describe(route)))
+                }
+                for route in new.routes where !old.routes.contains(route) {
+                    candidates.append(Reason(code: .routeAdded, interface: name, detail: describe(route)))
+                }
+            }
         }
-        for (index, link) in old.links where new.links[index] == nil {
-            candidates.append(Reason(code: .linkRemoved, interface: link.name))
-        }
-        for (index, now) in new.links {
-            guard let before = old.links[index] else { continue }
-            if before.up && !now.up { candidates.append(Reason(code: .linkDown, interface: now.name)) }
-            if !before.up && now.up { candidates.append(Reason(code: .linkUp, interface: now.name)) }
-            if before.carrier && !now.carrier { candidates.append(Reason(code: .carrierLost, interface: now.name)) }
-            if !before.carrier && now.carrier { candidates.append(Reason(code: .carrierGained, interface: now.name)) }
-        }
-        func name(_ index: Int) -> String? { new.links[index]?.name ?? old.links[index]?.name }
-        for address in old.addresses.subtracting(new.addresses) {
-            candidates.append(Reason(code: .addressRemoved, interface: name(address.ifindex), detail: address.cidr))
-        }
-        for address in new.addresses.subtracting(old.addresses) {
-            candidates.append(Reason(code: .addressAdded, interface: name(address.ifindex), detail: address.cidr))
-        }
-        for route in old.routes.subtracting(new.routes) {
-            candidates.append(Reason(code: .routeRemoved, interface: name(route.oif), detail: describe(route)))
-        }
-        for route in new.routes.subtracting(old.routes) {
-            candidates.append(Reason(code: .routeAdded, interface: name(route.oif), detail: describe(route)))
-        }
-        if old.modems != new.modems { candidates.append(Reason(code: .modemChanged)) }
-        if old.probe?.comparable != new.probe?.comparable {
-            candidates.append(Reason(code: .probeResult, detail: new.probe.map { $0.result.rawValue }))
+        if modemsChanged { candidates.append(Reason(code: .modemChanged)) }
+        if oldProbe?.comparable != newProbe?.comparable {
+            candidates.append(Reason(code: .probeResult, detail: newProbe.map { $0.result.rawValue }))
         }
         if let reason = candidates.min(by: { rank($0, focus) < rank($1, focus) }) { return reason }
-        return linkAttributeChange(from: old, to: new, focus: focus)
+        return linkAttributeChange(slices: slices, focus: focus)
     }
 
     /// Only when nothing above explains a change: the kernel settles operstate after up/carrier
     /// (linkwatch, about a second later), and a link can be renamed. Named by where it went,
     /// rather than left unexplained.
-    private static func linkAttributeChange(from old: NetworkSnapshot, to new: NetworkSnapshot,
-                                            focus: Set<String>) -> Reason? {
+    private static func linkAttributeChange(slices: [(old: LinkSlice, new: LinkSlice)], focus: Set<String>) -> Reason? {
         var candidates: [Reason] = []
-        for (index, now) in new.links {
-            guard let before = old.links[index] else { continue }
+        for (old, new) in slices {
+            guard let before = old.link, let now = new.link else { continue }
             if before.operstate != now.operstate {
                 candidates.append(Reason(code: now.operstate == "up" ? .linkUp : .linkDown, interface: now.name,
                                          detail: "operstate \(before.operstate) → \(now.operstate)"))

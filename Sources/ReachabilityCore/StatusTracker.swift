@@ -9,17 +9,21 @@ public struct StatusTracker: Sendable {
         case emit(ReachabilityEvent)
     }
 
-    public private(set) var snapshot: NetworkSnapshot
+    /// The picture the status was classified from, by interface index.
+    public private(set) var indexed: IndexedSnapshot
     public private(set) var status: Status
     /// The sequence number of the last emitted event (or of the initial state).
     public private(set) var sequence: Int
+
+    /// The picture the status was classified from.
+    public var snapshot: NetworkSnapshot { indexed.snapshot }
 
     /// - Parameter firstSequence: the sequence number of the initial state. A daemon starts it at
     ///   its start time in milliseconds, so numbers keep rising across restarts and a client that
     ///   resumes with a number from an earlier run is told to resync instead of being confused.
     public init(snapshot: NetworkSnapshot = NetworkSnapshot(), firstSequence: Int = 0, now: Date = Date()) {
-        self.snapshot = snapshot
-        self.status = Classifier.classify(snapshot, since: now, now: now)
+        self.indexed = IndexedSnapshot(snapshot)
+        self.status = Classifier.classify(indexed, since: now, now: now)
         self.sequence = firstSequence
     }
 
@@ -30,9 +34,41 @@ public struct StatusTracker: Sendable {
 
     /// Takes a new snapshot. `reason` overrides the derived reason (e.g. `resync`, `configReloaded`).
     public mutating func update(_ newSnapshot: NetworkSnapshot, reason forcedReason: Reason? = nil, now: Date = Date()) -> Action {
-        let oldSnapshot = snapshot
-        snapshot = newSnapshot
-        var candidate = Classifier.classify(newSnapshot, since: status.since, previous: status, now: now)
+        let old = indexed
+        indexed = IndexedSnapshot(newSnapshot)
+        let new = indexed
+        return evaluate(reason: forcedReason, now: now) { focus in
+            let indexes = Set(old.slices.keys).union(new.slices.keys)
+            return ReasonDeriver.reason(slices: indexes.map { (old.slice(at: $0), new.slice(at: $0)) },
+                                        modemsChanged: old.modems != new.modems,
+                                        oldProbe: old.probe, newProbe: new.probe, focus: focus)
+        }
+    }
+
+    /// Takes what changed since the last update: the slices of the indexes that changed (each
+    /// replacing the one at its index), and the modems and the checker's verdict when they did.
+    /// Gives what `update(_:)` gives for the whole new snapshot, with work that grows with the
+    /// links and what changed rather than with every address and route.
+    public mutating func update(slices: [LinkSlice], modems: [ModemState]? = nil,
+                                verdict: (probe: Probe?, path: ProbePath?)? = nil,
+                                reason forcedReason: Reason? = nil, now: Date = Date()) -> Action {
+        var pairs: [(old: LinkSlice, new: LinkSlice)] = []
+        pairs.reserveCapacity(slices.count)
+        for slice in slices { pairs.append((indexed.replace(slice), slice)) }
+        let oldModems = indexed.modems, oldProbe = indexed.probe
+        if let modems { indexed.modems = modems }
+        if let verdict { indexed.probe = verdict.probe; indexed.probePath = verdict.path }
+        let newModems = indexed.modems, newProbe = indexed.probe
+        return evaluate(reason: forcedReason, now: now) {
+            ReasonDeriver.reason(slices: pairs, modemsChanged: oldModems != newModems,
+                                 oldProbe: oldProbe, newProbe: newProbe, focus: $0)
+        }
+    }
+
+    /// Classifies `indexed` and decides; `derive` gives the reason for the interfaces in focus,
+    /// asked only when there is an event.
+    private mutating func evaluate(reason forcedReason: Reason?, now: Date, derive: (Set<String>) -> Reason?) -> Action {
+        var candidate = Classifier.classify(indexed, since: status.since, previous: status, now: now)
         let changes = candidate.changes(from: status)
         guard !changes.isEmpty else {
             // Keep `since` but carry the probe's fresh details (time, RTT, error text), which are
@@ -42,9 +78,7 @@ public struct StatusTracker: Sendable {
         }
         candidate.since = now
         let focus = Set([status.primary?.name, candidate.primary?.name, status.vpn?.name, candidate.vpn?.name].compactMap { $0 })
-        let reason = forcedReason
-            ?? ReasonDeriver.reason(from: oldSnapshot, to: newSnapshot, focus: focus)
-            ?? Reason(code: .resync)
+        let reason = forcedReason ?? derive(focus) ?? Reason(code: .resync)
         let previous = status
         status = candidate
         sequence += 1

@@ -42,8 +42,26 @@ public struct WireJSONWriter: Sendable {
 
     // MARK: objects (keys in byte order, as `.sortedKeys` writes them)
 
+    /// The JSON object of `status`, its interfaces taken from (and kept in) `interfaces`.
+    public static func json(_ status: Status, interfaces: inout InterfaceJSONCache) -> [UInt8] {
+        var writer = WireJSONWriter(capacity: 1024)
+        writer.write(status, interfaces: &interfaces)
+        return writer.bytes
+    }
+
     /// Writes `{"cellular":…,"connectivity":…,…,"vpn":…}`.
     public mutating func write(_ status: Status) {
+        write(status) { $0.write($1) }
+    }
+
+    /// Writes `status` as `write(_:)` does, splicing in the bytes `interfaces` holds for each
+    /// interface that has not changed since it was written.
+    public mutating func write(_ status: Status, interfaces: inout InterfaceJSONCache) {
+        write(status) { $0.raw(interfaces.json(for: $1)) }
+        interfaces.keepOnly(status)
+    }
+
+    private mutating func write(_ status: Status, interface: (inout WireJSONWriter, Interface) -> Void) {
         raw(#"{"cellular":"#); optional(status.cellular) { $0.write($1) }
         raw(#","connectivity":"#); string(status.connectivity.rawValue)
         raw(#","expensive":"#); bool(status.expensive)
@@ -54,19 +72,19 @@ public struct WireJSONWriter: Sendable {
         }
         raw(#"],"gateways":"#); strings(status.gateways)
         raw(#","interfaces":["#)
-        for (i, interface) in status.interfaces.enumerated() {
+        for (i, each) in status.interfaces.enumerated() {
             if i > 0 { byte(UInt8(ascii: ",")) }
-            write(interface)
+            interface(&self, each)
         }
         raw(#"],"ipv4":"#); bool(status.ipv4)
         raw(#","ipv6":"#); bool(status.ipv6)
-        raw(#","primary":"#); optional(status.primary) { $0.write($1) }
+        raw(#","primary":"#); optional(status.primary, interface)
         raw(#","probe":"#); optional(status.probe) { $0.write($1) }
         raw(#","reachable":"#); bool(status.reachable)
         raw(#","simulated":"#); bool(status.simulated)
         raw(#","since":"#); timestamp(status.since)
         raw(#","status":"#); string(status.status.rawValue)
-        raw(#","vpn":"#); optional(status.vpn) { $0.write($1) }
+        raw(#","vpn":"#); optional(status.vpn, interface)
         byte(UInt8(ascii: "}"))
     }
 

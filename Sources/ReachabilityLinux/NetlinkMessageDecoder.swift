@@ -33,9 +33,18 @@ enum NetlinkMessageDecoder {
             let family = body.assumingMemoryBound(to: ifinfomsg.self).pointee.ifi_family
             guard Int32(family) != AF_BRIDGE else { return [] }
         }
-        if type == RTM_NEWROUTE || type == RTM_DELROUTE, !multipathIsWellFormed(header) {
+        if type == RTM_NEWROUTE || type == RTM_DELROUTE {
+            guard Int(header.pointee.nlmsg_len) >= MemoryLayout<nlmsghdr>.size + MemoryLayout<rtmsg>.size,
+                  let body = nlmsg_data(header) else { return [] }
+            // Routes of another table than main (the local table's, which every address and every
+            // IPv6 link brings) are dropped by the state table anyway: skip libnl's parse of them,
+            // which a change with IPv6 on pays several times before its event. A table above 255
+            // is only in RTA_TABLE (`rtm_table` says RT_TABLE_COMPAT): those are parsed as before.
+            let table = Int32(body.assumingMemoryBound(to: rtmsg.self).pointee.rtm_table)
+            guard table == Int32(RT_TABLE_MAIN.rawValue) || table == Int32(RT_TABLE_COMPAT.rawValue)
+                    || table == Int32(RT_TABLE_UNSPEC.rawValue) else { return [] }
             // libnl 3.7 loops for ever, allocating, on a next hop of length 0: never hand it one.
-            return []
+            guard multipathIsWellFormed(header) else { return [] }
         }
         let parse = Parse(type: type, flags: Int32(header.pointee.nlmsg_flags))
         let context = Unmanaged.passRetained(parse)

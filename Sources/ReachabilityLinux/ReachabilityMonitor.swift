@@ -80,6 +80,15 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private var nextObserverID = 0
     /// Messages were applied since the last classification.
     private var dirty = false
+    /// The indexes whose links, addresses or routes messages changed since the last classification.
+    private var touched: Set<Int> = []
+    /// Of those, the indexes whose addresses or routes changed (the others saw their link change only).
+    private var contentsTouched: Set<Int> = []
+    /// The tracker's picture must be rebuilt whole (new table, new configuration, first start).
+    private var rebuild = true
+    /// The modems or the checker's verdict changed since the last classification.
+    private var modemsChanged = false
+    private var verdictChanged = false
     /// The reason the next event must carry (resync after an overrun), overriding the derived one.
     private var pendingReason: Reason?
     /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
@@ -134,6 +143,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             table = try dumpKernelState()
             linkVerdicts = [:]
             dirty = false
+            rebuild = true
             if hasStarted || !observers.isEmpty || !streams.isEmpty {
                 // Someone already saw a state (empty before the first start, stale after a stop):
                 // tell them what the kernel says now, as a numbered event.
@@ -142,6 +152,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             } else {
                 pendingReason = nil
                 tracker = StatusTracker(snapshot: makeSnapshot(), firstSequence: config.firstSequence)
+                clearChanges()
                 publish()
             }
             hasStarted = true
@@ -220,6 +231,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         onQueue {
             self.probe = probe
             self.probePath = path
+            verdictChanged = true
             evaluate()
         }
     }
@@ -228,6 +240,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     public func setModems(_ modems: [ModemState]) {
         onQueue {
             self.modems = modems
+            modemsChanged = true
             evaluate()
         }
     }
@@ -245,6 +258,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             config = next
             published.withLock { $0.configuration = next }
             linkVerdicts = [:]
+            rebuild = true
             pendingReason = Reason(code: .configReloaded)
             evaluate()
         }
@@ -255,7 +269,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// Called by the socket's NL_CB_VALID callback, on `queue`, inside `drain()`.
     private func handle(_ message: OpaquePointer) {
         for change in NetlinkMessageDecoder.changes(in: message) {
-            table.apply(change)
+            table.apply(change, touching: &touched, contents: &contentsTouched)
             // A new link may reuse the index and name of a deleted one: decide its kind afresh.
             if case .linkRemoved(let index) = change { linkVerdicts[index] = nil }
             dirty = true
@@ -283,6 +297,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             do {
                 table = try dumpKernelState()
                 linkVerdicts = [:]
+                rebuild = true
                 dirty = true
                 pendingReason = Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel")
             } catch {
@@ -337,7 +352,16 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         evaluationScheduled = false
         let reason = pendingReason
         pendingReason = nil
-        let action = tracker.update(makeSnapshot(), reason: reason)
+        let action: StatusTracker.Action
+        if rebuild {
+            action = tracker.update(makeSnapshot(), reason: reason)
+        } else {
+            // Only what messages touched is read again; the tracker keeps the other slices.
+            let slices = touched.map { makeSlice(at: $0) }
+            action = tracker.update(slices: slices, modems: modemsChanged ? modems : nil,
+                                    verdict: verdictChanged ? (probe, probePath) : nil, reason: reason)
+        }
+        clearChanges()
         publish()
         switch action {
         case .none: break
@@ -347,20 +371,42 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         }
     }
 
-    private func makeSnapshot() -> NetworkSnapshot {
+    private func clearChanges() {
+        touched.removeAll(keepingCapacity: true)
+        contentsTouched.removeAll(keepingCapacity: true)
+        rebuild = false
+        modemsChanged = false
+        verdictChanged = false
+    }
+
+    /// The kind and configuration verdicts of a link, decided once per name.
+    private func verdict(for facts: LinkFacts) -> LinkVerdict {
+        if let cached = linkVerdicts[facts.index], cached.name == facts.name { return cached }
         let sysfs = SysfsInterfaceFacts(root: config.sysfsRoot)
+        let verdict = LinkVerdict(name: facts.name,
+                                  kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.interfaces.kinds),
+                                  metered: Glob.matchesAny(config.interfaces.metered, facts.name),
+                                  ignored: Glob.matchesAny(config.monitor.ignoreInterfaces, facts.name))
+        linkVerdicts[facts.index] = verdict
+        return verdict
+    }
+
+    /// The slice of `index` as `makeSnapshot()` would have it; when only its link changed, the
+    /// tracker's slice lends its addresses and routes.
+    private func makeSlice(at index: Int) -> LinkSlice {
+        guard let facts = table.links[index] else {
+            return table.slice(at: index, kind: .other, metered: false, ignored: false)
+        }
+        let verdict = verdict(for: facts)
+        let previous = contentsTouched.contains(index) ? nil : tracker.indexed.slices[index]
+        return table.slice(at: index, kind: verdict.kind, metered: verdict.metered, ignored: verdict.ignored,
+                           previous: previous)
+    }
+
+    private func makeSnapshot() -> NetworkSnapshot {
         var kinds: [Int: InterfaceKind] = [:], metered: Set<Int> = [], ignored: Set<Int> = []
         for (index, facts) in table.links {
-            let verdict: LinkVerdict
-            if let cached = linkVerdicts[index], cached.name == facts.name {
-                verdict = cached
-            } else {
-                verdict = LinkVerdict(name: facts.name,
-                                      kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.interfaces.kinds),
-                                      metered: Glob.matchesAny(config.interfaces.metered, facts.name),
-                                      ignored: Glob.matchesAny(config.monitor.ignoreInterfaces, facts.name))
-                linkVerdicts[index] = verdict
-            }
+            let verdict = verdict(for: facts)
             kinds[index] = verdict.kind
             if verdict.metered { metered.insert(index) }
             if verdict.ignored { ignored.insert(index) }

@@ -106,6 +106,9 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// The JSON of the last status encoded (the last event's `current`), reused as the next
     /// event's `previous` and for `GetStatus`.
     private var statusJSONCache: (status: Status, json: [UInt8])?
+    /// The bytes of each interface as last encoded: a status that changed in one interface is
+    /// written with the others' bytes spliced in.
+    private var interfaceJSONCache = InterfaceJSONCache()
     package let queueConfinement: QueueConfinement
     private var _checkHandler: CheckHandler?
     private var _probeHandler: ProbeHandler?
@@ -458,7 +461,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// `previous` is the last event's `current`), else freshly written and kept.
     func statusJSON(_ status: Status) -> [UInt8] {
         if let cache = statusJSONCache, cache.status == status { return cache.json }
-        let json = WireJSONWriter.json(status)
+        let json = WireJSONWriter.json(status, interfaces: &interfaceJSONCache)
         statusJSONCache = (status, json)
         return json
     }

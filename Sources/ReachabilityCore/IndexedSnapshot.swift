@@ -1,0 +1,76 @@
+/// A `NetworkSnapshot` grouped by interface index: what the classifier and the reason deriver
+/// work on. Built whole from a snapshot, or kept up to date slice by slice (`replace`).
+public struct IndexedSnapshot: Equatable, Sendable {
+    /// Non-empty slices by interface index.
+    public private(set) var slices: [Int: LinkSlice] = [:]
+    /// Indexes that have a link, ascending: the order of a status's interface list.
+    public private(set) var linkIndexes: [Int] = []
+    public var modems: [ModemState] = []
+    public var probe: Probe?
+    public var probePath: ProbePath?
+
+    public init() {}
+
+    public init(_ snapshot: NetworkSnapshot) {
+        var addresses: [Int: Set<AddressState>] = [:]
+        for address in snapshot.addresses { addresses[address.ifindex, default: []].insert(address) }
+        var routes: [Int: Set<RouteState>] = [:]
+        for route in snapshot.routes { routes[route.oif, default: []].insert(route) }
+        var indexes = Set(snapshot.links.keys)
+        indexes.formUnion(addresses.keys)
+        indexes.formUnion(routes.keys)
+        for index in indexes {
+            let slice = LinkSlice(index: index, link: snapshot.links[index], addresses: addresses[index] ?? [],
+                                  routes: routes[index] ?? [])
+            slices[index] = slice
+        }
+        linkIndexes = snapshot.links.keys.sorted()
+        modems = snapshot.modems
+        probe = snapshot.probe
+        probePath = snapshot.probePath
+    }
+
+    /// The same picture as a flat `NetworkSnapshot`.
+    public var snapshot: NetworkSnapshot {
+        var links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = []
+        for slice in slices.values {
+            if let link = slice.link { links[slice.index] = link }
+            addresses.formUnion(slice.addresses)
+            routes.formUnion(slice.routes)
+        }
+        return NetworkSnapshot(links: links, addresses: addresses, routes: routes, modems: modems,
+                               probe: probe, probePath: probePath)
+    }
+
+    /// The slice at `index` (empty when nothing is there).
+    public func slice(at index: Int) -> LinkSlice {
+        slices[index] ?? LinkSlice(index: index, link: nil)
+    }
+
+    /// Puts `slice` in place of whatever was at its index; returns what was there.
+    @discardableResult
+    public mutating func replace(_ slice: LinkSlice) -> LinkSlice {
+        let old = slices[slice.index] ?? LinkSlice(index: slice.index, link: nil)
+        slices[slice.index] = slice.isEmpty ? nil : slice
+        let hadLink = old.link != nil, hasLink = slice.link != nil
+        if hadLink != hasLink {
+            if hasLink {
+                let position = linkIndexes.firstIndex { $0 > slice.index } ?? linkIndexes.endIndex
+                linkIndexes.insert(slice.index, at: position)
+            } else {
+                linkIndexes.removeAll { $0 == slice.index }
+            }
+        }
+        return old
+    }
+
+    /// The link at `index`, if any.
+    func link(_ index: Int) -> LinkState? { slices[index]?.link }
+
+    /// The latest publication of the connectivity checker.
+    var verdict: ConnectivityRule.Verdict { ConnectivityRule.Verdict(probe: probe, path: probePath) }
+
+    public static func == (a: IndexedSnapshot, b: IndexedSnapshot) -> Bool {
+        a.slices == b.slices && a.modems == b.modems && a.probe == b.probe && a.probePath == b.probePath
+    }
+}

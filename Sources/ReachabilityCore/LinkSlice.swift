@@ -1,0 +1,86 @@
+/// Everything a snapshot holds about one interface index: the link (nil when there is none, or
+/// it is ignored), the addresses on it and the routes out of it — plus what classification
+/// derives from them alone, worked out once when the slice is made.
+///
+/// A netlink message changes one index (rarely a few), so the monitor remakes the slices of the
+/// indexes a wake-up touched and keeps the others: classification then walks links and their
+/// default-route candidates instead of regrouping, filtering and sorting every address and route.
+public struct LinkSlice: Equatable, Sendable {
+    public let index: Int
+    public let link: LinkState?
+    public let addresses: Set<AddressState>
+    public let routes: Set<RouteState>
+
+    /// The link, not loopback, up with carrier, with a usable IPv4 / IPv6 address.
+    let usableIPv4: Bool
+    let usableIPv6: Bool
+    /// Main-table unicast routes that may be a default, half-default or gateway route: the only
+    /// ones classification looks at.
+    let candidateRoutes: [RouteState]
+    /// The link as a status lists it, its kind as the link says (a modem may override it).
+    let interface: Interface?
+    /// The addresses as a status lists them: not tentative, IPv4 first, sorted, in CIDR form.
+    let shownAddresses: [String]
+    /// The link has a usable address of that family (whatever the link's state).
+    let hasUsableIPv4: Bool
+    let hasUsableIPv6: Bool
+
+    public init(index: Int, link: LinkState?, addresses: Set<AddressState> = [], routes: Set<RouteState> = []) {
+        var usable4 = false, usable6 = false
+        for address in addresses where address.isUsable {
+            switch address.family {
+            case .ipv4: usable4 = true
+            case .ipv6: usable6 = true
+            }
+        }
+        let shown = addresses
+            .filter { !$0.tentative }
+            .sorted { ($0.family == .ipv4 ? 0 : 1, $0.address, $0.prefixLength) < ($1.family == .ipv4 ? 0 : 1, $1.address, $1.prefixLength) }
+            .map(\.cidr)
+        let candidates: [RouteState] = routes.filter {
+            $0.table == RouteState.mainTable && $0.type == .unicast && ($0.isDefault || $0.isHalfDefault || $0.gateway != nil)
+        }
+        self.init(index: index, link: link, addresses: addresses, routes: routes, candidateRoutes: candidates,
+                  shownAddresses: shown, hasUsableIPv4: usable4, hasUsableIPv6: usable6)
+    }
+
+    private init(index: Int, link: LinkState?, addresses: Set<AddressState>, routes: Set<RouteState>,
+                 candidateRoutes: [RouteState], shownAddresses: [String], hasUsableIPv4: Bool, hasUsableIPv6: Bool) {
+        self.index = index
+        self.link = link
+        self.addresses = addresses
+        self.routes = routes
+        self.candidateRoutes = candidateRoutes
+        self.shownAddresses = shownAddresses
+        self.hasUsableIPv4 = hasUsableIPv4
+        self.hasUsableIPv6 = hasUsableIPv6
+        let linkUsable = link.map { $0.kind != .loopback && $0.up && $0.carrier } ?? false
+        usableIPv4 = linkUsable && hasUsableIPv4
+        usableIPv6 = linkUsable && hasUsableIPv6
+        interface = link.map { link in
+            Interface(name: link.name, index: link.index, kind: link.kind, up: link.up, carrier: link.carrier,
+                      operstate: link.operstate, addresses: shownAddresses, metered: link.metered)
+        }
+    }
+
+    /// The same addresses and routes under `link`: what a message about the link alone (up,
+    /// carrier, operstate, name) changes. Nothing about the addresses and routes is worked out again.
+    public func replacingLink(with link: LinkState?) -> LinkSlice {
+        LinkSlice(index: index, link: link, addresses: addresses, routes: routes, candidateRoutes: candidateRoutes,
+                  shownAddresses: shownAddresses, hasUsableIPv4: hasUsableIPv4, hasUsableIPv6: hasUsableIPv6)
+    }
+
+    /// Nothing at this index.
+    public var isEmpty: Bool { link == nil && addresses.isEmpty && routes.isEmpty }
+
+    func isUsable(family: AddressFamily) -> Bool {
+        switch family {
+        case .ipv4: return usableIPv4
+        case .ipv6: return usableIPv6
+        }
+    }
+
+    public static func == (a: LinkSlice, b: LinkSlice) -> Bool {
+        a.index == b.index && a.link == b.link && a.addresses == b.addresses && a.routes == b.routes
+    }
+}

@@ -1,0 +1,197 @@
+import FoundationEssentials
+import Testing
+@testable import ReachabilityCore
+
+/// A small deterministic generator (SplitMix64), so that a failing sequence can be replayed from its seed.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// What the monitor decides per link name (sysfs kind, `Kind.`/`Metered=`/`Ignore=` globs), fixed here.
+private struct Verdicts {
+    static let kinds: [String: InterfaceKind] = ["lo": .loopback, "eth0": .ethernet, "eth1": .ethernet, "wlan0": .wifi,
+                                                 "wwan0": .wwan, "wg0": .vpn, "tun0": .vpn, "br0": .bridge, "docker0": .bridge]
+    static let names = Array(kinds.keys).sorted()
+    static func kind(_ name: String) -> InterfaceKind { kinds[name] ?? .other }
+    static func metered(_ name: String) -> Bool { name == "wlan0" || name == "wwan0" }
+    static func ignored(_ name: String) -> Bool { name == "docker0" }
+}
+
+/// Random kernel messages of the kinds netlink sends, over a handful of indexes, names,
+/// addresses and routes, so that sequences collide (same address twice, routes of removed links,
+/// replaces across links, renames, addresses before their link).
+private struct MessageGenerator {
+    var rng: SplitMix64
+    let indexes = [1, 2, 3, 4, 5]
+
+    mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &rng)] }
+    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &rng) < percent }
+
+    mutating func link() -> LinkFacts {
+        let up = chance(70), carrier = chance(70)
+        return LinkFacts(index: pick(indexes), name: pick(Verdicts.names), up: up, carrier: carrier,
+                         loopback: false, operstate: pick(["up", "down", "lowerlayerdown", "unknown", "dormant"]))
+    }
+
+    mutating func address() -> AddressState {
+        let ipv4 = chance(50)
+        return AddressState(ifindex: pick(indexes + [9]), family: ipv4 ? .ipv4 : .ipv6,
+                            address: ipv4 ? pick(["10.0.0.2", "10.0.1.2", "192.168.1.5"]) : pick(["2001:db8::2", "fe80::1", "fd00::5"]),
+                            prefixLength: pick([24, 64]), scope: pick([.global, .global, .link, .host, .site]),
+                            tentative: chance(25))
+    }
+
+    mutating func route() -> RouteState {
+        let ipv4 = chance(50)
+        let shape = Int.random(in: 0..<5, using: &rng)
+        let destination: String?, prefixLength: Int
+        switch shape {
+        case 0, 1: destination = nil; prefixLength = 0                                    // default
+        case 2: destination = ipv4 ? pick(["0.0.0.0", "128.0.0.0"]) : pick(["::", "8000::"]); prefixLength = 1
+        case 3: destination = ipv4 ? "10.0.0.0" : "fe80::"; prefixLength = ipv4 ? 24 : 64
+        default: destination = ipv4 ? "192.168.7.0" : "2001:db8:7::"; prefixLength = ipv4 ? 24 : 48
+        }
+        return RouteState(family: ipv4 ? .ipv4 : .ipv6, table: chance(90) ? RouteState.mainTable : 100,
+                          destination: destination, prefixLength: prefixLength,
+                          gateway: chance(60) ? (ipv4 ? pick(["10.0.0.1", "10.0.1.1"]) : pick(["fe80::1", "fe80::2"])) : nil,
+                          oif: pick(indexes + [0]), metric: pick([0, 50, 100, 1024]),
+                          type: chance(85) ? .unicast : pick([.blackhole, .unreachable, .local]))
+    }
+
+    mutating func message() -> KernelChange {
+        switch Int.random(in: 0..<100, using: &rng) {
+        case 0..<30: return .link(link())
+        case 30..<34: return .linkRemoved(index: pick(indexes))
+        case 34..<52: return .addressAdded(address())
+        case 52..<62: return .addressRemoved(address())
+        case 62..<88: return .routeAdded(route(), replace: chance(20))
+        default: return .routeRemoved(route())
+        }
+    }
+
+    mutating func modems() -> [ModemState] {
+        guard chance(60) else { return [] }
+        return [ModemState(path: "/org/freedesktop/ModemManager1/Modem/0", interfaces: [pick(["wwan0", "eth1", "wlan0"])],
+                           accessTechnologies: pick([0, 1 << 14, 1 << 5]), signalQuality: pick([nil, 40, 80]),
+                           roaming: pick([nil, true, false]))]
+    }
+}
+
+/// The monitor's two ways of building the classifier's input, as it does them: the whole
+/// snapshot from the table, and the slices of the indexes a batch of messages touched.
+private func fullSnapshot(_ table: KernelStateTable, modems: [ModemState], probe: Probe?, path: ProbePath?) -> NetworkSnapshot {
+    var kinds: [Int: InterfaceKind] = [:], metered: Set<Int> = [], ignored: Set<Int> = []
+    for (index, facts) in table.links {
+        kinds[index] = Verdicts.kind(facts.name)
+        if Verdicts.metered(facts.name) { metered.insert(index) }
+        if Verdicts.ignored(facts.name) { ignored.insert(index) }
+    }
+    var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
+    snapshot.probePath = path
+    return snapshot
+}
+
+private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice? = nil) -> LinkSlice {
+    guard let facts = table.links[index] else { return table.slice(at: index, kind: .other, metered: false, ignored: false) }
+    return table.slice(at: index, kind: Verdicts.kind(facts.name), metered: Verdicts.metered(facts.name),
+                       ignored: Verdicts.ignored(facts.name), previous: previous)
+}
+
+/// For random sequences of kernel messages (and modem and checker updates), classifying only the
+/// slices the messages touched gives what classifying the whole table gives: the same events,
+/// statuses, reasons and change lists, in the same order; and the wire JSON written with cached
+/// interface fragments is byte for byte the JSON written afresh.
+@Suite struct IncrementalClassificationTests {
+    @Test(arguments: 0..<40)
+    func incrementalEqualsFullRecomputation(seed: Int) {
+        var generator = MessageGenerator(rng: SplitMix64(state: UInt64(seed) &* 0x1234_5678_9ABC_DEF1 &+ 7))
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        var table = KernelStateTable()
+        var full = StatusTracker(firstSequence: 10, now: t0)
+        var incremental = StatusTracker(firstSequence: 10, now: t0)
+        var modems: [ModemState] = [], probe: Probe?, path: ProbePath?
+        var events = 0
+        var interfaceJSON = InterfaceJSONCache()
+        for step in 1...150 {
+            var touched: Set<Int> = [], contents: Set<Int> = []
+            for _ in 0..<Int.random(in: 1...4, using: &generator.rng) {
+                // Links change alone more often than not, as up/carrier changes do.
+                let message = generator.chance(30) ? .link(generator.link()) : generator.message()
+                table.apply(message, touching: &touched, contents: &contents)
+            }
+            var newModems: [ModemState]?, newVerdict: (probe: Probe?, path: ProbePath?)?
+            if generator.chance(8) {
+                modems = generator.modems()
+                newModems = modems
+            }
+            if generator.chance(8) {
+                let result = generator.pick([Connectivity.full, .portal, .limited, .none])
+                probe = generator.chance(80) ? Probe(url: "http://check/", result: result, rttMs: Double(step),
+                                                     portalUrl: result == .portal ? "http://login/" : nil,
+                                                     checkedAt: t0.addingTimeInterval(Double(step))) : nil
+                path = generator.chance(80) ? ProbePath(full.status) : nil
+                newVerdict = (probe, path)
+            }
+            let now = t0.addingTimeInterval(Double(step))
+            let forced: Reason? = generator.chance(5) ? Reason(code: .configReloaded) : nil
+            let expected = full.update(fullSnapshot(table, modems: modems, probe: probe, path: path), reason: forced, now: now)
+            // As the monitor does: a slice whose link alone changed takes over the previous one's
+            // addresses and routes.
+            let slices = touched.sorted().map { index in
+                slice(table, at: index, previous: contents.contains(index) ? nil : incremental.indexed.slices[index])
+            }
+            let actual = incremental.update(slices: slices, modems: newModems,
+                                            verdict: newVerdict, reason: forced, now: now)
+            #expect(actual == expected, "seed \(seed), step \(step)")
+            #expect(incremental.status == full.status, "seed \(seed), step \(step)")
+            // The status written with the interfaces' cached bytes is the status written afresh.
+            #expect(WireJSONWriter.json(incremental.status, interfaces: &interfaceJSON) == WireJSONWriter.json(full.status),
+                    "seed \(seed), step \(step)")
+            #expect(interfaceJSON.count == incremental.status.interfaces.count)
+            if case .emit = expected { events += 1 }
+            guard actual == expected else { return }
+        }
+        #expect(incremental.indexed == IndexedSnapshot(fullSnapshot(table, modems: modems, probe: probe, path: path)))
+        #expect(incremental.sequence == full.sequence)
+        #expect(events > 10, "seed \(seed): the sequence should change the status often")
+    }
+
+    /// The grouped table gives the flat snapshot back, slice by slice.
+    @Test func slicesMakeUpTheSnapshot() {
+        var generator = MessageGenerator(rng: SplitMix64(state: 99))
+        var table = KernelStateTable()
+        for _ in 0..<400 { table.apply(generator.message()) }
+        let snapshot = fullSnapshot(table, modems: [], probe: nil, path: nil)
+        var indexed = IndexedSnapshot()
+        for index in table.indexes { indexed.replace(slice(table, at: index)) }
+        #expect(indexed == IndexedSnapshot(snapshot))
+        #expect(indexed.snapshot == snapshot)
+        #expect(indexed.linkIndexes == snapshot.links.keys.sorted())
+    }
+
+    /// A table kept from messages equals one built from the same messages at once, whatever it
+    /// emptied on the way (the re-dump after an overrun is compared with `==`).
+    @Test func tableKeptFromMessagesEqualsRebuiltOne() {
+        var generator = MessageGenerator(rng: SplitMix64(state: 7))
+        var changes: [KernelChange] = []
+        var table = KernelStateTable()
+        for _ in 0..<400 {
+            let change = generator.message()
+            changes.append(change)
+            table.apply(change)
+        }
+        #expect(table == KernelStateTable(changes))
+        var rebuilt = KernelStateTable()
+        for link in table.links.values { rebuilt.apply(.link(link)) }
+        for address in table.allAddresses { rebuilt.apply(.addressAdded(address)) }
+        for route in table.allRoutes { rebuilt.apply(.routeAdded(route, replace: false)) }
+        #expect(rebuilt == table)
+    }
+}
