@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension FileDescriptor {
+    /// A new stream socket of `address`'s family (`socket(2)`, `SOCK_STREAM | SOCK_CLOEXEC`,
+    /// with `SOCK_NONBLOCK` when `nonBlocking`).
+    public static func streamSocket(for address: SocketAddress, nonBlocking: Bool) throws(Errno) -> FileDescriptor {
+        var type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
+        if nonBlocking { type |= CInt(SOCK_NONBLOCK.rawValue) }
+        let fd = try checkingErrno("socket") { socket(address.family, type, 0) }
+        return FileDescriptor(adopting: fd)
+    }
+
+    /// A non-blocking stream socket bound to `address` and listening (`socket(2)`, `bind(2)`,
+    /// `listen(2)`; `SO_REUSEADDR` first when `reuseAddress`). A Unix socket file must not exist.
+    public static func listening(at address: SocketAddress, backlog: CInt,
+                                 reuseAddress: Bool = false) throws(Errno) -> FileDescriptor {
+        let fd = try streamSocket(for: address, nonBlocking: true)
+        if reuseAddress { try? fd.setOption(SO_REUSEADDR, 1) }
+        _ = try address.withSockaddr { (pointer, length) throws(Errno) in
+            try checkingErrno("bind", path: address.path) { bind(fd.rawValue, pointer, length) }
+        }
+        _ = try checkingErrno("listen", path: address.path) { Glibc.listen(fd.rawValue, backlog) }
+        return fd
+    }
+
+    /// A blocking stream socket connected to `address` (`socket(2)`, `connect(2)`).
+    public static func connected(to address: SocketAddress) throws(Errno) -> FileDescriptor {
+        let fd = try streamSocket(for: address, nonBlocking: false)
+        try fd.connect(to: address)
+        return fd
+    }
+
+    /// `connect(2)`. On a non-blocking socket a connection under way throws `.inProgress`.
+    ///
+    /// Not retried on EINTR: the connection goes on in the background, and a second call would
+    /// answer EALREADY.
+    public borrowing func connect(to address: SocketAddress) throws(Errno) {
+        _ = try address.withSockaddr { (pointer, length) throws(Errno) in
+            try checkingErrno("connect", path: address.path) { Glibc.connect(rawValue, pointer, length) }
+        }
+    }
+
+    /// Takes a pending connection (`accept(2)`), made close-on-exec and non-blocking. Throws
+    /// `.wouldBlock` when none is pending on a non-blocking socket.
+    public borrowing func accept() throws(Errno) -> FileDescriptor {
+        // accept4(2) is not visible without _GNU_SOURCE; accept + fcntl does the same.
+        let fd = try retryingOnInterrupt("accept") { Glibc.accept(rawValue, nil, nil) }
+        let connection = FileDescriptor(adopting: fd)
+        try connection.setCloseOnExec()
+        try connection.setNonBlocking()
+        return connection
+    }
+
+    /// Sends some of `bytes` (`send(2)` with `MSG_NOSIGNAL`, and `MSG_DONTWAIT` when
+    /// `dontWait`); returns how many went. A full socket throws `.wouldBlock`.
+    public borrowing func send(_ bytes: UnsafeRawBufferPointer, dontWait: Bool = false) throws(Errno) -> Int {
+        let flags = CInt(MSG_NOSIGNAL) | (dontWait ? CInt(MSG_DONTWAIT) : 0)
+        return try retryingOnInterrupt("send") { Glibc.send(rawValue, bytes.baseAddress, bytes.count, flags) }
+    }
+
+    /// Receives what is there, at most `buffer.count` bytes (`recv(2)`, with `MSG_DONTWAIT`
+    /// when `dontWait`); 0 when the peer has closed. Nothing there throws `.wouldBlock`.
+    public borrowing func receive(into buffer: UnsafeMutableRawBufferPointer, dontWait: Bool = false) throws(Errno) -> Int {
+        let flags = dontWait ? CInt(MSG_DONTWAIT) : 0
+        return try retryingOnInterrupt("recv") { recv(rawValue, buffer.baseAddress, buffer.count, flags) }
+    }
+
+    /// Which way `shutdown(2)` ends.
+    public enum ShutdownKind: Sendable {
+        case write, readWrite
+    }
+
+    /// Ends one or both directions (`shutdown(2)`): the peer reads end of file, and a blocked
+    /// `recv` here returns. Errors (a peer already gone) are of no interest to the callers.
+    public borrowing func shutdown(_ kind: ShutdownKind) {
+        switch kind {
+        case .write: _ = Glibc.shutdown(rawValue, CInt(SHUT_WR))
+        case .readWrite: _ = Glibc.shutdown(rawValue, CInt(SHUT_RDWR))
+        }
+    }
+
+    /// Sets an `int` socket option at `SOL_SOCKET` (`setsockopt(2)`).
+    public borrowing func setOption(_ option: CInt, _ value: CInt) throws(Errno) {
+        var value = value
+        _ = try checkingErrno("setsockopt") {
+            setsockopt(rawValue, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<CInt>.size))
+        }
+    }
+
+    /// Bounds every later blocking receive and send (`SO_RCVTIMEO`, `SO_SNDTIMEO`); a call over
+    /// it throws `.wouldBlock`.
+    public borrowing func setTimeout(seconds: Double) throws(Errno) {
+        let whole = seconds.rounded(.down)
+        var value = timeval(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1_000_000))
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+            _ = try checkingErrno("setsockopt") {
+                setsockopt(rawValue, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+            }
+        }
+    }
+
+    /// The socket's pending error (`getsockopt(2)` `SO_ERROR`), cleared by reading it: how a
+    /// non-blocking `connect` ended. nil when there is none.
+    public borrowing func pendingError() throws(Errno) -> Errno? {
+        var value: CInt = 0
+        var length = socklen_t(MemoryLayout<CInt>.size)
+        _ = try checkingErrno("getsockopt") { getsockopt(rawValue, SOL_SOCKET, SO_ERROR, &value, &length) }
+        return value == 0 ? nil : Errno(value, call: "connect")
+    }
+
+    /// The process at the other end of a Unix socket when it connected (`getsockopt(2)`
+    /// `SO_PEERCRED`); nil when the kernel does not tell.
+    public borrowing func peerCredentials() -> (pid: Int32, uid: UInt32, gid: UInt32)? {
+        // `struct ucred` (pid, uid, gid) is hidden behind _GNU_SOURCE in Glibc's headers.
+        var credentials: (Int32, UInt32, UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(rawValue, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
+              Int(length) == MemoryLayout.size(ofValue: credentials) else { return nil }
+        return credentials
+    }
+
+    /// Waits until the descriptor is writable or `deadline` passes (`poll(2)` for `POLLOUT`,
+    /// waited again with the time left after EINTR). False when the time ran out.
+    public borrowing func waitUntilWritable(deadline: ContinuousClock.Instant) throws(Errno) -> Bool {
+        var descriptor = pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)
+        while true {
+            let milliseconds = CInt(max(0, ((deadline - .now) / .milliseconds(1)).rounded(.up)))
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready == 0 { return false }
+            let code = errno
+            if code != EINTR { throw Errno(code, call: "poll") }
+        }
+    }
+}

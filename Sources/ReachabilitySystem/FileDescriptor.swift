@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An open file descriptor that this value owns: closed exactly once, by `close()` or when the
+/// value ends without having been closed or handed on (`release()`).
+///
+/// Non-copyable, so the compiler rules out a second close and a use after close. A descriptor
+/// shared with Dispatch sources lives in an `Optional` that is emptied (`take()`) to close it.
+public struct FileDescriptor: ~Copyable, Sendable {
+    /// The descriptor number, for calls the layer does not wrap (Dispatch sources, libnl).
+    public let rawValue: CInt
+
+    /// Takes ownership of `rawValue` (which must be open).
+    public init(adopting rawValue: CInt) {
+        self.rawValue = rawValue
+    }
+
+    deinit {
+        _ = Glibc.close(rawValue)
+    }
+
+    /// Closes the descriptor (`close(2)`, never retried: Linux frees it even on EINTR).
+    public consuming func close() throws(Errno) {
+        let fd = rawValue
+        discard self
+        _ = try checkingErrno("close") { Glibc.close(fd) }
+    }
+
+    /// Hands the descriptor number on without closing it: the caller owns it now.
+    public consuming func release() -> CInt {
+        let fd = rawValue
+        discard self
+        return fd
+    }
+
+    /// Opens `path` (`open(2)`) with `O_CLOEXEC` added to `flags`.
+    public static func open(_ path: String, _ flags: CInt, mode: mode_t = 0) throws(Errno) -> FileDescriptor {
+        let fd = try retryingOnInterrupt("open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        return FileDescriptor(adopting: fd)
+    }
+
+    /// Reads what is there, at most `buffer.count` bytes (`read(2)`); 0 at end of file.
+    public borrowing func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes some of `bytes` (`write(2)`); returns how many went.
+    public borrowing func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt("write") { Glibc.write(rawValue, bytes.baseAddress, bytes.count) }
+    }
+
+    /// Writes all of `bytes` (`write(2)` until done: a short write goes on with the rest).
+    public borrowing func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        try Self.writeAll(bytes, to: rawValue)
+    }
+
+    /// `write(2)` to a descriptor this process does not own (stdout, stderr) until all is written.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: CInt) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = try retryingOnInterrupt("write") {
+                Glibc.write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+            }
+            // Zero from a regular write means no progress is possible (a full device).
+            guard written > 0 else { throw Errno(EIO, call: "write") }
+            offset += written
+        }
+    }
+
+    /// Sets or clears `O_NONBLOCK` (`fcntl(2)` `F_GETFL`/`F_SETFL`).
+    public borrowing func setNonBlocking(_ on: Bool = true) throws(Errno) {
+        try Self.setNonBlocking(rawValue, on)
+    }
+
+    static func setNonBlocking(_ fd: CInt, _ on: Bool) throws(Errno) {
+        let flags = try checkingErrno("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        let wanted = on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
+        _ = try checkingErrno("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, wanted) }
+    }
+
+    /// Sets `FD_CLOEXEC` (`fcntl(2)` `F_SETFD`), so programs this one starts do not inherit it.
+    public borrowing func setCloseOnExec() throws(Errno) {
+        _ = try checkingErrno("fcntl(F_SETFD)") { fcntl(rawValue, F_SETFD, FD_CLOEXEC) }
+    }
+}
+
+/// The standard output and error of the process (never closed by this layer).
+public enum StandardStream: CInt, Sendable {
+    case output = 1
+    case error = 2
+
+    /// Writes all of `text` (`write(2)`, short writes continued, EINTR retried); a failure is
+    /// ignored: there is nowhere left to report it.
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in try? FileDescriptor.writeAll(UnsafeRawBufferPointer(bytes), to: rawValue) }
+    }
+
+    /// True when the stream is a terminal (`isatty(3)`).
+    public var isTerminal: Bool { isatty(rawValue) == 1 }
+}
+
+/// Writes `text` whole to standard output or error (see `StandardStream.write`).
+public func emit(_ text: String, to stream: StandardStream = .output) {
+    stream.write(text)
+}
