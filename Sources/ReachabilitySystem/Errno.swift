@@ -76,8 +76,12 @@ extension Errno {
     public static let tooManyOpenFilesInSystem = Errno(rawValue: ENFILE)
     /// `ENAMETOOLONG`: a path longer than the call takes (a socket path over `sun_path`).
     public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
+    /// `EINVAL`.
+    public static let invalidArgument = Errno(rawValue: EINVAL)
     /// `EIO`.
     public static let ioError = Errno(rawValue: EIO)
+    /// `EBADF`: the descriptor is not open (here: already closed).
+    public static let badFileDescriptor = Errno(rawValue: EBADF)
 
     /// True for `EAGAIN` and `EWOULDBLOCK` (the same number on Linux, not everywhere).
     public var isWouldBlock: Bool { rawValue == EAGAIN || rawValue == EWOULDBLOCK }
