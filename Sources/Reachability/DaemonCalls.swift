@@ -18,7 +18,7 @@ enum DaemonCalls {
         } catch ReachabilityClientError.daemonNotRunning(let path) {
             throw ReachabilityError.daemonNotRunning(socketPath: path)
         } catch ReachabilityClientError.connectionFailed(let path, let reason) {
-            throw ReachabilityError.connectionFailed(socketPath: path, reason: reason)
+            throw ReachabilityError.connectionFailed(socketPath: path, reason: reason.text)
         }
     }
 

@@ -40,6 +40,24 @@ public struct FileDescriptor: ~Copyable, Sendable {
         return FileDescriptor(adopting: fd)
     }
 
+    /// Creates and opens a new file whose name is `template` with its trailing `XXXXXX` made
+    /// unique (`mkstemp(3)`: mode 0600; then close-on-exec); `path` receives the name.
+    public static func createTemporary(template: String, path: inout String) throws(Errno) -> FileDescriptor {
+        var name = Array(template.utf8CString)
+        // mkostemp(3), which takes O_CLOEXEC, is hidden behind _GNU_SOURCE.
+        let fd = name.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
+        guard fd >= 0 else { throw Errno.current("mkstemp", path: template) }
+        path = String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let file = FileDescriptor(adopting: fd)
+        try? file.setCloseOnExec()
+        return file
+    }
+
+    /// Sets the permission bits (`fchmod(2)`).
+    public borrowing func setPermissions(_ mode: mode_t) throws(Errno) {
+        _ = try checkingErrno("fchmod") { fchmod(rawValue, mode) }
+    }
+
     /// Reads what is there, at most `buffer.count` bytes (`read(2)`); 0 at end of file.
     public borrowing func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retryingOnInterrupt("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
@@ -53,6 +71,19 @@ public struct FileDescriptor: ~Copyable, Sendable {
     /// Writes all of `bytes` (`write(2)` until done: a short write goes on with the rest).
     public borrowing func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
         try Self.writeAll(bytes, to: rawValue)
+    }
+
+    /// Writes all of `text` as UTF-8 (see `writeAll(_:)`).
+    public borrowing func writeAll(_ text: String) throws(Errno) {
+        try Self.writeAll(text, to: rawValue)
+    }
+
+    static func writeAll(_ text: String, to fd: CInt) throws(Errno) {
+        var text = text
+        let result: Result<Void, Errno> = text.withUTF8 { bytes in
+            Result { () throws(Errno) in try writeAll(UnsafeRawBufferPointer(bytes), to: fd) }
+        }
+        try result.get()
     }
 
     /// `write(2)` to a descriptor this process does not own (stdout, stderr) until all is written.
@@ -93,8 +124,7 @@ public enum StandardStream: CInt, Sendable {
     /// Writes all of `text` (`write(2)`, short writes continued, EINTR retried); a failure is
     /// ignored: there is nowhere left to report it.
     public func write(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes in try? FileDescriptor.writeAll(UnsafeRawBufferPointer(bytes), to: rawValue) }
+        try? FileDescriptor.writeAll(text, to: rawValue)
     }
 
     /// True when the stream is a terminal (`isatty(3)`).

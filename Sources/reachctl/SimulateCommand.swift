@@ -2,9 +2,7 @@ import Dispatch
 import Foundation
 import ReachabilityClient
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// `reachctl simulate …`: plays a network to the apps through varlink `Simulate`.
 func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never {
@@ -13,7 +11,7 @@ func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never 
         let connection = connect(client)
         let status = simulate(connection, ["reset": .bool(true)])
         printLine("simulation ended: \(Style().summary(status))")
-        exit(ExitCode.success)
+        ProcessSetup.exit(ExitCode.success)
     case .play(let status, let connectivity, let expensive, let seconds):
         var parameters: [String: JSONValue] = ["status": .string(status.rawValue)]
         if let connectivity { parameters["connectivity"] = .string(connectivity.rawValue) }
@@ -23,7 +21,7 @@ func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never 
             parameters["seconds"] = .int(seconds)
             let published = simulate(connection, parameters)
             printLine("simulating for \(seconds) s: \(Style().summary(published))")
-            exit(ExitCode.success)
+            ProcessSetup.exit(ExitCode.success)
         }
         // Until interrupted: the simulation lasts while this connection is open.
         parameters["whileConnected"] = .bool(true)
@@ -51,13 +49,11 @@ func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never 
             if let connectivity = step.connectivity { parameters["connectivity"] = .string(connectivity.rawValue) }
             let published = simulate(connection, parameters)
             printLine("line \(step.line): \(step.seconds) s: \(Style().summary(published))")
-            // sleep(3) returns what is left when a signal cut it short.
-            var left = UInt32(step.seconds)
-            while left > 0 { left = sleep(left) }
+            ProcessSetup.sleep(seconds: UInt32(step.seconds))
         }
         let status = simulate(connection, ["reset": .bool(true)])
         printLine("script done: \(Style().summary(status))")
-        exit(ExitCode.success)
+        ProcessSetup.exit(ExitCode.success)
     }
 }
 

@@ -1,9 +1,6 @@
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What the daemon runs with, derived from reachd.conf (see reachd.conf(5)): the monitor's
 /// configuration, the server's, and the socket's path, mode and group.
@@ -26,7 +23,7 @@ struct DaemonSettings {
         settings.file = file
         settings.monitor = ReachabilityMonitor.Configuration(file)
         settings.server.historySize = file.events.history
-        settings.server.socketMode = mode_t(file.socket.mode)
+        settings.server.socketMode = UInt32(file.socket.mode)
         settings.server.maxConnections = file.limits.maxConnections
         settings.server.maxConnectionsPerUser = file.limits.maxConnectionsPerUser
         settings.server.partialMessageTimeout = file.limits.partialMessageTimeoutSeconds

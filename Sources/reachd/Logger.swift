@@ -1,8 +1,6 @@
 import Foundation
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// reachd's log: one plain line per message on stderr, or with sd-daemon(3) priority prefixes
 /// (`<6>listening on …`) when stderr goes to the journal (systemd sets JOURNAL_STREAM).
@@ -29,8 +27,8 @@ final class Logger: @unchecked Sendable {
     func log(_ level: LogLevel, _ message: String) {
         guard level >= self.level else { return }
         // One write(2) per line, so lines from several threads never interleave.
-        let line = Array((format(level, message) + "\n").utf8)
-        lock.withLock { _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) } }
+        let line = format(level, message) + "\n"
+        lock.withLock { StandardStream.error.write(line) }
     }
 
     func debug(_ message: String) { log(.debug, message) }
