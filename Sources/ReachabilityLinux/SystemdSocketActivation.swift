@@ -1,16 +1,17 @@
 import CSystemd
+import ReachabilitySystem
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A failed sd-daemon call: the function and the errno text.
+/// A failed sd-daemon call: the function (`sd_listen_fds`) and its error number.
 public struct SystemdError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var errno: Errno
     /// The C function that failed (`sd_listen_fds`).
-    public var function: String
-    /// The positive errno value.
-    public var errno: Int32
-    public init(function: String, errno: Int32) { self.function = function; self.errno = errno }
-    public var description: String { "\(function): \(String(cString: strerror(errno)))" }
+    public var function: String { errno.call }
+    /// - Parameter errno: the positive error number (sd-daemon returns its negation).
+    public init(function: String, errno: Int32) { self.errno = Errno(errno, call: function) }
+    public var description: String { errno.description }
 }
 
 /// Socket activation (`sd_listen_fds(3)`): the sockets systemd passed to the process, from

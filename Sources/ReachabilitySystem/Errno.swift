@@ -76,6 +76,24 @@ extension Errno {
     public static let tooManyOpenFilesInSystem = Errno(rawValue: ENFILE)
     /// `ENAMETOOLONG`: a path longer than the call takes (a socket path over `sun_path`).
     public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
+    /// `ECONNRESET`: the peer reset the connection.
+    public static let connectionReset = Errno(rawValue: ECONNRESET)
+    /// `EPIPE`: the peer is gone.
+    public static let brokenPipe = Errno(rawValue: EPIPE)
+    /// `ETIMEDOUT`.
+    public static let timedOut = Errno(rawValue: ETIMEDOUT)
+    /// `ENETUNREACH`.
+    public static let networkUnreachable = Errno(rawValue: ENETUNREACH)
+    /// `EHOSTUNREACH`.
+    public static let hostUnreachable = Errno(rawValue: EHOSTUNREACH)
+    /// `ENETDOWN`.
+    public static let networkDown = Errno(rawValue: ENETDOWN)
+    /// `EHOSTDOWN`.
+    public static let hostDown = Errno(rawValue: EHOSTDOWN)
+    /// `EPERM`: not permitted (a capability is missing).
+    public static let notPermitted = Errno(rawValue: EPERM)
+    /// `EACCES`: permission denied.
+    public static let permissionDenied = Errno(rawValue: EACCES)
     /// `EINVAL`.
     public static let invalidArgument = Errno(rawValue: EINVAL)
     /// `EIO`.

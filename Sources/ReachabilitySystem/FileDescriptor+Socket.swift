@@ -18,9 +18,7 @@ extension FileDescriptor {
                                  reuseAddress: Bool = false) throws(Errno) -> FileDescriptor {
         let fd = try streamSocket(for: address, nonBlocking: true)
         if reuseAddress { try? fd.setOption(SO_REUSEADDR, 1) }
-        _ = try address.withSockaddr { (pointer, length) throws(Errno) in
-            try checkingErrno("bind", path: address.path) { bind(fd.rawValue, pointer, length) }
-        }
+        try fd.bind(to: address)
         _ = try checkingErrno("listen", path: address.path) { Glibc.listen(fd.rawValue, backlog) }
         return fd
     }
@@ -121,17 +119,85 @@ extension FileDescriptor {
         return credentials
     }
 
+    /// What `poll(for:cancelledBy:timeoutMilliseconds:)` saw.
+    public enum PollResult: Sendable, Equatable {
+        /// The descriptor is ready (or has an error or hang-up to report).
+        case ready
+        /// The cancellation descriptor became readable.
+        case cancelled
+        /// Nothing yet: the time ran out, or a signal cut the wait short.
+        case pending
+    }
+
+    /// Which readiness `poll` waits for.
+    public enum PollEvent: Sendable {
+        case readable, writable
+    }
+
+    /// Waits up to `timeoutMilliseconds` (`poll(2)`) for the descriptor to become readable or
+    /// writable, or `cancel` (another descriptor, such as a pipe's read end) readable. A signal
+    /// ends the wait early as `.pending`, so callers keep their own deadline.
+    public borrowing func poll(for event: PollEvent, cancelledBy cancel: CInt? = nil,
+                               timeoutMilliseconds: CInt) throws(Errno) -> PollResult {
+        let events: Int16
+        switch event {
+        case .readable: events = Int16(POLLIN)
+        case .writable: events = Int16(POLLOUT)
+        }
+        var descriptors = [pollfd(fd: rawValue, events: events, revents: 0)]
+        if let cancel { descriptors.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
+        let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
+        if ready < 0 {
+            let code = errno
+            if code == EINTR { return .pending }
+            throw Errno(code, call: "poll")
+        }
+        if descriptors.count > 1 && descriptors[1].revents != 0 { return .cancelled }
+        return descriptors[0].revents != 0 ? .ready : .pending
+    }
+
     /// Waits until the descriptor is writable or `deadline` passes (`poll(2)` for `POLLOUT`,
-    /// waited again with the time left after EINTR). False when the time ran out.
+    /// waited again with the time left after a signal). False when the time ran out.
     public borrowing func waitUntilWritable(deadline: ContinuousClock.Instant) throws(Errno) -> Bool {
-        var descriptor = pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)
         while true {
             let milliseconds = CInt(max(0, ((deadline - .now) / .milliseconds(1)).rounded(.up)))
-            let ready = poll(&descriptor, 1, milliseconds)
-            if ready > 0 { return true }
-            if ready == 0 { return false }
-            let code = errno
-            if code != EINTR { throw Errno(code, call: "poll") }
+            switch try poll(for: .writable, timeoutMilliseconds: milliseconds) {
+            case .ready, .cancelled: return true
+            case .pending: if ContinuousClock.now >= deadline { return false }
+            }
+        }
+    }
+
+    /// Binds the socket to a local address (`bind(2)`).
+    public borrowing func bind(to address: SocketAddress) throws(Errno) {
+        _ = try address.withSockaddr { (pointer, length) throws(Errno) in
+            try checkingErrno("bind", path: address.path) { Glibc.bind(rawValue, pointer, length) }
+        }
+    }
+
+    /// Sends only through `interface` whatever the routes say (`setsockopt(2)`
+    /// `SO_BINDTODEVICE`; needs CAP_NET_RAW, else EPERM).
+    public borrowing func bindToDevice(_ interface: String) throws(Errno) {
+        let utf8 = Array(interface.utf8CString)
+        _ = try checkingErrno("setsockopt(SO_BINDTODEVICE)", path: interface) {
+            setsockopt(rawValue, SOL_SOCKET, SO_BINDTODEVICE, utf8, socklen_t(utf8.count))
+        }
+    }
+}
+
+extension FileDescriptor {
+    /// The two ends of a pipe (`pipe(2)`, both close-on-exec).
+    public struct Pipe: ~Copyable, Sendable {
+        public let readEnd: FileDescriptor
+        public let writeEnd: FileDescriptor
+
+        public init() throws(Errno) {
+            var ends: [CInt] = [-1, -1]
+            _ = try checkingErrno("pipe") { Glibc.pipe(&ends) }
+            readEnd = FileDescriptor(adopting: ends[0])
+            writeEnd = FileDescriptor(adopting: ends[1])
+            try? readEnd.setCloseOnExec()
+            try? writeEnd.setCloseOnExec()
         }
     }
 }

@@ -34,9 +34,21 @@ public struct FileDescriptor: ~Copyable, Sendable {
         return fd
     }
 
-    /// Opens `path` (`open(2)`) with `O_CLOEXEC` added to `flags`.
-    public static func open(_ path: String, _ flags: CInt, mode: mode_t = 0) throws(Errno) -> FileDescriptor {
-        let fd = try retryingOnInterrupt("open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
+    /// How `open` opens a file.
+    public enum AccessMode: Sendable {
+        case readOnly, writeOnly, readWrite
+    }
+
+    /// Opens an existing file (`open(2)` with `O_RDONLY`, `O_WRONLY` or `O_RDWR`, and
+    /// `O_CLOEXEC`).
+    public static func open(_ path: String, _ mode: AccessMode = .readOnly) throws(Errno) -> FileDescriptor {
+        let flags: CInt
+        switch mode {
+        case .readOnly: flags = O_RDONLY
+        case .writeOnly: flags = O_WRONLY
+        case .readWrite: flags = O_RDWR
+        }
+        let fd = try retryingOnInterrupt("open", path: path) { Glibc.open(path, flags | O_CLOEXEC) }
         return FileDescriptor(adopting: fd)
     }
 
