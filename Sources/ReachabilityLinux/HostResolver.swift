@@ -3,6 +3,7 @@ import Foundation
 import ReachabilityCore
 #if canImport(Glibc)
 import Glibc
+import ReachabilitySystem
 #endif
 
 /// Resolves host names to every address they have, with a timeout.
@@ -150,18 +151,8 @@ public final class HostResolver: @unchecked Sendable {
 
     /// The numeric form of an AF_INET/AF_INET6 socket address.
     static func socketAddressString(_ address: UnsafeMutablePointer<sockaddr>) -> String? {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        switch Int32(address.pointee.sa_family) {
-        case AF_INET:
-            var v4 = UnsafeMutableRawPointer(address).load(as: sockaddr_in.self).sin_addr
-            guard inet_ntop(AF_INET, &v4, &text, socklen_t(text.count)) != nil else { return nil }
-        case AF_INET6:
-            var v6 = UnsafeMutableRawPointer(address).load(as: sockaddr_in6.self).sin6_addr
-            guard inet_ntop(AF_INET6, &v6, &text, socklen_t(text.count)) != nil else { return nil }
-        default:
-            return nil
-        }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard case .ip(let ip, _)? = SocketAddress(address)?.kind else { return nil }
+        return ip.description
     }
 }
 
