@@ -97,34 +97,31 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     /// `sockaddr_in6`).
     public func withSockaddr<T, E: Error>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws(E) -> T) throws(E) -> T {
         var storage = sockaddr_storage()
+        /// Copies `address` to the start of `storage`; its size is the length the calls take.
+        func store<Address>(_ address: Address) -> Int {
+            withUnsafeMutableBytes(of: &storage) { raw in withUnsafeBytes(of: address) { raw.copyMemory(from: $0) } }
+            return MemoryLayout<Address>.size
+        }
         let length: Int
         switch kind {
         case .unix(let path):
             var un = sockaddr_un()
             un.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &un.sun_path) { raw in
-                // `unix(_:)` checked the length; the rest of sun_path is zero.
-                raw.copyBytes(from: path.utf8.prefix(Self.maxUnixPathLength))
-            }
-            length = MemoryLayout<sockaddr_un>.size
-            withUnsafeMutableBytes(of: &storage) { raw in withUnsafeBytes(of: un) { raw.copyMemory(from: $0) } }
+            // `unix(_:)` checked the length; the rest of sun_path is zero.
+            withUnsafeMutableBytes(of: &un.sun_path) { $0.copyBytes(from: path.utf8.prefix(Self.maxUnixPathLength)) }
+            length = store(un)
+        case .ip(let address, let port) where address.family == .ipv4:
+            var sin = sockaddr_in()
+            sin.sin_family = sa_family_t(AF_INET)
+            sin.sin_port = in_port_t(port.bigEndian)
+            withUnsafeMutableBytes(of: &sin.sin_addr) { $0.copyBytes(from: address.bytes) }
+            length = store(sin)
         case .ip(let address, let port):
-            switch address.family {
-            case .ipv4:
-                var sin = sockaddr_in()
-                sin.sin_family = sa_family_t(AF_INET)
-                sin.sin_port = in_port_t(port.bigEndian)
-                withUnsafeMutableBytes(of: &sin.sin_addr) { $0.copyBytes(from: address.bytes) }
-                length = MemoryLayout<sockaddr_in>.size
-                withUnsafeMutableBytes(of: &storage) { raw in withUnsafeBytes(of: sin) { raw.copyMemory(from: $0) } }
-            case .ipv6:
-                var sin6 = sockaddr_in6()
-                sin6.sin6_family = sa_family_t(AF_INET6)
-                sin6.sin6_port = in_port_t(port.bigEndian)
-                withUnsafeMutableBytes(of: &sin6.sin6_addr) { $0.copyBytes(from: address.bytes) }
-                length = MemoryLayout<sockaddr_in6>.size
-                withUnsafeMutableBytes(of: &storage) { raw in withUnsafeBytes(of: sin6) { raw.copyMemory(from: $0) } }
-            }
+            var sin6 = sockaddr_in6()
+            sin6.sin6_family = sa_family_t(AF_INET6)
+            sin6.sin6_port = in_port_t(port.bigEndian)
+            withUnsafeMutableBytes(of: &sin6.sin6_addr) { $0.copyBytes(from: address.bytes) }
+            length = store(sin6)
         }
         return try withUnsafePointer(to: &storage) { pointer throws(E) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (address) throws(E) -> T in
