@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import ReachabilitySystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,13 +15,13 @@ public struct FileSystemConfigurationFiles: ConfigurationFileSource {
         if stat(path, &info) != 0 {
             let code = errno
             if code == ENOENT || code == ENOTDIR { return nil }
-            throw ConfigurationError(file: path, message: "cannot read: \(String(cString: strerror(code)))")
+            throw ConfigurationError(file: path, message: "cannot read: \(Errno(code, call: "stat").text)")
         }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw ConfigurationError(file: path, message: "cannot read: is a directory")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ConfigurationError(file: path, message: "cannot read: \(String(cString: strerror(errno)))")
+            throw ConfigurationError(file: path, message: "cannot read: \(Errno.current("open").text)")
         }
         defer { try? handle.close() }
         let data: Data
@@ -40,7 +41,7 @@ public struct FileSystemConfigurationFiles: ConfigurationFileSource {
         guard let dir = opendir(directory) else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { return [] }
-            throw ConfigurationError(file: directory, message: "cannot list: \(String(cString: strerror(code)))")
+            throw ConfigurationError(file: directory, message: "cannot list: \(Errno(code, call: "opendir").text)")
         }
         defer { closedir(dir) }
         var names: [String] = []

@@ -136,7 +136,7 @@ public final class HostResolver: @unchecked Sendable {
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = Glibc.getaddrinfo(name, nil, &hints, &list)
         guard rc == 0 else {
-            let text = rc == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(rc))
+            let text = rc == EAI_SYSTEM ? Errno.current("getaddrinfo").text : String(cString: gai_strerror(rc))
             return .failure(ResolveFailure(text))
         }
         defer { freeaddrinfo(list) }
