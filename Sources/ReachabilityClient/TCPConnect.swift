@@ -16,7 +16,7 @@ public enum TCPConnect {
         }
         let socket: FileDescriptor
         do {
-            socket = try FileDescriptor.streamSocket(for: destination, nonBlocking: true)
+            socket = try FileDescriptor.socket(for: destination, nonBlocking: true)
         } catch {
             return failed("\(error)")
         }

@@ -183,7 +183,7 @@ private struct Connection: ~Copyable {
         let socket: FileDescriptor
         do {
             socket = try NetworkNamespace.run(in: request.networkNamespace) { () throws -> FileDescriptor in
-                try FileDescriptor.streamSocket(for: peer, nonBlocking: true)
+                try FileDescriptor.socket(for: peer, nonBlocking: true)
             }
         } catch let error as Errno {
             throw failure("socket", error)

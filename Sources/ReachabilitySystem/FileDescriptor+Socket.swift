@@ -3,12 +3,24 @@ import Glibc
 #endif
 
 extension FileDescriptor {
-    /// A new stream socket of `address`'s family (`socket(2)`, `SOCK_STREAM | SOCK_CLOEXEC`,
-    /// with `SOCK_NONBLOCK` when `nonBlocking`).
-    public static func streamSocket(for address: SocketAddress, nonBlocking: Bool) throws(Errno) -> FileDescriptor {
-        var type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
+    /// The kinds of socket the layer makes.
+    public enum SocketType: Sendable {
+        /// `SOCK_STREAM`: a connection (TCP, a Unix stream).
+        case stream
+        /// `SOCK_DGRAM`: single messages (sd_notify's datagrams).
+        case datagram
+    }
+
+    /// A new socket of `address`'s family (`socket(2)`, `SOCK_STREAM` or `SOCK_DGRAM`, with
+    /// `SOCK_CLOEXEC`, and `SOCK_NONBLOCK` when `nonBlocking`).
+    public static func socket(for address: SocketAddress, _ kind: SocketType = .stream, nonBlocking: Bool) throws(Errno) -> FileDescriptor {
+        var type = CInt(SOCK_CLOEXEC.rawValue)
+        switch kind {
+        case .stream: type |= CInt(SOCK_STREAM.rawValue)
+        case .datagram: type |= CInt(SOCK_DGRAM.rawValue)
+        }
         if nonBlocking { type |= CInt(SOCK_NONBLOCK.rawValue) }
-        let fd = try checkingErrno("socket") { socket(address.family, type, 0) }
+        let fd = try checkingErrno("socket") { Glibc.socket(address.family, type, 0) }
         return FileDescriptor(adopting: fd)
     }
 
@@ -16,7 +28,7 @@ extension FileDescriptor {
     /// `listen(2)`; `SO_REUSEADDR` first when `reuseAddress`). A Unix socket file must not exist.
     public static func listening(at address: SocketAddress, backlog: CInt,
                                  reuseAddress: Bool = false) throws(Errno) -> FileDescriptor {
-        let fd = try streamSocket(for: address, nonBlocking: true)
+        let fd = try socket(for: address, nonBlocking: true)
         if reuseAddress { try? fd.setOption(SO_REUSEADDR, 1) }
         try fd.bind(to: address)
         _ = try checkingErrno("listen", path: address.path) { Glibc.listen(fd.rawValue, backlog) }
@@ -25,7 +37,7 @@ extension FileDescriptor {
 
     /// A blocking stream socket connected to `address` (`socket(2)`, `connect(2)`).
     public static func connected(to address: SocketAddress) throws(Errno) -> FileDescriptor {
-        let fd = try streamSocket(for: address, nonBlocking: false)
+        let fd = try socket(for: address, nonBlocking: false)
         try fd.connect(to: address)
         return fd
     }
@@ -56,6 +68,16 @@ extension FileDescriptor {
     public borrowing func send(_ bytes: UnsafeRawBufferPointer, dontWait: Bool = false) throws(Errno) -> Int {
         let flags = CInt(MSG_NOSIGNAL) | (dontWait ? CInt(MSG_DONTWAIT) : 0)
         return try retryingOnInterrupt("send") { Glibc.send(rawValue, bytes.baseAddress, bytes.count, flags) }
+    }
+
+    /// Sends one datagram to `address` (`sendto(2)` with `MSG_NOSIGNAL`); returns how many
+    /// bytes went.
+    public borrowing func send(_ bytes: UnsafeRawBufferPointer, to address: SocketAddress) throws(Errno) -> Int {
+        try address.withSockaddr { (pointer, length) throws(Errno) in
+            try retryingOnInterrupt("sendto", path: address.path) {
+                sendto(rawValue, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL), pointer, length)
+            }
+        }
     }
 
     /// Receives what is there, at most `buffer.count` bytes (`recv(2)`, with `MSG_DONTWAIT`

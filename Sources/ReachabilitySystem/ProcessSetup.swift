@@ -24,6 +24,9 @@ public enum ProcessSetup {
         return UInt64(limit.rlim_cur)
     }
 
+    /// This process's id (`getpid(2)`).
+    public static var processID: Int32 { getpid() }
+
     /// Ends the process with `status` (`exit(3)`: atexit handlers run, stdio is flushed).
     public static func exit(_ status: CInt) -> Never {
         Glibc.exit(status)

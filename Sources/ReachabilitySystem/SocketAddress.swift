@@ -7,6 +7,8 @@ import Glibc
 public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     public enum Kind: Hashable, Sendable {
         case unix(path: String)
+        /// A name in Linux's abstract socket namespace (no file; `@name` in systemd's notation).
+        case abstractUnix(name: String)
         case ip(IPAddress, port: UInt16)
     }
 
@@ -24,6 +26,15 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         return SocketAddress(kind: .unix(path: path))
     }
 
+    /// A name in Linux's abstract namespace: `sun_path` is a NUL and the name, without a
+    /// terminator. Throws `ENAMETOOLONG` for a name `sun_path` cannot hold.
+    public static func abstractUnix(_ name: String) throws(Errno) -> SocketAddress {
+        guard name.utf8.count <= maxUnixPathLength else {
+            throw Errno(ENAMETOOLONG, call: "socket name longer than \(maxUnixPathLength) bytes", path: "@" + name)
+        }
+        return SocketAddress(kind: .abstractUnix(name: name))
+    }
+
     /// An IP address and port.
     public static func ip(_ address: IPAddress, port: UInt16) -> SocketAddress {
         SocketAddress(kind: .ip(address, port: port))
@@ -38,16 +49,20 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     private init(kind: Kind) { self.kind = kind }
 
     /// The address a C call filled in (`accept(2)`, `getsockname(2)`, a `sockaddr` an API was
-    /// given); nil for a family other than `AF_UNIX`, `AF_INET` and `AF_INET6`.
-    public init?(_ address: UnsafePointer<sockaddr>) {
+    /// given); nil for a family other than `AF_UNIX`, `AF_INET` and `AF_INET6`. An abstract Unix
+    /// name is told from an unnamed socket by `length`, which the call returned.
+    public init?(_ address: UnsafePointer<sockaddr>, length: socklen_t? = nil) {
         switch CInt(address.pointee.sa_family) {
         case AF_UNIX:
-            let path = address.withMemoryRebound(to: sockaddr_un.self, capacity: 1) { un in
+            let nameLength = length.map { Int($0) - MemoryLayout<sa_family_t>.size } ?? 0
+            kind = address.withMemoryRebound(to: sockaddr_un.self, capacity: 1) { un in
                 withUnsafeBytes(of: un.pointee.sun_path) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                    if raw[0] == 0 && nameLength > 1 {
+                        return .abstractUnix(name: String(decoding: raw[1..<min(nameLength, raw.count)], as: UTF8.self))
+                    }
+                    return .unix(path: String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self))
                 }
             }
-            kind = .unix(path: path)
         case AF_INET:
             kind = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
                 var inet = sin.pointee.sin_addr
@@ -68,7 +83,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     /// `AF_UNIX`, `AF_INET` or `AF_INET6`.
     public var family: CInt {
         switch kind {
-        case .unix: return AF_UNIX
+        case .unix, .abstractUnix: return AF_UNIX
         case .ip(let address, _): return address.family.rawValue
         }
     }
@@ -77,14 +92,15 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     public var path: String? {
         switch kind {
         case .unix(let path): return path
-        case .ip: return nil
+        case .abstractUnix, .ip: return nil
         }
     }
 
-    /// `/run/reachd/reachd.sock`, `192.0.2.1:80`, `[2001:db8::1]:80`.
+    /// `/run/reachd/reachd.sock`, `@name`, `192.0.2.1:80`, `[2001:db8::1]:80`.
     public var description: String {
         switch kind {
         case .unix(let path): return path
+        case .abstractUnix(let name): return "@" + name
         case .ip(let address, let port):
             switch address.family {
             case .ipv4: return "\(address):\(port)"
@@ -110,6 +126,12 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
             // `unix(_:)` checked the length; the rest of sun_path is zero.
             withUnsafeMutableBytes(of: &un.sun_path) { $0.copyBytes(from: path.utf8.prefix(Self.maxUnixPathLength)) }
             length = store(un)
+        case .abstractUnix(let name):
+            var un = sockaddr_un()
+            un.sun_family = sa_family_t(AF_UNIX)
+            // A leading NUL, then the name; the length, not a terminator, ends it.
+            withUnsafeMutableBytes(of: &un.sun_path) { $0[1...].copyBytes(from: name.utf8.prefix(Self.maxUnixPathLength)) }
+            length = store(un) - MemoryLayout.size(ofValue: un.sun_path) + 1 + min(name.utf8.count, Self.maxUnixPathLength)
         case .ip(let address, let port) where address.family == .ipv4:
             var sin = sockaddr_in()
             sin.sin_family = sa_family_t(AF_INET)

@@ -65,6 +65,18 @@ import Testing
         #expect(back == address)
     }
 
+    @Test func abstractUnixNameRoundTripsWithItsLength() throws {
+        let address = try SocketAddress.abstractUnix("reachd-test")
+        #expect(address.description == "@reachd-test")
+        #expect(address.path == nil)
+        let back = address.withSockaddr { pointer, length -> SocketAddress? in
+            // The family, a NUL, the name: no terminator.
+            #expect(Int(length) == MemoryLayout<sa_family_t>.size + 1 + "reachd-test".utf8.count)
+            return SocketAddress(pointer, length: length)
+        }
+        #expect(back == address)
+    }
+
     @Test func theLongestUnixPathFitsAndOneByteMoreIsAClearError() throws {
         #expect(SocketAddress.maxUnixPathLength == 107)
         let longest = "/" + String(repeating: "a", count: 106)
