@@ -20,6 +20,7 @@ public struct Errno: Error, RawRepresentable, Hashable, Sendable, CustomStringCo
         self.init(rawValue, call: "")
     }
 
+    /// The error `call` failed with, about `path` when there is one.
     public init(_ rawValue: CInt, call: String, path: String? = nil) {
         self.rawValue = rawValue; self.call = call; self.path = path
     }

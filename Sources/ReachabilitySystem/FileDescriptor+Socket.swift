@@ -89,7 +89,10 @@ extension FileDescriptor {
 
     /// Which way `shutdown(2)` ends.
     public enum ShutdownKind: Sendable {
-        case write, readWrite
+        /// `SHUT_WR`: no more sending; the peer reads end of file.
+        case write
+        /// `SHUT_RDWR`: both directions.
+        case readWrite
     }
 
     /// Ends one or both directions (`shutdown(2)`): the peer reads end of file, and a blocked
@@ -109,8 +112,8 @@ extension FileDescriptor {
         }
     }
 
-    /// Bounds every later blocking receive and send (`SO_RCVTIMEO`, `SO_SNDTIMEO`); a call over
-    /// it throws `.wouldBlock`.
+    /// Bounds every later blocking receive and send (`setsockopt(2)` `SO_RCVTIMEO`,
+    /// `SO_SNDTIMEO`); a call over it throws `.wouldBlock`.
     public borrowing func setTimeout(seconds: Double) throws(Errno) {
         let whole = seconds.rounded(.down)
         var value = timeval(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1_000_000))
@@ -153,7 +156,10 @@ extension FileDescriptor {
 
     /// Which readiness `poll` waits for.
     public enum PollEvent: Sendable {
-        case readable, writable
+        /// `POLLIN`.
+        case readable
+        /// `POLLOUT`.
+        case writable
     }
 
     /// Waits up to `timeoutMilliseconds` (`poll(2)`) for the descriptor to become readable or
@@ -210,9 +216,11 @@ extension FileDescriptor {
 extension FileDescriptor {
     /// The two ends of a pipe (`pipe(2)`, both close-on-exec).
     public struct Pipe: ~Copyable, Sendable {
+        /// What is written to `writeEnd` is read here.
         public let readEnd: FileDescriptor
         public let writeEnd: FileDescriptor
 
+        /// A new pipe (`pipe(2)`, then `FD_CLOEXEC` on both ends).
         public init() throws(Errno) {
             var ends: [CInt] = [-1, -1]
             _ = try checkingErrno("pipe") { Glibc.pipe(&ends) }

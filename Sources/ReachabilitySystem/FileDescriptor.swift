@@ -36,7 +36,12 @@ public struct FileDescriptor: ~Copyable, Sendable {
 
     /// How `open` opens a file.
     public enum AccessMode: Sendable {
-        case readOnly, writeOnly, readWrite
+        /// `O_RDONLY`.
+        case readOnly
+        /// `O_WRONLY`.
+        case writeOnly
+        /// `O_RDWR`.
+        case readWrite
     }
 
     /// Opens an existing file (`open(2)` with `O_RDONLY`, `O_WRONLY` or `O_RDWR`, and
@@ -130,7 +135,9 @@ public struct FileDescriptor: ~Copyable, Sendable {
 
 /// The standard output and error of the process (never closed by this layer).
 public enum StandardStream: CInt, Sendable {
+    /// Descriptor 1.
     case output = 1
+    /// Descriptor 2.
     case error = 2
 
     /// Writes all of `text` (`write(2)`, short writes continued, EINTR retried); a failure is

@@ -6,6 +6,7 @@ import Glibc
 public enum FileSystem {
     /// What is at a path, as `lstat(2)` sees it (a link is not followed).
     public enum Kind: Sendable, Equatable {
+        /// `S_IFSOCK`, `S_IFDIR`, `S_IFREG`; `other` for links, devices, pipes.
         case socket, directory, regularFile, other
     }
 

@@ -5,6 +5,7 @@ import Glibc
 /// An IPv4 or IPv6 address: its bytes in network order, read from and written as text by the C
 /// library (`inet_pton(3)`, `inet_ntop(3)`), so the text is the canonical one (`2001:db8::1`).
 public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
+    /// IPv4 (4 bytes) or IPv6 (16 bytes).
     public enum Family: Hashable, Sendable {
         case ipv4, ipv6
 
@@ -17,6 +18,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Which of the two.
     public let family: Family
     /// 4 or 16 bytes, network order.
     public let bytes: [UInt8]

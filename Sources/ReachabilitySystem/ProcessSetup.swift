@@ -52,6 +52,7 @@ public enum ProcessSetup {
 
 /// The signals reachd and reachctl handle, by their C names.
 public enum Signal: Sendable, CaseIterable {
+    /// `SIGHUP`, `SIGINT`, `SIGTERM`.
     case hangup, interrupt, terminate
 
     /// The C number (`SIGHUP`, `SIGINT`, `SIGTERM`), for `DispatchSource.makeSignalSource`.

@@ -5,13 +5,17 @@ import Glibc
 /// Where a socket binds or connects: a Unix socket path, or an IP address and port. Made into
 /// the C `sockaddr_un`/`sockaddr_in`/`sockaddr_in6` in one place, `withSockaddr`.
 public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The three kinds of address.
     public enum Kind: Hashable, Sendable {
+        /// A socket file (`sockaddr_un` with a path).
         case unix(path: String)
         /// A name in Linux's abstract socket namespace (no file; `@name` in systemd's notation).
         case abstractUnix(name: String)
+        /// `sockaddr_in` or `sockaddr_in6`.
         case ip(IPAddress, port: UInt16)
     }
 
+    /// What the address is.
     public let kind: Kind
 
     /// The longest Unix socket path: `sun_path` holds 108 bytes with the terminating NUL.
