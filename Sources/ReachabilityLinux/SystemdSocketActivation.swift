@@ -1,8 +1,5 @@
 import CSystemd
 import ReachabilitySystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A failed sd-daemon call: the function (`sd_listen_fds`) and its error number.
 public struct SystemdError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -33,9 +30,9 @@ public enum SystemdSocketActivation {
     public static func unixStreamListener(among fds: [Int32], path: String? = nil) -> Int32? {
         fds.first { fd in
             if let path {
-                return path.withCString { sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, $0, 0) } > 0
+                return path.withCString { sd_is_socket_unix(fd, FileDescriptor.SocketType.stream.rawValue, 1, $0, 0) } > 0
             }
-            return sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0
+            return sd_is_socket_unix(fd, FileDescriptor.SocketType.stream.rawValue, 1, nil, 0) > 0
         }
     }
 

@@ -9,16 +9,20 @@ extension FileDescriptor {
         case stream
         /// `SOCK_DGRAM`: single messages (sd_notify's datagrams).
         case datagram
+
+        /// `SOCK_STREAM` or `SOCK_DGRAM`, for C APIs that take the type (`sd_is_socket_unix`).
+        public var rawValue: CInt {
+            switch self {
+            case .stream: return CInt(SOCK_STREAM.rawValue)
+            case .datagram: return CInt(SOCK_DGRAM.rawValue)
+            }
+        }
     }
 
     /// A new socket of `address`'s family (`socket(2)`, `SOCK_STREAM` or `SOCK_DGRAM`, with
     /// `SOCK_CLOEXEC`, and `SOCK_NONBLOCK` when `nonBlocking`).
     public static func socket(for address: SocketAddress, _ kind: SocketType = .stream, nonBlocking: Bool) throws(Errno) -> FileDescriptor {
-        var type = CInt(SOCK_CLOEXEC.rawValue)
-        switch kind {
-        case .stream: type |= CInt(SOCK_STREAM.rawValue)
-        case .datagram: type |= CInt(SOCK_DGRAM.rawValue)
-        }
+        var type = CInt(SOCK_CLOEXEC.rawValue) | kind.rawValue
         if nonBlocking { type |= CInt(SOCK_NONBLOCK.rawValue) }
         let fd = try checkingErrno("socket") { Glibc.socket(address.family, type, 0) }
         return FileDescriptor(adopting: fd)
