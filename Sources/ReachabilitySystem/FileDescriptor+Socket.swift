@@ -69,6 +69,7 @@ extension FileDescriptor {
 
     /// Sends some of `bytes` (`send(2)` with `MSG_NOSIGNAL`, and `MSG_DONTWAIT` when
     /// `dontWait`); returns how many went. A full socket throws `.wouldBlock`.
+    @inlinable
     public borrowing func send(_ bytes: UnsafeRawBufferPointer, dontWait: Bool = false) throws(Errno) -> Int {
         let flags = CInt(MSG_NOSIGNAL) | (dontWait ? CInt(MSG_DONTWAIT) : 0)
         return try retryingOnInterrupt("send") { Glibc.send(rawValue, bytes.baseAddress, bytes.count, flags) }
@@ -86,6 +87,7 @@ extension FileDescriptor {
 
     /// Receives what is there, at most `buffer.count` bytes (`recv(2)`, with `MSG_DONTWAIT`
     /// when `dontWait`); 0 when the peer has closed. Nothing there throws `.wouldBlock`.
+    @inlinable
     public borrowing func receive(into buffer: UnsafeMutableRawBufferPointer, dontWait: Bool = false) throws(Errno) -> Int {
         let flags = dontWait ? CInt(MSG_DONTWAIT) : 0
         return try retryingOnInterrupt("recv") { recv(rawValue, buffer.baseAddress, buffer.count, flags) }
