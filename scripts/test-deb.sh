@@ -26,35 +26,8 @@ for tool in systemd-nspawn unshare nsenter; do
 done
 [ -f "$deb" ] || { echo "check-deb: $deb is missing (make deb)" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/reachd-deb.XXXXXX)
-upper=$work/upper root=$work/root
-mkdir -p "$upper" "$work/overlay-work" "$root"
-nspawn_pid=
-failures=0
-
-log() { echo "check-deb: $*"; }
-fail() { echo "check-deb: FAIL: $*" >&2; failures=$((failures + 1)); }
-inside() { nsenter -t "$leader" -a "$@"; }
-as_user() { inside setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-cleanup() {
-  if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
-    kill -TERM "$nspawn_pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$nspawn_pid" 2>/dev/null || true
-    wait "$nspawn_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-wait_for() { # seconds, description, command...
-  local seconds=$1 what=$2; shift 2
-  for _ in $(seq $((seconds * 10))); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  fail "timed out after ${seconds}s waiting for: $what"
-  return 1
-}
+check=check-deb
+source scripts/container.sh
 # Offline: the container has no network, and every dependency is installed on the host already.
 # (Not --no-download: apt 2.6 then refuses a local .deb, "Pathname to install is not absolute".)
 apt_get() { inside env DEBIAN_FRONTEND=noninteractive apt-get -y -q "$@" </dev/null; }
@@ -91,27 +64,8 @@ if [ -e /usr/sbin/policy-rc.d ]; then
   log "the host's /usr/sbin/policy-rc.d is removed in the container"
 fi
 
-# --- Boot. unshare execs bash, which execs nspawn: $! is nspawn's PID.
-unshare -m --propagation private bash -c '
-  upper=$1 workdir=$2 root=$3; shift 3
-  mount -t overlay overlay -o "lowerdir=/,upperdir=$upper,workdir=$workdir" "$root" &&
-  exec systemd-nspawn --quiet --register=no --keep-unit --private-network "$@" -D "$root" -b --console=pipe
-' _ "$upper" "$work/overlay-work" "$root" "${hide[@]}" > "$work/console.log" 2>&1 &
-nspawn_pid=$!
-leader=
-for _ in $(seq 100); do
-  for child in $(pgrep -P "$nspawn_pid" || true); do
-    [ "$(cat /proc/"$child"/comm 2>/dev/null)" = systemd ] && leader=$child
-  done
-  [ -n "$leader" ] && break
-  sleep 0.1
-done
-if [ -z "$leader" ]; then
-  echo "check-deb: FAIL: systemd did not start in the container:" >&2; cat "$work/console.log" >&2; exit 1
-fi
-for _ in $(seq 300); do nsenter -t "$leader" -a test -S /run/systemd/private 2>/dev/null && break; sleep 0.1; done
-state=$(timeout 60 nsenter -t "$leader" -a systemctl is-system-running --wait 2>&1 || true)
-log "container booted (systemd PID $leader on the host): $state"
+# --- Boot.
+container_boot "${hide[@]}"
 if [ ${#hide[@]} -gt 0 ]; then
   [ -z "$(inside ls -A "$toolchain")" ] || fail "the Swift toolchain is visible in the container"
   log "Swift toolchain hidden in the container: $toolchain is empty"

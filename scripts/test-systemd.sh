@@ -32,37 +32,8 @@ bin_dir=${REACHD_BIN_DIR:-$(swift build --show-bin-path)}
 tests_bin="$bin_dir/reachdPackageTests.xctest"
 [ -x "$tests_bin" ] || { echo "check-systemd: FAIL: no test binary $tests_bin: run swift build --build-tests (make check-systemd does)" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/reachd-systemd.XXXXXX)
-upper=$work/upper root=$work/root
-mkdir -p "$upper" "$work/overlay-work" "$root"
-nspawn_pid=
-failures=0
-
-log() { echo "check-systemd: $*"; }
-fail() { echo "check-systemd: FAIL: $*" >&2; failures=$((failures + 1)); }
-inside() { nsenter -t "$leader" -a "$@"; }
-as_user() { inside setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-cleanup() {
-  if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
-    # nspawn turns SIGTERM into an orderly shutdown of the container's systemd.
-    kill -TERM "$nspawn_pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$nspawn_pid" 2>/dev/null || true
-    wait "$nspawn_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-wait_for() { # seconds, description, command...
-  local seconds=$1 what=$2; shift 2
-  for _ in $(seq $((seconds * 10))); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  fail "timed out after ${seconds}s waiting for: $what"
-  return 1
-}
+check=check-systemd
+source scripts/container.sh
 
 # --- The container's files: the upper layer of the overlay, written before it is mounted.
 make -s install DESTDIR="$upper" PREFIX=/usr/local BIN_DIR="$bin_dir" >/dev/null
@@ -94,28 +65,8 @@ sandboxed_unit reachd-sandbox-dbus "/usr/bin/busctl --system call org.freedeskto
 # Its own machine id, so its journal is its own.
 mkdir -p "$upper/etc" && systemd-id128 new > "$upper/etc/machine-id"
 
-# --- Boot. unshare execs bash, which execs nspawn: $! is nspawn's PID.
-unshare -m --propagation private bash -c '
-  mount -t overlay overlay -o "lowerdir=/,upperdir=$1,workdir=$2" "$3" &&
-  exec systemd-nspawn --quiet --register=no --keep-unit --private-network -D "$3" -b --console=pipe
-' _ "$upper" "$work/overlay-work" "$root" > "$work/console.log" 2>&1 &
-nspawn_pid=$!
-
-leader=
-for _ in $(seq 100); do
-  for child in $(pgrep -P "$nspawn_pid" || true); do
-    [ "$(cat /proc/"$child"/comm 2>/dev/null)" = systemd ] && leader=$child
-  done
-  [ -n "$leader" ] && break
-  sleep 0.1
-done
-if [ -z "$leader" ]; then
-  echo "check-systemd: FAIL: systemd did not start in the container:" >&2; cat "$work/console.log" >&2; exit 1
-fi
-# PID 1 exists before its bus does: wait for the private socket, then for the boot to finish.
-for _ in $(seq 300); do nsenter -t "$leader" -a test -S /run/systemd/private 2>/dev/null && break; sleep 0.1; done
-state=$(timeout 60 nsenter -t "$leader" -a systemctl is-system-running --wait 2>&1 || true)
-log "container booted (systemd PID $leader on the host): $state"
+# --- Boot.
+container_boot
 
 inside systemctl daemon-reload
 

@@ -19,8 +19,9 @@ public struct InProcessServices: Sendable, Equatable {
     /// The first status waits at most this long for ModemManager's first answer, so that it
     /// already carries the cellular generation (as reachd waits before it declares itself ready).
     public var modemManagerWait: TimeInterval = 2
-    /// The connectivity check: `enabled = false` leaves connectivity `unknown`. Its
-    /// `networkNamespace` defaults to the monitor's (`inProcessConfiguration.networkNamespace`).
+    /// The connectivity check: reachd's `[Connectivity]` (`connectivity.url`,
+    /// `connectivity.enabled = false` leaves connectivity `unknown`) and backoff. It runs in the
+    /// monitor's network namespace (`inProcessConfiguration.networkNamespace`).
     public var connectivity = ConnectivityChecker.Configuration()
 
     public init(modemManager: Bool = true, busAddress: String? = nil, modemManagerWait: TimeInterval = 2,
@@ -51,7 +52,7 @@ final class InProcessServiceSet: @unchecked Sendable {
     init(monitor: ReachabilityMonitor, services: InProcessServices, connectivity: Bool = true) {
         self.monitor = monitor
         if services.modemManager {
-            let source = ModemManagerSource(monitor: monitor, busAddress: services.busAddress, log: { _ in })
+            let source = ModemManagerSource(monitor: monitor, busAddress: services.busAddress, log: .discarding)
             if services.modemManagerWait > 0 {
                 _ = source.start(waitingUpTo: services.modemManagerWait)
             } else {
@@ -62,11 +63,8 @@ final class InProcessServiceSet: @unchecked Sendable {
             modems = nil
         }
         if connectivity, services.connectivity.enabled {
-            var configuration = services.connectivity
-            if configuration.networkNamespace == nil {
-                configuration.networkNamespace = monitor.configuration.networkNamespace
-            }
-            let checker = ConnectivityChecker(configuration: configuration, target: monitor)
+            let checker = ConnectivityChecker(configuration: services.connectivity, target: monitor,
+                                              networkNamespace: monitor.configuration.networkNamespace)
             checkerToken = checker.attach(to: monitor)
             self.checker = checker
         } else {

@@ -3,6 +3,7 @@ import Foundation
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilityLinux
+import Synchronization
 
 /// The iOS `NetworkDetector` class on reachd: does the internet — or the app's own backend — really answer?
 ///
@@ -98,30 +99,30 @@ public final class NetworkDetector: @unchecked Sendable {
     /// The app's own URL for the iOS class's calls (`checkNetworkReachability(completion:)`,
     /// `networkReachabilityPublisher`); nil: they give reachd's verdict.
     public var backendURL: URL? {
-        get { lock.withLock { _backendURL } }
-        set { lock.withLock { _backendURL = newValue } }
+        get { settings.withLock { $0.backendURL } }
+        set { settings.withLock { $0.backendURL = newValue } }
     }
     /// Timeout of the iOS class's calls when `backendURL` is set (default 10 s).
     public var timeout: TimeInterval {
-        get { lock.withLock { _timeout } }
-        set { lock.withLock { _timeout = newValue } }
+        get { settings.withLock { $0.timeout } }
+        set { settings.withLock { $0.timeout = newValue } }
     }
     /// Statuses that mean reachable for the iOS class's calls when `backendURL` is set (default 200..<400).
     public var acceptedStatusCodes: Range<Int> {
-        get { lock.withLock { _acceptedStatusCodes } }
-        set { lock.withLock { _acceptedStatusCodes = newValue } }
+        get { settings.withLock { $0.acceptedStatusCodes } }
+        set { settings.withLock { $0.acceptedStatusCodes = newValue } }
     }
     /// Configuration of the in-process monitor used when no daemon answers.
     public var inProcessConfiguration: ReachabilityMonitor.Configuration {
-        get { lock.withLock { _inProcessConfiguration } }
-        set { lock.withLock { _inProcessConfiguration = newValue } }
+        get { settings.withLock { $0.inProcessConfiguration } }
+        set { settings.withLock { $0.inProcessConfiguration = newValue } }
     }
     /// What runs in-process without a daemon: `connectivity` is the check `check()` runs itself
     /// (URL, expected response, timeout: reachd's defaults) and that feeds `connectivityChanges`;
     /// ModemManager for the cellular facts.
     public var inProcessServices: InProcessServices {
-        get { lock.withLock { _inProcessServices } }
-        set { lock.withLock { _inProcessServices = newValue } }
+        get { settings.withLock { $0.inProcessServices } }
+        set { settings.withLock { $0.inProcessServices = newValue } }
     }
     /// Where completions and publisher values run. nil (default): the main queue when the app
     /// runs a main loop (`dispatchMain()`, `RunLoop.main.run()`, an `async` main), as on iOS;
@@ -130,17 +131,19 @@ public final class NetworkDetector: @unchecked Sendable {
     /// comes before waits up to 0.25 s for it, then takes the private queue (a program whose
     /// main thread waits on a semaphore is answered, not deadlocked). Set `.main` to insist.
     public var completionQueue: DispatchQueue? {
-        get { lock.withLock { _completionQueue } }
-        set { lock.withLock { _completionQueue = newValue } }
+        get { settings.withLock { $0.completionQueue } }
+        set { settings.withLock { $0.completionQueue = newValue } }
     }
 
-    private let lock = NSLock()
-    private var _backendURL: URL?
-    private var _timeout = NetworkDetector.defaultTimeout
-    private var _acceptedStatusCodes = NetworkDetector.defaultAcceptedStatusCodes
-    private var _inProcessConfiguration = ReachabilityMonitor.Configuration()
-    private var _inProcessServices = InProcessServices()
-    private var _completionQueue: DispatchQueue?
+    private struct Settings {
+        var backendURL: URL?
+        var timeout = NetworkDetector.defaultTimeout
+        var acceptedStatusCodes = NetworkDetector.defaultAcceptedStatusCodes
+        var inProcessConfiguration = ReachabilityMonitor.Configuration()
+        var inProcessServices = InProcessServices()
+        var completionQueue: DispatchQueue?
+    }
+    private let settings = Mutex(Settings())
     private let privateQueue = DispatchQueue(label: "reachd.networkdetector.completion")
 
     /// - Parameters:
@@ -224,7 +227,7 @@ public final class NetworkDetector: @unchecked Sendable {
     /// runs once on `queue` (nil: `deliveryQueue` at the time of the answer), unless cancelled.
     func startSeedCheck(url: URL? = nil, timeout: TimeInterval? = nil, accepting: Range<Int>? = nil,
                         queue: DispatchQueue?, deliver: @escaping @Sendable (SeedAnswer) -> Void) -> OneShotCheck {
-        let (backend, defaultTimeout, defaultAccepting) = lock.withLock { (_backendURL, _timeout, _acceptedStatusCodes) }
+        let (backend, defaultTimeout, defaultAccepting) = settings.withLock { ($0.backendURL, $0.timeout, $0.acceptedStatusCodes) }
         // Holds the detector until the answer is in, as URLSession holds its session.
         let onQueue: @Sendable (SeedAnswer) -> Void = { answer in
             self.deliver(on: queue) { deliver(answer) }
@@ -262,9 +265,10 @@ public final class NetworkDetector: @unchecked Sendable {
     }
 
     private var checkContext: CheckContext {
-        lock.withLock {
-            CheckContext(socketPath: socketPath, source: source, services: _inProcessServices,
-                         monitorConfiguration: _inProcessConfiguration)
+        let socketPath = self.socketPath, source = self.source
+        return settings.withLock { settings in
+            CheckContext(socketPath: socketPath, source: source, services: settings.inProcessServices,
+                         monitorConfiguration: settings.inProcessConfiguration)
         }
     }
 
@@ -280,7 +284,9 @@ public final class NetworkDetector: @unchecked Sendable {
             return checkInProcess(context)
         case .auto, .daemon:
             do {
-                return Result(try DaemonCalls.probe(socketPath: context.socketPath))
+                return Result(try ReachabilityError.translating {
+                    try ReachabilityClient(socketPath: context.socketPath, callTimeout: 30).probeBlocking()
+                })
             } catch ReachabilityError.daemonNotRunning(let path) {
                 return context.source == .auto ? checkInProcess(context) : failure(.daemonNotRunning(socketPath: path))
             } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.probeDisabled.name {
@@ -301,29 +307,14 @@ public final class NetworkDetector: @unchecked Sendable {
         services.connectivity.enabled = false   // the check below is the one-shot's own
         let settings = FeedSettings(source: .inProcess, socketPath: context.socketPath,
                                     monitorConfiguration: context.monitorConfiguration, services: services)
-        let url = probe.url
         let status: Status
         do {
             status = try StatusFeed.currentStatus(settings: settings).0
         } catch {
             return Result(isReachable: false, statusCode: 0, error: .probeFailed("\(error)"), connectivity: .unknown, probe: nil)
         }
-        guard status.reachable, let primary = status.primary else {
-            return Result(ProbeVerdict.notReachable(url: url, at: Date()))
-        }
-        let probeURL: ProbeURL
-        do {
-            probeURL = try ProbeURL(url)
-        } catch {
-            return Result(ProbeVerdict.unknown(url: url, error: error.description, at: Date()))
-        }
-        let sources = primary.addresses.compactMap { $0.split(separator: "/").first.map(String.init) }
-        let request = HTTPProbe.Request(url: probeURL, interface: primary.name, sourceAddresses: sources,
-                                        timeout: probe.timeout,
-                                        networkNamespace: probe.networkNamespace ?? context.monitorConfiguration.networkNamespace)
-        let outcome = HTTPProbe.run(request)
-        return Result(ProbeVerdict.probe(url: url, expectedResponse: probe.expectedResponse,
-                                         outcome: outcome.outcome, rttMs: outcome.rttMs, checkedAt: Date()))
+        return Result(ConnectivityChecker.checkOnce(probe, path: ProbePath(status),
+                                                    networkNamespace: context.monitorConfiguration.networkNamespace))
     }
 
     /// The machine's connectivity, then every change of it (repeats dropped). Each access makes
@@ -331,16 +322,17 @@ public final class NetworkDetector: @unchecked Sendable {
     /// no daemon, from the in-process monitor and its own connectivity check
     /// (`inProcessServices.connectivity`), so `.portal` and `.full` are known there too.
     public var connectivityChanges: AsyncStream<Connectivity> {
-        let settings = lock.withLock {
-            FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
-                         services: _inProcessServices)
+        let source = self.source, socketPath = self.socketPath
+        let settings = self.settings.withLock { settings in
+            FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: settings.inProcessConfiguration,
+                         services: settings.inProcessServices)
         }
         let (stream, continuation) = AsyncStream.makeStream(of: Connectivity.self, bufferingPolicy: .unbounded)
         let feed = StatusFeed(settings: settings)
-        let last = LastValue<Connectivity>()
+        let last = SharedMutex<Connectivity?>(nil)
         do {
             try feed.start(requireDaemon: false) { status, _ in
-                if last.replace(with: status.connectivity) { continuation.yield(status.connectivity) }
+                if last.replaceIfChanged(with: status.connectivity) { continuation.yield(status.connectivity) }
             }
         } catch {
             continuation.finish()

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ReachabilityCore
 import ReachabilityLinux
+import Synchronization
 
 /// NWPathMonitor's shape on reachd.
 ///
@@ -21,38 +22,40 @@ public final class PathMonitor: @unchecked Sendable {
 
     /// Configuration of the in-process monitor (no daemon, or `.inProcess`). Set before `start`.
     public var inProcessConfiguration: ReachabilityMonitor.Configuration {
-        get { lock.withLock { _inProcessConfiguration } }
-        set { lock.withLock { _inProcessConfiguration = newValue } }
+        get { shared.withLock { $0.inProcessConfiguration } }
+        set { shared.withLock { $0.inProcessConfiguration = newValue } }
     }
 
     /// What the in-process monitor runs besides netlink: ModemManager for the cellular generation
     /// and the connectivity check (both on by default, with reachd's defaults). Set before `start`.
     public var inProcessServices: InProcessServices {
-        get { lock.withLock { _inProcessServices } }
-        set { lock.withLock { _inProcessServices = newValue } }
+        get { shared.withLock { $0.inProcessServices } }
+        set { shared.withLock { $0.inProcessServices = newValue } }
     }
 
     /// Called on the start queue with the first path and every change.
     public var pathUpdateHandler: (@Sendable (Path) -> Void)? {
-        get { lock.withLock { _pathUpdateHandler } }
-        set { lock.withLock { _pathUpdateHandler = newValue } }
+        get { shared.withLock { $0.pathUpdateHandler } }
+        set { shared.withLock { $0.pathUpdateHandler = newValue } }
     }
 
     /// The queue given to `start(queue:)`.
-    public var queue: DispatchQueue? { lock.withLock { _queue } }
+    public var queue: DispatchQueue? { shared.withLock { $0.queue } }
 
     /// The latest path (`.unsatisfied` with no interfaces until the first one arrives).
-    public var currentPath: Path { lock.withLock { _currentPath } }
+    public var currentPath: Path { shared.withLock { $0.currentPath } }
 
-    private let lock = NSLock()
-    private var _inProcessConfiguration = ReachabilityMonitor.Configuration()
-    private var _inProcessServices = InProcessServices()
-    private var _pathUpdateHandler: (@Sendable (Path) -> Void)?
-    private var _queue: DispatchQueue?
-    private var _currentPath = Path.initial
-    private var lastDelivered: Path?
-    private var feed: StatusFeed?
-    private var cancelled = false
+    private struct Shared {
+        var inProcessConfiguration = ReachabilityMonitor.Configuration()
+        var inProcessServices = InProcessServices()
+        var pathUpdateHandler: (@Sendable (Path) -> Void)?
+        var queue: DispatchQueue?
+        var currentPath = Path.initial
+        var lastDelivered: Path?
+        var feed: StatusFeed?
+        var cancelled = false
+    }
+    private let shared = Mutex(Shared())
 
     /// - Parameters:
     ///   - requiredInterfaceType: only interfaces of this type count (the path is unsatisfied
@@ -65,21 +68,22 @@ public final class PathMonitor: @unchecked Sendable {
         self.socketPath = resolvedSocketPath(socketPath)
     }
 
-    deinit { feed?.stop() }
+    deinit { shared.withLock { $0.feed }?.stop() }
 
     /// Starts delivering paths to `pathUpdateHandler` on `queue`. A second call does nothing.
     /// If the source cannot start (in-process netlink failure) the monitor reports an
     /// unsatisfied path and stays silent.
     public func start(queue: DispatchQueue) {
-        let settings: FeedSettings? = lock.withLock {
-            guard self.feed == nil, !cancelled else { return nil }
-            _queue = queue
-            return FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
-                         services: _inProcessServices)
+        let source = self.source, socketPath = self.socketPath
+        let settings: FeedSettings? = shared.withLock { shared in
+            guard shared.feed == nil, !shared.cancelled else { return nil }
+            shared.queue = queue
+            return FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: shared.inProcessConfiguration,
+                                services: shared.inProcessServices)
         }
         guard let settings else { return }
         let feed = StatusFeed(settings: settings)
-        lock.withLock { self.feed = feed }
+        shared.withLock { $0.feed = feed }
         let required = requiredInterfaceType
         do {
             try feed.start(requireDaemon: false) { [weak self] status, _ in
@@ -92,25 +96,25 @@ public final class PathMonitor: @unchecked Sendable {
 
     /// Stops the updates; after it returns the handler is not called again.
     public func cancel() {
-        let feed: StatusFeed? = lock.withLock {
-            cancelled = true
-            defer { self.feed = nil }
-            return self.feed
+        let feed: StatusFeed? = shared.withLock { shared in
+            shared.cancelled = true
+            defer { shared.feed = nil }
+            return shared.feed
         }
         feed?.stop()
     }
 
     /// Called on the feed's queue, in order.
     private func update(_ path: Path, queue: DispatchQueue) {
-        let handler: (@Sendable (Path) -> Void)? = lock.withLock {
-            guard !cancelled, lastDelivered != path else { return nil }
-            lastDelivered = path
-            _currentPath = path
-            return _pathUpdateHandler
+        let handler: (@Sendable (Path) -> Void)? = shared.withLock { shared in
+            guard !shared.cancelled, shared.lastDelivered != path else { return nil }
+            shared.lastDelivered = path
+            shared.currentPath = path
+            return shared.pathUpdateHandler
         }
         guard let handler else { return }
         queue.async { [weak self] in
-            guard let self, !self.lock.withLock({ self.cancelled }) else { return }
+            guard let self, !self.shared.withLock({ $0.cancelled }) else { return }
             handler(path)
         }
     }
@@ -119,9 +123,10 @@ public final class PathMonitor: @unchecked Sendable {
     /// independent stream (its own connection); it ends when the consumer stops iterating.
     /// Independent of `start(queue:)`: `for await path in PathMonitor().paths` works as is.
     public var paths: AsyncStream<Path> {
-        let settings = lock.withLock {
-            FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
-                         services: _inProcessServices)
+        let source = self.source, socketPath = self.socketPath
+        let settings = shared.withLock { shared in
+            FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: shared.inProcessConfiguration,
+                         services: shared.inProcessServices)
         }
         return PathMonitor.pathStream(settings: settings, requiredInterfaceType: requiredInterfaceType)
     }
@@ -129,11 +134,11 @@ public final class PathMonitor: @unchecked Sendable {
     static func pathStream(settings: FeedSettings, requiredInterfaceType: InterfaceType?) -> AsyncStream<Path> {
         let (stream, continuation) = AsyncStream.makeStream(of: Path.self, bufferingPolicy: .unbounded)
         let feed = StatusFeed(settings: settings)
-        let last = LastValue<Path>()
+        let last = SharedMutex<Path?>(nil)
         do {
             try feed.start(requireDaemon: false) { status, _ in
                 let path = Path(status, requiredInterfaceType: requiredInterfaceType)
-                if last.replace(with: path) { continuation.yield(path) }
+                if last.replaceIfChanged(with: path) { continuation.yield(path) }
             }
         } catch {
             continuation.yield(Path.initial)
@@ -144,14 +149,11 @@ public final class PathMonitor: @unchecked Sendable {
     }
 }
 
-/// The last value a stream yielded, for dropping repeats (called from one queue at a time).
-final class LastValue<Value: Equatable & Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value?
-
-    /// Stores `new`; true when it differs from the previous value.
-    func replace(with new: Value) -> Bool {
-        lock.withLock {
+extension SharedMutex {
+    /// Stores `new` as the last value a stream yielded; true when it differs from the previous
+    /// one (so repeats are dropped).
+    func replaceIfChanged<Wrapped: Equatable>(with new: Wrapped) -> Bool where Value == Wrapped? {
+        withLock { value in
             guard value != new else { return false }
             value = new
             return true

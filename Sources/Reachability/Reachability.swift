@@ -3,6 +3,7 @@ import Foundation
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilityLinux
+import Synchronization
 
 extension Notification.Name {
     /// Posted on `Reachability.notificationCenter` (default `NotificationCenter.default`) with the
@@ -84,70 +85,86 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     /// Configuration of the in-process monitor (used when no daemon answers, or `.inProcess`).
     /// Set before `startNotifier()`.
     public var inProcessConfiguration: ReachabilityMonitor.Configuration {
-        get { locked { _inProcessConfiguration } }
-        set { locked { _inProcessConfiguration = newValue } }
+        get { shared.withLock { $0.inProcessConfiguration } }
+        set { shared.withLock { $0.inProcessConfiguration = newValue } }
     }
     /// What the in-process monitor runs besides netlink: ModemManager for the cellular generation
     /// and the connectivity check (both on by default, with reachd's defaults). Set before
     /// `startNotifier()`.
     public var inProcessServices: InProcessServices {
-        get { locked { _inProcessServices } }
-        set { locked { _inProcessServices = newValue } }
+        get { shared.withLock { $0.inProcessServices } }
+        set { shared.withLock { $0.inProcessServices = newValue } }
     }
     /// Host targets are checked again this often (seconds), besides on every status change.
     public var hostRecheckInterval: TimeInterval {
-        get { locked { _hostRecheckInterval } }
-        set { locked { _hostRecheckInterval = newValue } }
+        get { shared.withLock { $0.hostRecheckInterval } }
+        set { shared.withLock { $0.hostRecheckInterval = newValue } }
     }
     /// With false, a cellular path counts as `.unavailable` (Reachability.swift's option).
     public var allowsCellularConnection: Bool {
-        get { locked { _allowsCellularConnection } }
-        set { locked { _allowsCellularConnection = newValue } }
+        get { shared.withLock { $0.allowsCellularConnection } }
+        set { shared.withLock { $0.allowsCellularConnection = newValue } }
     }
     /// Where `.reachabilityChanged` is posted.
     public var notificationCenter: NotificationCenter {
-        get { locked { _notificationCenter } }
-        set { locked { _notificationCenter = newValue } }
+        get { shared.withLock { $0.notificationCenter } }
+        set { shared.withLock { $0.notificationCenter = newValue } }
     }
     /// The queue callbacks and notifications run on: a private serial queue unless set (`.main`
     /// for apps with a main loop). Set it before `startNotifier()`.
     public var callbackQueue: DispatchQueue {
-        get { locked { _callbackQueue } }
-        set { locked { _callbackQueue = newValue } }
+        get { shared.withLock { $0.callbackQueue } }
+        set { shared.withLock { $0.callbackQueue = newValue } }
     }
     /// Called on `callbackQueue` when the target becomes reachable (and first, when it is).
     public var whenReachable: NetworkReachable? {
-        get { locked { _whenReachable } }
-        set { locked { _whenReachable = newValue } }
+        get { shared.withLock { $0.callbacks.whenReachable } }
+        set { shared.withLock { $0.callbacks.whenReachable = newValue } }
     }
     /// Called on `callbackQueue` when the target becomes unreachable (and first, when it is).
     public var whenUnreachable: NetworkUnreachable? {
-        get { locked { _whenUnreachable } }
-        set { locked { _whenUnreachable = newValue } }
+        get { shared.withLock { $0.callbacks.whenUnreachable } }
+        set { shared.withLock { $0.callbacks.whenUnreachable = newValue } }
     }
 
     // MARK: - State
 
     let target: Target
-    /// Guards every `_` property, the generation and the delivery bookkeeping.
-    private let condition = NSCondition()
-    private var _inProcessConfiguration = ReachabilityMonitor.Configuration()
-    private var _inProcessServices = InProcessServices()
-    private var _hostRecheckInterval: TimeInterval = 2
-    private var _allowsCellularConnection = true
-    private var _notificationCenter = NotificationCenter.default
-    private var _callbackQueue = DispatchQueue(label: "reachd.reachability.callbacks")
-    private var _whenReachable: NetworkReachable?
-    private var _whenUnreachable: NetworkUnreachable?
-    /// Bumped by every start and stop: work carrying an older number is dropped.
-    private var generation = 0
-    private var feed: StatusFeed?
-    private var recheckTimer: DispatchSourceTimer?
-    /// The newest evaluated state and full status (what `currentReachabilityStatus` answers).
-    private var latest: (state: State, status: Status, check: HostCheck?, origin: FeedOrigin)?
-    /// The deliveries running now, by thread: a callback reading `currentReachabilityStatus`
-    /// sees the state it was called for, and `stopNotifier()` waits for the others.
-    private var deliveries: [(thread: pthread_t, state: State)] = []
+    /// The settings above, the generation and the delivery bookkeeping.
+    private struct Shared {
+        var inProcessConfiguration = ReachabilityMonitor.Configuration()
+        var inProcessServices = InProcessServices()
+        var hostRecheckInterval: TimeInterval = 2
+        var allowsCellularConnection = true
+        var notificationCenter = NotificationCenter.default
+        var callbackQueue = DispatchQueue(label: "reachd.reachability.callbacks")
+        var callbacks = Callbacks()
+        /// Bumped by every start and stop: work carrying an older number is dropped.
+        var generation = 0
+        var feed: StatusFeed?
+        var recheckTimer: RecheckTimer?
+        /// The newest evaluated state and full status (what `currentReachabilityStatus` answers).
+        var latest: (state: State, status: Status, check: HostCheck?, origin: FeedOrigin)?
+        /// The deliveries running now, by thread: a callback reading `currentReachabilityStatus`
+        /// sees the state it was called for, and `stopNotifier()` waits for the others.
+        var deliveries: [(thread: pthread_t, state: State)] = []
+        /// `stopNotifier()` calls waiting for a delivery to end; each is signalled once when one does.
+        var deliveryWaiters: [DispatchSemaphore] = []
+    }
+
+    /// The app's closures: read under the lock, called on `callbackQueue`, as the iOS class
+    /// calls them (they need not be `Sendable`).
+    private struct Callbacks: @unchecked Sendable {
+        var whenReachable: NetworkReachable?
+        var whenUnreachable: NetworkUnreachable?
+    }
+
+    /// A Dispatch source may be cancelled from any thread.
+    private struct RecheckTimer: @unchecked Sendable {
+        let source: DispatchSourceTimer
+    }
+
+    private let shared = Mutex(Shared())
 
     /// Host checks and change detection, in order, off the feed's queue.
     private let evaluationQueue = DispatchQueue(label: "reachd.reachability.evaluate")
@@ -200,7 +217,7 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     // MARK: - Notifier
 
     /// True between `startNotifier()` and `stopNotifier()`.
-    public var isNotifierRunning: Bool { locked { feed != nil } }
+    public var isNotifierRunning: Bool { shared.withLock { $0.feed != nil } }
 
     /// Starts watching; the first callback carries the current state.
     ///
@@ -209,16 +226,17 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     /// without a daemon, it throws `unableToStartMonitor` when netlink cannot be opened.
     /// Calling it while running does nothing.
     public func startNotifier() throws {
-        condition.lock()
-        guard feed == nil else { condition.unlock(); return }
-        generation += 1
-        let started = generation
-        let settings = FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
-                                    services: _inProcessServices)
-        let recheck = _hostRecheckInterval
-        let feed = StatusFeed(settings: settings)
-        self.feed = feed
-        condition.unlock()
+        let source = self.source, socketPath = self.socketPath
+        let starting = shared.withLock { shared -> (feed: StatusFeed, generation: Int, recheck: TimeInterval)? in
+            guard shared.feed == nil else { return nil }
+            shared.generation += 1
+            let settings = FeedSettings(source: source, socketPath: socketPath,
+                                        monitorConfiguration: shared.inProcessConfiguration, services: shared.inProcessServices)
+            let feed = StatusFeed(settings: settings)
+            shared.feed = feed
+            return (feed, shared.generation, shared.hostRecheckInterval)
+        }
+        guard let (feed, started, recheck) = starting else { return }
 
         do {
             try feed.start(requireDaemon: true) { [weak self] status, origin in
@@ -226,9 +244,9 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
                 self.evaluationQueue.async { [weak self] in self?.evaluate(status, origin: origin, generation: started) }
             }
         } catch {
-            condition.lock()
-            if self.feed === feed { self.feed = nil }
-            condition.unlock()
+            shared.withLock { shared in
+                if shared.feed === feed { shared.feed = nil }
+            }
             throw error
         }
 
@@ -239,10 +257,12 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
             // A dispatch source must not be released suspended: resume it, then cancel it if a
             // stopNotifier() came in between.
             timer.resume()
-            condition.lock()
-            let current = generation == started
-            if current { recheckTimer = timer }
-            condition.unlock()
+            let recheckTimer = RecheckTimer(source: timer)
+            let current = shared.withLock { shared in
+                guard shared.generation == started else { return false }
+                shared.recheckTimer = recheckTimer
+                return true
+            }
             if !current { timer.cancel() }
         }
     }
@@ -253,18 +273,21 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     /// Do not call it from a thread that a running callback waits for synchronously (e.g. from
     /// the main thread while a callback does `DispatchQueue.main.sync`).
     public func stopNotifier() {
-        condition.lock()
-        generation += 1
-        let feed = self.feed
-        self.feed = nil
-        let timer = recheckTimer
-        recheckTimer = nil
-        let me = pthread_self()
-        while deliveries.contains(where: { pthread_equal($0.thread, me) == 0 }) {
-            condition.wait()
+        let (feed, timer) = shared.withLock { shared in
+            shared.generation += 1
+            defer { shared.feed = nil; shared.recheckTimer = nil }
+            return (shared.feed, shared.recheckTimer)
         }
-        condition.unlock()
-        timer?.cancel()
+        let me = pthread_self()
+        while let deliveryEnded = shared.withLock({ shared -> DispatchSemaphore? in
+            guard shared.deliveries.contains(where: { pthread_equal($0.thread, me) == 0 }) else { return nil }
+            let semaphore = DispatchSemaphore(value: 0)
+            shared.deliveryWaiters.append(semaphore)
+            return semaphore
+        }) {
+            deliveryEnded.wait()
+        }
+        timer?.source.cancel()
         feed?.stop()
     }
 
@@ -304,33 +327,41 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     public var isReachableViaEthernet: Bool { connection == .ethernet }
 
     /// The machine's full status behind the latest state (nil before the first one).
-    public var status: Status? { locked { latest?.status } }
+    public var status: Status? { shared.withLock { $0.latest?.status } }
     /// For a host target: the latest `Check` answer (nil from the in-process fallback without
     /// a host checker, or before the first check).
-    public var hostCheck: HostCheck? { locked { latest?.check } }
+    public var hostCheck: HostCheck? { shared.withLock { $0.latest?.check } }
 
     /// Where the latest state came from (tests watch `.auto` switch sources).
-    var activeOrigin: FeedOrigin? { locked { latest?.origin } }
+    var activeOrigin: FeedOrigin? { shared.withLock { $0.latest?.origin } }
 
     public var description: String {
         let state = currentState
         return ([state.status.rawValue] + state.flags.map(\.rawValue)).joined(separator: " ")
     }
 
+    private enum KnownState {
+        case known(State)
+        case fetch(FeedSettings)
+    }
+
     private var currentState: State {
-        condition.lock()
         let me = pthread_self()
-        if let delivery = deliveries.last(where: { pthread_equal($0.thread, me) != 0 }) {
-            condition.unlock()
-            return delivery.state
+        let source = self.source, socketPath = self.socketPath
+        // The state a callback on this thread is for, the latest while running, or how to fetch it.
+        let known = shared.withLock { shared -> KnownState in
+            if let delivery = shared.deliveries.last(where: { pthread_equal($0.thread, me) != 0 }) {
+                return .known(delivery.state)
+            }
+            if shared.feed != nil, let latest = shared.latest { return .known(latest.state) }
+            return .fetch(FeedSettings(source: source, socketPath: socketPath,
+                                         monitorConfiguration: shared.inProcessConfiguration, services: shared.inProcessServices))
         }
-        if feed != nil, let latest {
-            condition.unlock()
-            return latest.state
+        let settings: FeedSettings
+        switch known {
+        case .known(let state): return state
+        case .fetch(let fetch): settings = fetch
         }
-        let settings = FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: _inProcessConfiguration,
-                                    services: _inProcessServices)
-        condition.unlock()
         guard let (status, origin) = try? StatusFeed.currentStatus(settings: settings) else { return .unreachable }
         return evaluateTarget(status, origin: origin, monitorConfiguration: settings.monitorConfiguration).state
     }
@@ -338,13 +369,13 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     // MARK: - Evaluation (on evaluationQueue)
 
     private func evaluate(_ status: Status, origin: FeedOrigin, generation started: Int) {
-        let (current, configuration) = locked { (generation, _inProcessConfiguration) }
+        let (current, configuration) = shared.withLock { ($0.generation, $0.inProcessConfiguration) }
         guard current == started else { return }
         lastInput = (started, status, origin)
         let (state, check) = evaluateTarget(status, origin: origin, monitorConfiguration: configuration)
-        let isNew: Bool = locked {
-            guard generation == started else { return false }
-            latest = (state, status, check, origin)
+        let isNew: Bool = shared.withLock { shared in
+            guard shared.generation == started else { return false }
+            shared.latest = (state, status, check, origin)
             return true
         }
         guard isNew else { return }
@@ -371,7 +402,9 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
             if origin == .simulated || status.simulated { return (State(status: status.status, flags: status.flags), nil) }
             if origin == .daemon {
                 do {
-                    let check = try DaemonCalls.check(host: host, socketPath: socketPath)
+                    let check = try ReachabilityError.translating {
+                        try ReachabilityClient(socketPath: socketPath, callTimeout: 15).checkBlocking(host: host)
+                    }
                     return (Self.state(of: check), check)
                 } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.hostNotFound(host).name {
                     return (.unreachable, nil)
@@ -394,29 +427,27 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     // MARK: - Delivery (on callbackQueue)
 
     private func deliver(_ state: State, generation started: Int) {
-        condition.lock()
-        guard generation == started else { condition.unlock(); return }
         let me = pthread_self()
-        deliveries.append((me, state))
-        let reachable = _whenReachable, unreachable = _whenUnreachable, center = _notificationCenter
-        let viaCellular = state.status.isWWAN
-        let counts = state.status.isReachable && (!viaCellular || _allowsCellularConnection)
-        condition.unlock()
+        let delivery = shared.withLock { shared -> (callbacks: Callbacks, center: NotificationCenter, counts: Bool)? in
+            guard shared.generation == started else { return nil }
+            shared.deliveries.append((me, state))
+            let viaCellular = state.status.isWWAN
+            let counts = state.status.isReachable && (!viaCellular || shared.allowsCellularConnection)
+            return (shared.callbacks, shared.notificationCenter, counts)
+        }
+        guard let (callbacks, center, counts) = delivery else { return }
+        let reachable = callbacks.whenReachable, unreachable = callbacks.whenUnreachable
 
         if counts { reachable?(self) } else { unreachable?(self) }
         center.post(name: .reachabilityChanged, object: self)
 
-        condition.lock()
-        if let index = deliveries.lastIndex(where: { pthread_equal($0.thread, me) != 0 }) {
-            deliveries.remove(at: index)
+        let waiters = shared.withLock { shared in
+            if let index = shared.deliveries.lastIndex(where: { pthread_equal($0.thread, me) != 0 }) {
+                shared.deliveries.remove(at: index)
+            }
+            defer { shared.deliveryWaiters = [] }
+            return shared.deliveryWaiters
         }
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return try body()
+        for waiter in waiters { waiter.signal() }
     }
 }

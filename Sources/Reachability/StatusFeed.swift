@@ -34,12 +34,12 @@ struct FeedSettings: Sendable {
 /// not running and will not be called again. Every background piece (the subscription thread, the
 /// monitor observer, the poll timer) holds the feed weakly and carries the `epoch` it was started
 /// in, so a piece left over from a previous source can never deliver.
-final class StatusFeed: @unchecked Sendable {
+final class StatusFeed: @unchecked Sendable, QueueConfined {
     typealias Handler = @Sendable (Status, FeedOrigin) -> Void
 
     let settings: FeedSettings
     private let queue = DispatchQueue(label: "reachd.reachability.feed")
-    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    package let queueConfinement: QueueConfinement
 
     // Only touched on `queue`.
     private var handler: Handler?
@@ -57,7 +57,7 @@ final class StatusFeed: @unchecked Sendable {
 
     init(settings: FeedSettings) {
         self.settings = settings
-        queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        queueConfinement = QueueConfinement(queue)
     }
 
     deinit { stopOnQueueOrNow() }
@@ -75,7 +75,7 @@ final class StatusFeed: @unchecked Sendable {
                 switch settings.source {
                 case .daemon:
                     do {
-                        let status = try DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout)
+                        let status = try ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout)
                         receive(status, origin: .daemon, epoch: epoch)
                     } catch let error as ReachabilityError {
                         if requireDaemon { throw error }
@@ -86,7 +86,7 @@ final class StatusFeed: @unchecked Sendable {
                 case .simulated(let network):
                     startSimulated(network)
                 case .auto:
-                    if let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout) {
+                    if let status = try? ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout) {
                         receive(status, origin: .daemon, epoch: epoch)
                         startSubscription(reconnect: false)
                     } else {
@@ -125,11 +125,6 @@ final class StatusFeed: @unchecked Sendable {
         pollTimer?.cancel(); pollTimer = nil
         if let simulation { simulation.network.removeObserver(simulation.observer) }
         simulation = nil
-    }
-
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
-        if DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) { return try body() }
-        return try queue.sync(execute: body)
     }
 
     // MARK: - Delivery
@@ -204,7 +199,7 @@ final class StatusFeed: @unchecked Sendable {
         guard running, pollTimer != nil else { return }
         // A cheap look first: no socket file, no daemon.
         guard FileManager.default.fileExists(atPath: settings.socketPath),
-              let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout)
+              let status = try? ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout)
         else { return }
         pollTimer?.cancel(); pollTimer = nil
         stopMonitor()
@@ -271,9 +266,9 @@ final class StatusFeed: @unchecked Sendable {
         case .simulated(let network):
             return (network.status, .simulated)
         case .daemon:
-            return (try DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout), .daemon)
+            return (try ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout), .daemon)
         case .auto:
-            if let status = try? DaemonCalls.status(socketPath: settings.socketPath, timeout: settings.callTimeout) {
+            if let status = try? ReachabilityError.daemonStatus(socketPath: settings.socketPath, timeout: settings.callTimeout) {
                 return (status, .daemon)
             }
             fallthrough

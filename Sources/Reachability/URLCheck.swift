@@ -78,10 +78,14 @@ final class URLCheck: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     let timeout: TimeInterval
     let accepting: Range<Int>
     private let check: OneShotCheck
-    /// Guards `task` and `deadline` (set in `start`, read from delegate and timer callbacks).
-    private let lock = NSLock()
-    private var task: URLSessionTask?
-    private var deadline: DispatchSourceTimer?
+    /// Set in `start`, read from delegate and timer callbacks.
+    private let handles = Mutex(Handles())
+
+    /// A task and a Dispatch source may be cancelled from any thread.
+    private struct Handles: @unchecked Sendable {
+        var task: URLSessionTask?
+        var deadline: DispatchSourceTimer?
+    }
 
     init(url: URL, timeout: TimeInterval, accepting: Range<Int>, check: OneShotCheck) {
         self.url = url
@@ -106,7 +110,8 @@ final class URLCheck: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: timeout + 5)
         request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
         let task = session.dataTask(with: request)
-        lock.withLock { self.task = task }
+        let started = Handles(task: task)
+        handles.withLock { $0.task = started.task }
 
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + timeout)
@@ -116,7 +121,8 @@ final class URLCheck: NSObject, URLSessionDataDelegate, @unchecked Sendable {
             self.check.finish(SeedAnswer(isReachable: false, statusCode: 0, error: .timedOut(seconds: seconds)))
             self.currentTask?.cancel()
         }
-        lock.withLock { deadline = timer }
+        let armed = Handles(deadline: timer)
+        handles.withLock { $0.deadline = armed.deadline }
         check.setCancelHandler { [weak self] in self?.currentTask?.cancel() }
         timer.resume()
         task.resume()
@@ -124,7 +130,7 @@ final class URLCheck: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         session.finishTasksAndInvalidate()
     }
 
-    private var currentTask: URLSessionTask? { lock.withLock { task } }
+    private var currentTask: URLSessionTask? { handles.withLock { $0 }.task }
 
     private func answer(status: Int) {
         let reachable = accepting.contains(status)
@@ -158,11 +164,11 @@ final class URLCheck: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     }
 
     func urlSession(_ session: URLSession, didBecomeInvalidWithError error: Error?) {
-        let timer: DispatchSourceTimer? = lock.withLock {
-            defer { deadline = nil; task = nil }
-            return deadline
+        let ended = handles.withLock { handles in
+            defer { handles = Handles() }
+            return handles
         }
-        timer?.cancel()
+        ended.deadline?.cancel()
         check.workEnded()
     }
 

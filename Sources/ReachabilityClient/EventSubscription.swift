@@ -1,5 +1,10 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import ReachabilityCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension ReachabilityClient {
     /// Reachability events delivered to callbacks: first the current state (`initial`), then every change.
@@ -53,9 +58,8 @@ extension ReachabilityClient {
         private let reconnect: Bool
         private let onEvent: @Sendable (ReachabilityEvent) -> Void
         private let onEnd: @Sendable (any Error) -> Void
-        private let lock = NSLock()
-        private var cancelled = false
-        private var connection: VarlinkConnection?
+        /// Cancelled, and the connection to shut down on `cancel()`.
+        private let state = Mutex<(cancelled: Bool, connection: VarlinkConnection?)>((false, nil))
         private let wakeUp = DispatchSemaphore(value: 0)
         /// Only touched on the subscription's thread.
         private var deduplicator: EventDeduplicator
@@ -70,9 +74,19 @@ extension ReachabilityClient {
 
         /// Starts the thread; called once, by `subscribe` or by `events()` after setting up its stream.
         func start() {
-            let thread = Thread { [self] in run() }
-            thread.name = "reachd.client.subscription"
-            thread.start()
+            // Unnamed: a thread name is at most 15 bytes.
+            let context = Unmanaged.passRetained(self)
+            var thread = pthread_t()
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            defer { pthread_attr_destroy(&attributes) }
+            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+            let rc = pthread_create(&thread, &attributes, { argument in
+                guard let argument else { return nil }
+                Unmanaged<EventSubscription>.fromOpaque(argument).takeRetainedValue().run()
+                return nil
+            }, context.toOpaque())
+            if rc != 0 { context.release() }
         }
 
         /// Ends the subscription: the thread stops soon (a blocked read is woken), and no `onEvent`
@@ -81,14 +95,14 @@ extension ReachabilityClient {
         /// switched sources) drops it itself. Safe from any thread, from the callbacks too, and
         /// more than once.
         public func cancel() {
-            lock.withLock {
-                cancelled = true
-                connection?.shutdown()
+            state.withLock { state in
+                state.cancelled = true
+                state.connection?.shutdown()
             }
             wakeUp.signal()
         }
 
-        private var isCancelled: Bool { lock.withLock { cancelled } }
+        private var isCancelled: Bool { state.withLock { $0.cancelled } }
 
         /// Calls `onEnd` unless cancelled (without holding the lock: `onEnd` may call `cancel()`).
         private func end(_ error: any Error) {
@@ -101,19 +115,19 @@ extension ReachabilityClient {
             while !isCancelled {
                 do {
                     let connection = try VarlinkConnection(socketPath: socketPath)
-                    let proceed = lock.withLock { () -> Bool in
-                        guard !cancelled else { return false }
-                        self.connection = connection
+                    let proceed = state.withLock { state -> Bool in
+                        guard !state.cancelled else { return false }
+                        state.connection = connection
                         return true
                     }
                     guard proceed else { connection.close(); return }
-                    defer { lock.withLock { self.connection = nil }; connection.close() }
+                    defer { state.withLock { $0.connection = nil }; connection.close() }
                     everConnected = true
                     var parameters: [String: JSONValue] = [:]
                     if let after = deduplicator.lastSequence { parameters["after"] = .int(after) }
                     if statusOnly { parameters["statusOnly"] = .bool(true) }
                     if let changes { parameters["changes"] = .array(changes.map { .string($0) }) }
-                    try connection.send(VarlinkCall(method: "\(ReachabilityClient.interface).Subscribe",
+                    try connection.send(VarlinkCall(method: "\(Varlink.reachabilityInterface).Subscribe",
                                                     parameters: parameters, more: true))
                     while true {
                         let reply = try connection.receive()

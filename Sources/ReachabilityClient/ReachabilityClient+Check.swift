@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import ReachabilityCore
 
 extension ReachabilityClient {
@@ -13,7 +14,7 @@ extension ReachabilityClient {
     public func check(host: String, port: Int? = nil, connectTimeout: TimeInterval = 5) async throws -> HostCheck {
         var parameters: [String: JSONValue] = ["host": .string(host)]
         if let port { parameters["port"] = .int(port) }
-        let answer = try await call(method: "\(Self.interface).Check", parameters: parameters).decode(HostCheck.self, key: "result")
+        let answer = try await call(method: "\(Varlink.reachabilityInterface).Check", parameters: parameters).decode(HostCheck.self, key: "result")
         guard let port else { return answer }
         // connect(2) and poll(2) block: not on the cooperative pool.
         return await withCheckedContinuation { continuation in
@@ -21,5 +22,13 @@ extension ReachabilityClient {
                 continuation.resume(returning: TCPConnect.complete(answer, port: port, timeout: connectTimeout))
             }
         }
+    }
+}
+
+extension ReachabilityClient {
+    /// `Check(host:)` on the calling thread (no port: nothing is connected).
+    public func checkBlocking(host: String) throws -> HostCheck {
+        try callBlocking(method: "\(Varlink.reachabilityInterface).Check", parameters: ["host": .string(host)])
+            .decode(HostCheck.self, key: "result")
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import ReachabilityCore
 
 /// A client of reachd's varlink API (`io.reachd.Reachability`).
@@ -9,8 +10,6 @@ import ReachabilityCore
 /// for try await event in client.events() { print(event.reason.code, event.current.status) }
 /// ```
 public struct ReachabilityClient: Sendable {
-    public static let interface = "io.reachd.Reachability"
-
     public let socketPath: String
     /// Timeout of one-shot calls.
     public var callTimeout: TimeInterval
@@ -23,22 +22,37 @@ public struct ReachabilityClient: Sendable {
 
     /// The daemon's current status (`GetStatus`).
     public func status() async throws -> Status {
-        try await call(method: "\(Self.interface).GetStatus").decode(Status.self, key: "status")
+        try await call(method: "\(Varlink.reachabilityInterface).GetStatus").decode(Status.self, key: "status")
     }
 
     /// Any single-reply method: `call(method: "io.reachd.Reachability.Check", parameters: ["host": .string("example.com")])`.
     /// Throws `.remote` for a varlink error reply.
     public func call(method: String, parameters: [String: JSONValue] = [:]) async throws -> VarlinkReply {
-        let path = socketPath, timeout = callTimeout
-        return try await withCheckedThrowingContinuation { continuation in
+        try await withCheckedThrowingContinuation { continuation in
+            // connect(2) and read(2) block: not on the cooperative pool.
             DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    let connection = try VarlinkConnection(socketPath: path, timeout: timeout)
-                    defer { connection.close() }
-                    return try connection.call(VarlinkCall(method: method, parameters: parameters))
-                })
+                continuation.resume(with: Result { try callBlocking(method: method, parameters: parameters) })
             }
         }
+    }
+
+    /// `call(method:parameters:)` on the calling thread, for code that must answer synchronously
+    /// (the app API's `currentReachabilityStatus`) or already runs on a thread of its own.
+    public func callBlocking(method: String, parameters: [String: JSONValue] = [:]) throws -> VarlinkReply {
+        let connection = try VarlinkConnection(socketPath: socketPath, timeout: callTimeout)
+        defer { connection.close() }
+        return try connection.call(VarlinkCall(method: method, parameters: parameters))
+    }
+
+    /// `status()` on the calling thread.
+    public func statusBlocking() throws -> Status {
+        try callBlocking(method: "\(Varlink.reachabilityInterface).GetStatus").decode(Status.self, key: "status")
+    }
+
+    /// `Probe()` on the calling thread: runs the connectivity check now and returns its verdict.
+    /// Throws `.remote` with `io.reachd.Reachability.ProbeDisabled` when the check is off.
+    public func probeBlocking() throws -> Probe {
+        try callBlocking(method: "\(Varlink.reachabilityInterface).Probe").decode(Probe.self, key: "probe")
     }
 
     /// Reachability events: first the current state (`initial`), then every change; the stream

@@ -1,13 +1,14 @@
-import Foundation
+import FoundationEssentials
+import ReachabilityCore
 
 /// Where reachd's socket is, for the daemon, `reachctl` and the app library alike.
 public enum ReachabilitySocketPath {
     /// The system socket, systemd's convention (`/run/systemd/netif/io.systemd.Network`).
-    public static let systemPath = "/run/reachd/io.reachd.Reachability"
+    public static let systemPath = "/run/reachd/" + fileName
     /// The environment variable that overrides the path for daemon and clients.
     public static let environmentVariable = "REACHD_SOCKET"
-    /// The socket's file name, the same in every directory.
-    public static let fileName = "io.reachd.Reachability"
+    /// The socket's file name, the same in every directory: the interface's name.
+    public static let fileName = Varlink.reachabilityInterface
 
     /// `$XDG_RUNTIME_DIR/reachd/io.reachd.Reachability`, where an unprivileged daemon listens.
     public static func userPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {

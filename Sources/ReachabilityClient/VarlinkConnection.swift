@@ -1,16 +1,16 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
+import Synchronization
 
 /// A blocking varlink connection to reachd, for one thread at a time; `shutdown()` and `close()`
 /// may be called from any thread to make a blocked `receive()` return.
 public final class VarlinkConnection: @unchecked Sendable {
     public let socketPath: String
-    private let lock = NSLock()
     /// Freed with the connection: a `receive()` that races `close()` on another thread then
     /// never reads from a number the process has given to another file meanwhile.
     private let descriptor: FileDescriptor
-    private var closed = false
+    private let closed = Mutex(false)
     private var framer = VarlinkFramer(limit: 16 << 20)
 
     /// Connects (`connect(2)`); ENOENT and ECONNREFUSED mean no daemon.
@@ -39,7 +39,7 @@ public final class VarlinkConnection: @unchecked Sendable {
 
     /// Sends raw bytes (tests use it to send garbage).
     public func write(_ data: Data) throws {
-        guard !lock.withLock({ closed }) else { throw ReachabilityClientError.connectionClosed }
+        guard !closed.withLock({ $0 }) else { throw ReachabilityClientError.connectionClosed }
         var offset = 0
         while offset < data.count {
             let sent: Result<Int, Errno> = data.withUnsafeBytes { raw in
@@ -67,7 +67,7 @@ public final class VarlinkConnection: @unchecked Sendable {
             } catch {
                 throw ReachabilityClientError.protocolError("\(error)")
             }
-            guard !lock.withLock({ closed }) else { throw ReachabilityClientError.connectionClosed }
+            guard !closed.withLock({ $0 }) else { throw ReachabilityClientError.connectionClosed }
             let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
                 Result { () throws(Errno) in try descriptor.receive(into: raw) }
             }
@@ -89,14 +89,14 @@ public final class VarlinkConnection: @unchecked Sendable {
 
     /// Makes a blocked `receive()` return (from any thread), as the daemon closing would.
     public func shutdown() {
-        lock.withLock { if !closed { descriptor.shutdown(.readWrite) } }
+        closed.withLock { if !$0 { descriptor.shutdown(.readWrite) } }
     }
 
     /// Ends the connection (`shutdown(2)`): the daemon sees it closed, a blocked `receive()`
     /// returns, and later calls throw `connectionClosed`. The descriptor itself is closed when
     /// the connection is released.
     public func close() {
-        lock.withLock {
+        closed.withLock { closed in
             guard !closed else { return }
             closed = true
             descriptor.shutdown(.readWrite)

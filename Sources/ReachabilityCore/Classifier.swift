@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Pure classification: a snapshot of links, addresses, routes, modems and the last probe in,
 /// the machine's `Status` out. No I/O, so every rule is tested without a kernel.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Decides `connectivity` and `probe` in the same evaluation as the path, so that the event that
 /// changes reachability already carries the connectivity that follows from it. The one place

@@ -129,7 +129,7 @@ public struct ControlOptions: Equatable, Sendable {
             var changes: [String]?
             if let value = flags["--changes"] ?? nil {
                 let names = value.split(separator: ",", omittingEmptySubsequences: false)
-                    .map { $0.trimmingCharacters(in: .whitespaces) }
+                    .map { $0.trimmingWhitespace }
                 guard SubscriptionFilter.fields(named: names) != nil else {
                     let known = Status.Field.allCases.map(\.rawValue).joined(separator: ",")
                     throw ArgumentError.invalidValue(option: "--changes", value: value, expected: "Status fields among \(known)")

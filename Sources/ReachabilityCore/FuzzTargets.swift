@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The parsers that take bytes from outside, each as one function of raw bytes: what the
 /// libFuzzer targets in `fuzz/` call (`make fuzz`), and what the regression test replays every

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // The wire types of `io.reachd.Reachability.Check` (docs/protocol.md). As in Status.swift, every
 // field is encoded, `null` for an absent optional, so strict varlink clients can validate them.

@@ -2,8 +2,6 @@
 /// `GetInterfaceDescription`. `io.reachd.Reachability.varlink` next to this file is the same text,
 /// shipped for tools; a test keeps the two identical.
 public enum InterfaceDescription {
-    public static let reachabilityName = "io.reachd.Reachability"
-
     public static let reachability = """
 # Network reachability of this machine, as reachd sees it: which path traffic takes,
 # what kind of network that is, and whether the internet really answers.
@@ -181,7 +179,7 @@ error ExpectedMore ()
     /// The description of `interface`, nil when this service does not implement it.
     public static func description(of interface: String) -> String? {
         switch interface {
-        case reachabilityName: return reachability
+        case Varlink.reachabilityInterface: return reachability
         case Varlink.serviceInterface: return service
         default: return nil
         }

@@ -75,8 +75,8 @@ public enum InterfaceKindRules {
         }
     }
 
-    /// The kind of the link described by `facts`; `overrides` are `(glob, kind)` pairs, first match wins.
-    public static func kind(for facts: InterfaceKindFacts, overrides: [(glob: String, kind: InterfaceKind)] = []) -> InterfaceKind {
+    /// The kind of the link described by `facts`; `overrides` are `[Interfaces] Kind.GLOB=` lines, first match wins.
+    public static func kind(for facts: InterfaceKindFacts, overrides: [ReachdConfiguration.KindOverride] = []) -> InterfaceKind {
         if let forced = overrides.first(where: { Glob($0.glob).matches(facts.name) }) { return forced.kind }
         if facts.isLoopback || facts.arpType == ARPType.loopback { return .loopback }
         if let devtype = facts.devtype, let kind = devtypes[devtype] { return kind }

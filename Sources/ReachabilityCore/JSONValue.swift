@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A JSON value of unknown shape: varlink call parameters before a method looks at them, error
 /// parameters, and replies that a client passes on without knowing their type.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The daemon's counters for Prometheus: time spent in each status and connectivity verdict,
 /// events by reason, connectivity checks by verdict and round trip.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Everything one rendering of reachd's metrics needs, gathered at one moment
 /// (`MetricsRecorder.sample`), rendered by `PrometheusExposition.render`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One connection's bytes waiting for the socket, bounded in messages and bytes: a subscriber
 /// that stops reading fills it and is then dropped (`SubscriberTooSlow`) instead of making the

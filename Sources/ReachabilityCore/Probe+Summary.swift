@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Probe {
     /// One human line, as `reachctl probe` prints it:
@@ -8,7 +8,7 @@ extension Probe {
     public var summary: String {
         var parts = ["internet: \(result.rawValue)"]
         if let httpStatus { parts.append("HTTP \(httpStatus)") }
-        if let rttMs { parts.append(String(format: "%.1f ms", rttMs)) }
+        if let rttMs { parts.append(String(fixed: rttMs, fractionDigits: 1) + " ms") }
         switch result {
         case .portal:
             if let portalUrl { parts.append("log in at \(portalUrl)") } else if let error { parts.append(error) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Decides when the connectivity check runs; a state machine in the style of
 /// swift-service-lifecycle: each event method returns the actions to take, and the caller
@@ -18,25 +18,42 @@ import Foundation
 ///   flood of requests makes at most one HTTP request per interval;
 /// - disabled: nothing runs, connectivity is `unknown` (no probe), requests answer `disabled`.
 public struct ProbeScheduler: Sendable {
+    /// The connectivity check's settings: the `[Connectivity]` section as it is, the one key of
+    /// `[Limits]` that concerns the check, and the backoff, which the file does not set. The
+    /// section's keys read through (`configuration.url`, `configuration.enabled`).
+    @dynamicMemberLookup
     public struct Configuration: Equatable, Sendable {
-        public var enabled: Bool
-        public var url: String
-        /// `Response=`: not used for scheduling, but a new one makes the last verdict stale.
-        public var expectedResponse: String
-        /// Seconds between checks while the verdict is full.
-        public var interval: TimeInterval
-        /// First retry delay while portal/limited, in seconds.
+        /// `[Connectivity]`. A new `Response=` is not used for scheduling, but makes the last verdict stale.
+        public var connectivity: ReachdConfiguration.ConnectivitySection
+        /// `[Limits] ProbeMinInterval=`: manual requests within this many seconds of the last
+        /// check share its verdict.
+        public var probeMinInterval: TimeInterval
+        /// First retry delay while portal/limited, in seconds (doubles up to the interval).
         public var initialBackoff: TimeInterval
-        /// Manual requests within this many seconds of the last check share its verdict.
-        public var minManualInterval: TimeInterval
 
-        public init(enabled: Bool = true, url: String, expectedResponse: String = "", interval: TimeInterval = 300,
-                    initialBackoff: TimeInterval = 2, minManualInterval: TimeInterval = 1) {
-            self.enabled = enabled; self.url = url; self.expectedResponse = expectedResponse
-            self.minManualInterval = max(minManualInterval, 0)
-            self.interval = max(interval, 1)
-            self.initialBackoff = min(max(initialBackoff, 0.1), self.interval)
+        public init(connectivity: ReachdConfiguration.ConnectivitySection = .init(),
+                    probeMinInterval: TimeInterval = ReachdConfiguration.LimitsSection().probeMinIntervalSeconds,
+                    initialBackoff: TimeInterval = 2) {
+            self.connectivity = connectivity
+            self.probeMinInterval = probeMinInterval
+            self.initialBackoff = initialBackoff
         }
+
+        /// The check's part of reachd's configuration: `[Connectivity]` and `[Limits] ProbeMinInterval=`.
+        public init(_ file: ReachdConfiguration) {
+            self.init(connectivity: file.connectivity, probeMinInterval: file.limits.probeMinIntervalSeconds)
+        }
+
+        public subscript<Value>(dynamicMember key: WritableKeyPath<ReachdConfiguration.ConnectivitySection, Value>) -> Value {
+            get { connectivity[keyPath: key] }
+            set { connectivity[keyPath: key] = newValue }
+        }
+
+        /// Seconds between checks while the verdict is full (at least 1).
+        var interval: TimeInterval { max(connectivity.intervalSeconds, 1) }
+        /// The first retry delay, between 0.1 s and `interval`.
+        var firstBackoff: TimeInterval { min(max(initialBackoff, 0.1), interval) }
+        var minManualInterval: TimeInterval { max(probeMinInterval, 0) }
     }
 
     /// What a manual request is answered with.
@@ -125,7 +142,7 @@ public struct ProbeScheduler: Sendable {
             backoff = nil
             delay = configuration.interval
         case .portal, .limited:
-            let next = backoff.map { $0 * 2 } ?? configuration.initialBackoff
+            let next = backoff.map { $0 * 2 } ?? configuration.firstBackoff
             backoff = min(next, configuration.interval)
             delay = backoff ?? configuration.interval
         }
@@ -165,7 +182,7 @@ public struct ProbeScheduler: Sendable {
     /// schedule with a check at once.
     public mutating func reconfigure(_ newConfiguration: Configuration, now: Date) -> [Action] {
         guard newConfiguration != configuration else { return [] }
-        let onlyRate = { (c: Configuration) -> Configuration in var c = c; c.minManualInterval = 0; return c }
+        let onlyRate = { (c: Configuration) -> Configuration in var c = c; c.probeMinInterval = 0; return c }
         let rateOnly = onlyRate(newConfiguration) == onlyRate(configuration)
         configuration = newConfiguration
         // A new request rate alone is no reason to check again.

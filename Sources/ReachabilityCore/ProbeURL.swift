@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The connectivity check's `URL=`, taken apart for a plain-socket HTTP/1.1 GET.
 ///
@@ -22,7 +22,7 @@ public struct ProbeURL: Equatable, Sendable {
 
     /// Parses `string`; throws `ProbeURLError` naming what is wrong.
     public init(_ string: String) throws(ProbeURLError) {
-        let trimmed = string.trimmingCharacters(in: .whitespaces)
+        let trimmed = string.trimmingWhitespace
         guard let components = URLComponents(string: trimmed), let rawScheme = components.scheme else {
             throw ProbeURLError(url: string, problem: "not an absolute URL")
         }
@@ -63,7 +63,7 @@ public struct ProbeURL: Equatable, Sendable {
 
     /// `location` (a `Location:` header, possibly relative) resolved against this URL.
     public func resolve(_ location: String) -> String {
-        let trimmed = location.trimmingCharacters(in: .whitespaces)
+        let trimmed = location.trimmingWhitespace
         guard let base = URL(string: string), let resolved = URL(string: trimmed, relativeTo: base) else {
             return trimmed
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Turns the outcome of an HTTP check into a `Probe` verdict (NetworkManager's rules):
 ///
@@ -102,13 +102,13 @@ public enum ProbeVerdict {
     /// The URL of `<meta http-equiv="refresh" content="0; url=…">` in `html`, if any.
     static func metaRefreshTarget(in html: String) -> String? {
         var searchFrom = html.startIndex
-        while let meta = html.range(of: "<meta", options: .caseInsensitive, range: searchFrom..<html.endIndex) {
-            guard let end = html.range(of: ">", range: meta.upperBound..<html.endIndex) else { return nil }
-            searchFrom = end.upperBound
-            let tag = html[meta.upperBound..<end.lowerBound]
-            guard tag.range(of: "http-equiv", options: .caseInsensitive) != nil,
-                  tag.range(of: "refresh", options: .caseInsensitive) != nil,
-                  let urlKey = tag.range(of: "url=", options: .caseInsensitive) else { continue }
+        while let meta = html[searchFrom...].firstRange(ofCaseInsensitive: "<meta") {
+            guard let end = html[meta.upperBound...].firstIndex(of: ">") else { return nil }
+            searchFrom = html.index(after: end)
+            let tag = html[meta.upperBound..<end]
+            guard tag.firstRange(ofCaseInsensitive: "http-equiv") != nil,
+                  tag.firstRange(ofCaseInsensitive: "refresh") != nil,
+                  let urlKey = tag.firstRange(ofCaseInsensitive: "url=") else { continue }
             var target = tag[urlKey.upperBound...].trimmingSpaces
             if let first = target.first, first == "'" || first == "\"" { target.removeFirst() }
             if let quote = target.firstIndex(where: { $0 == "'" || $0 == "\"" }) { target = String(target[..<quote]) }

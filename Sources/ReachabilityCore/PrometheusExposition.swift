@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Renders reachd's metrics in the Prometheus text exposition format 0.0.4 — what `GET /metrics`
 /// answers and what `reachd.prom` holds for node_exporter's textfile collector.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why the status changed (varlink type `Reason`).
 public struct Reason: Codable, Equatable, Hashable, Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // The table of every section and key reachd understands, networkd style: one row per key with
 // its parser. `Key=` (empty value) resets a key to its default, and a list key to empty, as in
@@ -29,15 +29,13 @@ extension ReachdConfiguration {
     /// The sections, in the order `config/reachd.conf` documents them.
     public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "Socket", "Events", "Simulation", "Limits", "Metrics"]
 
-    /// Every key reachd understands.
+    /// Every key reachd understands. A plain key's default is its section's initial value: `Key=`
+    /// (empty) puts that back.
     public static let keys: [Key] = [
-        Key(section: "Monitor", name: "IgnoreInterfaces", isPrefix: false) { config, _, value throws(ValueError) in
-            if value.isEmpty { config.monitor.ignoreInterfaces = [] } else { config.monitor.ignoreInterfaces += try globs(value) }
-        },
-        Key(section: "Monitor", name: "Debounce", isPrefix: false) { config, _, value throws(ValueError) in
-            config.monitor.debounceMilliseconds = value.isEmpty ? MonitorSection().debounceMilliseconds
-                : Int((try within(timeSpan(value, defaultUnit: 0.001, unitName: "milliseconds, e.g. 200 or 1.5s"),
-                                  0...3600, "0 to 1h") * 1000).rounded())
+        list("Monitor", "IgnoreInterfaces", \.monitor.ignoreInterfaces),
+        plain("Monitor", "Debounce", \.monitor.debounceMilliseconds) { value throws(ValueError) in
+            Int((try within(timeSpan(value, defaultUnit: 0.001, unitName: "milliseconds, e.g. 200 or 1.5s"),
+                            0...3600, "0 to 1h") * 1000).rounded())
         },
         Key(section: "Interfaces", name: "Kind.", isPrefix: true) { config, glob, value throws(ValueError) in
             guard !glob.isEmpty else { throw ValueError("missing interface glob after 'Kind.' (expected e.g. Kind.wwan*=wwan)") }
@@ -54,97 +52,65 @@ extension ReachdConfiguration {
             if let existing { config.interfaces.kinds[existing].kind = kind }
             else { config.interfaces.kinds.append(KindOverride(glob: glob, kind: kind)) }
         },
-        Key(section: "Interfaces", name: "Metered", isPrefix: false) { config, _, value throws(ValueError) in
-            if value.isEmpty { config.interfaces.metered = [] } else { config.interfaces.metered += try globs(value) }
+        list("Interfaces", "Metered", \.interfaces.metered),
+        plain("Connectivity", "Enabled", \.connectivity.enabled) { value throws(ValueError) in try boolean(value) },
+        plain("Connectivity", "URL", \.connectivity.url) { value throws(ValueError) in try httpURL(value) },
+        plain("Connectivity", "Response", \.connectivity.response) { value throws(ValueError) in value },
+        plain("Connectivity", "Interval", \.connectivity.intervalSeconds) { value throws(ValueError) in
+            try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 300 or 5min")), 0...7 * 86400, "at most 7 days")
         },
-        Key(section: "Connectivity", name: "Enabled", isPrefix: false) { config, _, value throws(ValueError) in
-            config.connectivity.enabled = value.isEmpty ? ConnectivitySection().enabled : try boolean(value)
+        plain("Connectivity", "Timeout", \.connectivity.timeoutSeconds) { value throws(ValueError) in
+            try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 5 or 2.5s")), 0...3600, "at most 1h")
         },
-        Key(section: "Connectivity", name: "URL", isPrefix: false) { config, _, value throws(ValueError) in
-            config.connectivity.url = value.isEmpty ? ConnectivitySection().url : try httpURL(value)
+        plain("Cellular", "ModemManager", \.cellular.modemManager) { value throws(ValueError) in try boolean(value) },
+        plain("Socket", "Path", \.socket.path) { value throws(ValueError) in try absolutePath(value) },
+        plain("Socket", "Mode", \.socket.mode) { value throws(ValueError) in try octalMode(value) },
+        plain("Socket", "Group", \.socket.group) { value throws(ValueError) in try groupName(value) },
+        plain("Events", "History", \.events.history) { value throws(ValueError) in try count(value, 0...65536) },
+        plain("Limits", "MaxConnections", \.limits.maxConnections) { value throws(ValueError) in try count(value, 1...65536) },
+        plain("Limits", "MaxConnectionsPerUser", \.limits.maxConnectionsPerUser) { value throws(ValueError) in try count(value, 1...65536) },
+        plain("Limits", "PartialMessageTimeout", \.limits.partialMessageTimeoutSeconds) { value throws(ValueError) in
+            try within(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 10 or 500ms"), 0.1...3600, "100ms to 1h")
         },
-        Key(section: "Connectivity", name: "Response", isPrefix: false) { config, _, value throws(ValueError) in
-            config.connectivity.response = value
+        plain("Limits", "MaxQueuedBytes", \.limits.maxQueuedBytes) { value throws(ValueError) in
+            try byteSize(value, 1 << 20...1 << 30, "1M to 1G")
         },
-        Key(section: "Connectivity", name: "Interval", isPrefix: false) { config, _, value throws(ValueError) in
-            config.connectivity.intervalSeconds = value.isEmpty ? ConnectivitySection().intervalSeconds
-                : try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 300 or 5min")), 0...7 * 86400, "at most 7 days")
+        plain("Limits", "MaxChecksInFlight", \.limits.maxChecksInFlight) { value throws(ValueError) in try count(value, 1...256) },
+        plain("Limits", "MaxChecksPerUser", \.limits.maxChecksPerUser) { value throws(ValueError) in try count(value, 1...256) },
+        plain("Limits", "ProbeMinInterval", \.limits.probeMinIntervalSeconds) { value throws(ValueError) in
+            try within(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 1 or 500ms"), 0.1...3600, "100ms to 1h")
         },
-        Key(section: "Connectivity", name: "Timeout", isPrefix: false) { config, _, value throws(ValueError) in
-            config.connectivity.timeoutSeconds = value.isEmpty ? ConnectivitySection().timeoutSeconds
-                : try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 5 or 2.5s")), 0...3600, "at most 1h")
-        },
-        Key(section: "Cellular", name: "ModemManager", isPrefix: false) { config, _, value throws(ValueError) in
-            config.cellular.modemManager = value.isEmpty ? CellularSection().modemManager : try boolean(value)
-        },
-        Key(section: "Socket", name: "Path", isPrefix: false) { config, _, value throws(ValueError) in
-            guard !value.isEmpty else { config.socket.path = nil; return }
-            guard value.hasPrefix("/") else { throw ValueError("bad path (must be absolute)") }
-            config.socket.path = value
-        },
-        Key(section: "Socket", name: "Mode", isPrefix: false) { config, _, value throws(ValueError) in
-            config.socket.mode = value.isEmpty ? SocketSection().mode : try octalMode(value)
-        },
-        Key(section: "Socket", name: "Group", isPrefix: false) { config, _, value throws(ValueError) in
-            guard !value.isEmpty else { config.socket.group = nil; return }
-            guard !value.contains(where: { $0 == " " || $0 == "\t" || $0 == ":" || $0 == "/" }) else {
-                throw ValueError("bad group name")
-            }
-            config.socket.group = value
-        },
-        Key(section: "Events", name: "History", isPrefix: false) { config, _, value throws(ValueError) in
-            config.events.history = value.isEmpty ? EventsSection().history : try count(value, 0...65536)
-        },
-        Key(section: "Limits", name: "MaxConnections", isPrefix: false) { config, _, value throws(ValueError) in
-            config.limits.maxConnections = value.isEmpty ? LimitsSection().maxConnections : try count(value, 1...65536)
-        },
-        Key(section: "Limits", name: "MaxConnectionsPerUser", isPrefix: false) { config, _, value throws(ValueError) in
-            config.limits.maxConnectionsPerUser = value.isEmpty ? LimitsSection().maxConnectionsPerUser : try count(value, 1...65536)
-        },
-        Key(section: "Limits", name: "PartialMessageTimeout", isPrefix: false) { config, _, value throws(ValueError) in
-            config.limits.partialMessageTimeoutSeconds = value.isEmpty ? LimitsSection().partialMessageTimeoutSeconds
-                : try within(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 10 or 500ms"), 0.1...3600, "100ms to 1h")
-        },
-        Key(section: "Limits", name: "MaxQueuedBytes", isPrefix: false) { config, _, value throws(ValueError) in
-            config.limits.maxQueuedBytes = value.isEmpty ? LimitsSection().maxQueuedBytes : try byteSize(value, 1 << 20...1 << 30, "1M to 1G")
-        },
-        Key(section: "Limits", name: "MaxChecksInFlight", isPrefix: false) { config, _, value throws(ValueError) in
-            config.limits.maxChecksInFlight = value.isEmpty ? LimitsSection().maxChecksInFlight : try count(value, 1...256)
-        },
-        Key(section: "Limits", name: "MaxChecksPerUser", isPrefix: false) { config, _, value throws(ValueError) in
-            config.limits.maxChecksPerUser = value.isEmpty ? LimitsSection().maxChecksPerUser : try count(value, 1...256)
-        },
-        Key(section: "Limits", name: "ProbeMinInterval", isPrefix: false) { config, _, value throws(ValueError) in
-            config.limits.probeMinIntervalSeconds = value.isEmpty ? LimitsSection().probeMinIntervalSeconds
-                : try within(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 1 or 500ms"), 0.1...3600, "100ms to 1h")
-        },
-        Key(section: "Simulation", name: "Group", isPrefix: false) { config, _, value throws(ValueError) in
-            guard !value.isEmpty else { config.simulation.group = nil; return }
-            guard !value.contains(where: { $0 == " " || $0 == "\t" || $0 == ":" || $0 == "/" }) else {
-                throw ValueError("bad group name")
-            }
-            config.simulation.group = value
-        },
-        Key(section: "Metrics", name: "Listen", isPrefix: false) { config, _, value throws(ValueError) in
-            guard !value.isEmpty else { config.metrics.listen = nil; return }
+        plain("Simulation", "Group", \.simulation.group) { value throws(ValueError) in try groupName(value) },
+        plain("Metrics", "Listen", \.metrics.listen) { value throws(ValueError) in
             do throws(MetricsListenAddress.ParseError) {
-                config.metrics.listen = try MetricsListenAddress(value)
+                return try MetricsListenAddress(value)
             } catch {
                 throw ValueError("\(error.problem) (expected ADDRESS:PORT, e.g. 127.0.0.1:9464 or [::1]:9464)")
             }
         },
-        Key(section: "Metrics", name: "TextfileDirectory", isPrefix: false) { config, _, value throws(ValueError) in
-            guard !value.isEmpty else { config.metrics.textfileDirectory = nil; return }
-            guard value.hasPrefix("/") else { throw ValueError("bad path (must be absolute)") }
-            config.metrics.textfileDirectory = value
-        },
-        Key(section: "Metrics", name: "TextfileInterval", isPrefix: false) { config, _, value throws(ValueError) in
-            guard !value.isEmpty else { config.metrics.textfileIntervalSeconds = MetricsSection().textfileIntervalSeconds; return }
+        plain("Metrics", "TextfileDirectory", \.metrics.textfileDirectory) { value throws(ValueError) in try absolutePath(value) },
+        plain("Metrics", "TextfileInterval", \.metrics.textfileIntervalSeconds) { value throws(ValueError) in
             let seconds = try timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 15 or 1min")
             guard (1...86_400).contains(seconds) else { throw ValueError("bad time span (expected 1 second to 24 hours)") }
-            config.metrics.textfileIntervalSeconds = seconds
+            return seconds
         },
     ]
+
+    /// A key holding one value: `Key=` (empty) resets `field` to its default, the value
+    /// `ReachdConfiguration()` has; any other value is parsed and replaces the earlier one.
+    static func plain<Value>(_ section: String, _ name: String, _ field: WritableKeyPath<ReachdConfiguration, Value> & Sendable,
+                             parse: @escaping @Sendable (String) throws(ValueError) -> Value) -> Key {
+        Key(section: section, name: name, isPrefix: false) { config, _, value throws(ValueError) in
+            config[keyPath: field] = value.isEmpty ? ReachdConfiguration()[keyPath: field] : try parse(value)
+        }
+    }
+
+    /// A key holding space-separated globs: each assignment adds to the list, `Key=` empties it.
+    static func list(_ section: String, _ name: String, _ field: WritableKeyPath<ReachdConfiguration, [String]> & Sendable) -> Key {
+        Key(section: section, name: name, isPrefix: false) { config, _, value throws(ValueError) in
+            if value.isEmpty { config[keyPath: field] = [] } else { config[keyPath: field] += try globs(value) }
+        }
+    }
 
     /// The key an assignment names, and the argument of a prefix key; nil when unknown.
     static func key(section: String, name: String) -> (Key, argument: String)? {
@@ -224,6 +190,20 @@ extension ReachdConfiguration {
         let (bytes, overflow) = n.multipliedReportingOverflow(by: factor)
         guard !overflow, range.contains(bytes) else { throw ValueError("size out of range (\(text))") }
         return bytes
+    }
+
+    /// An absolute path.
+    static func absolutePath(_ value: String) throws(ValueError) -> String {
+        guard value.hasPrefix("/") else { throw ValueError("bad path (must be absolute)") }
+        return value
+    }
+
+    /// A group name (for `getgrnam`): no white space, no `:` or `/`.
+    static func groupName(_ value: String) throws(ValueError) -> String {
+        guard !value.contains(where: { $0 == " " || $0 == "\t" || $0 == ":" || $0 == "/" }) else {
+            throw ValueError("bad group name")
+        }
+        return value
     }
 
     /// An octal file mode up to 07777, as systemd's `parse_mode()` (`0666`, `660`).

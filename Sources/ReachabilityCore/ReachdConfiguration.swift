@@ -1,6 +1,8 @@
 /// reachd's configuration: `/etc/reachd/reachd.conf` and its drop-ins (reachd.conf(5)).
 ///
-/// `ReachdConfiguration()` is the built-in default, which is also what a missing file means;
+/// `ReachdConfiguration()` is the built-in default, which is also what a missing file means.
+/// Each section is one type, taken as it is by the component it configures; each key's default
+/// is its initial value here and nowhere else (`Key=` resets to it);
 /// `config/reachd.conf` documents every key with that default. Read files with
 /// `ReachdConfiguration.load(mainFile:)` (ReachabilityLinux) or, without I/O,
 /// `ReachdConfiguration.parse(_:file:into:)`.
@@ -35,12 +37,10 @@ public struct ReachdConfiguration: Equatable, Sendable {
 
     /// `[Connectivity]`: the HTTP check that tells `full` from `portal` and `limited`.
     public struct ConnectivitySection: Equatable, Sendable {
-        /// The URL the check uses when none is configured.
-        public static let defaultURL = "http://connectivity-check.ubuntu.com/"
         /// `Enabled=`: when false, connectivity stays `unknown` and `Probe()` fails with `ProbeDisabled`.
         public var enabled: Bool = true
         /// `URL=`: an `http://` URL (the check is a plain HTTP/1.1 GET bound to the primary interface).
-        public var url: String = ConnectivitySection.defaultURL
+        public var url: String = "http://connectivity-check.ubuntu.com/"
         /// `Response=`: the expected body of a 200 answer. Empty: expect 204, or 200 with an empty body.
         public var response: String = ""
         /// `Interval=`: seconds between checks while reachable (a change of the primary path checks at once).

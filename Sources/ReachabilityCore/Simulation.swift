@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a developer asks reachd to play (varlink `Simulate`): the fields to fake. Anything left
 /// nil comes from the real status at the moment the simulation starts.

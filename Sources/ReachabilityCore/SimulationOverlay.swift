@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The status subscribers see, laid over the real one: the real events pass through unless a
 /// simulation is in effect, and the simulation's life (start, change, expiry, reset, the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // Every wire object encodes all of its fields, `null` for an absent optional (docs/protocol.md),
 // so strict varlink clients can validate it; that is why each type spells out `encode(to:)`.

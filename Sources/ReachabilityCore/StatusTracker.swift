@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The monitor's event logic as a state machine (swift-service-lifecycle style): feed it each
 /// new snapshot, it answers whether to emit an event. No I/O; the monitor performs the action.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The one timestamp format on the wire: ISO 8601, UTC, milliseconds (`2026-11-29T13:00:00.120Z`).
 public enum Timestamp {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Varlink's message layer (varlink.org): each message is one JSON object followed by a NUL byte.
 /// This file holds the message types and their encoding; `VarlinkFramer` cuts a byte stream into
@@ -10,6 +10,8 @@ public enum Varlink {
 
     /// The standard interface every varlink service implements.
     public static let serviceInterface = "org.varlink.service"
+    /// reachd's interface (`InterfaceDescription.reachability`); its socket file has the same name.
+    public static let reachabilityInterface = "io.reachd.Reachability"
 }
 
 /// A method call: `{"method": "...", "parameters": {...}, "more": true?, "oneway": true?}`.
@@ -87,25 +89,28 @@ public struct VarlinkError: Error, Equatable, Sendable, CustomStringConvertible 
     public static func methodNotImplemented(_ method: String) -> VarlinkError {
         VarlinkError("org.varlink.service.MethodNotImplemented", parameters: ["method": .string(method)])
     }
+    /// The service failed to answer (a reply it could not encode); not in the varlink spec's
+    /// list, the name that varlink services (systemd's) use for it.
+    public static let internalError = VarlinkError("org.varlink.service.InternalError")
     public static func invalidParameter(_ parameter: String) -> VarlinkError {
         VarlinkError("org.varlink.service.InvalidParameter", parameters: ["parameter": .string(parameter)])
     }
 
     // The errors of io.reachd.Reachability.
-    public static let expectedMore = VarlinkError("io.reachd.Reachability.ExpectedMore")
+    public static let expectedMore = VarlinkError("\(Varlink.reachabilityInterface).ExpectedMore")
     public static func subscriberTooSlow(dropped: Int) -> VarlinkError {
-        VarlinkError("io.reachd.Reachability.SubscriberTooSlow", parameters: ["dropped": .int(dropped)])
+        VarlinkError("\(Varlink.reachabilityInterface).SubscriberTooSlow", parameters: ["dropped": .int(dropped)])
     }
     public static func hostNotFound(_ host: String) -> VarlinkError {
-        VarlinkError("io.reachd.Reachability.HostNotFound", parameters: ["host": .string(host)])
+        VarlinkError("\(Varlink.reachabilityInterface).HostNotFound", parameters: ["host": .string(host)])
     }
-    public static let probeDisabled = VarlinkError("io.reachd.Reachability.ProbeDisabled")
+    public static let probeDisabled = VarlinkError("\(Varlink.reachabilityInterface).ProbeDisabled")
     /// `Simulate` by a caller who may not.
-    public static let permissionDenied = VarlinkError("io.reachd.Reachability.PermissionDenied")
+    public static let permissionDenied = VarlinkError("\(Varlink.reachabilityInterface).PermissionDenied")
     /// A limit against abusive callers is reached (too many look-ups in flight): try again after
     /// `retryAfterMs` milliseconds.
     public static func busy(retryAfterMs: Int) -> VarlinkError {
-        VarlinkError("io.reachd.Reachability.Busy", parameters: ["retryAfterMs": .int(retryAfterMs)])
+        VarlinkError("\(Varlink.reachabilityInterface).Busy", parameters: ["retryAfterMs": .int(retryAfterMs)])
     }
 }
 

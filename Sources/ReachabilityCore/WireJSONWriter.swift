@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Writes the wire JSON of `Status`, `ReachabilityEvent` and their parts straight into UTF-8
 /// bytes, without `JSONEncoder`.

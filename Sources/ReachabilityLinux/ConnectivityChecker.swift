@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// Where the connectivity checker gets the status from and hands its verdicts to: the
@@ -21,29 +21,8 @@ public protocol ProbeTarget: AnyObject, Sendable {
 /// The checker keeps its state on its own serial queue, so an observer call only enqueues, and
 /// the HTTP checks run on threads of their own: a hanging check never delays an event.
 public final class ConnectivityChecker: @unchecked Sendable {
-    public struct Configuration: Equatable, Sendable {
-        /// `Enabled=`: false leaves connectivity `unknown`; `probeNow` answers `.disabled`.
-        public var enabled: Bool = true
-        /// `URL=`.
-        public var url: String = "http://connectivity-check.ubuntu.com/"
-        /// `Response=`: expected start of a 200 body; empty: 204 or an empty 200.
-        public var expectedResponse: String = ""
-        /// `Interval=`: seconds between checks while full.
-        public var interval: TimeInterval = 300
-        /// `Timeout=`: seconds one check may take (DNS, connect, answer).
-        public var timeout: TimeInterval = 5
-        /// First retry delay while portal/limited (doubles up to `interval`).
-        public var initialBackoff: TimeInterval = 2
-        /// `[Limits] ProbeMinInterval=`: `probeNow` calls within this many seconds of the last
-        /// check get its verdict instead of a new HTTP request.
-        public var probeMinInterval: TimeInterval = 1
-        /// Make the checks' sockets in this network namespace (tests); nil: the daemon's own.
-        public var networkNamespace: String? = nil
-        /// Resolve the URL's host from this hosts(5) file only (tests); nil: the system resolver.
-        public var hostsFile: String? = nil
-
-        public init() {}
-    }
+    /// `[Connectivity]`, `[Limits] ProbeMinInterval=` and the backoff: what the scheduler decides with.
+    public typealias Configuration = ProbeScheduler.Configuration
 
     /// The answer to `probeNow`.
     public typealias Reply = ProbeScheduler.Reply
@@ -66,18 +45,25 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private var nextRequest = 1
     private var actionObserver: (@Sendable (ProbeScheduler.Action) -> Void)?
     private var checkObserver: (@Sendable (Probe) -> Void)?
-    private let log: @Sendable (String) -> Void
+    /// Make the checks' sockets in this network namespace; nil: the caller's own.
+    private let networkNamespace: String?
+    private let log: LogSink
 
-    /// `log` receives warnings (an https or malformed URL); reachd passes its logger.
+    /// - Parameters:
+    ///   - networkNamespace: the namespace (a name under /run/netns or a path) the checks run in;
+    ///     nil: the caller's own. The in-process monitor passes its own, tests theirs.
+    ///   - log: takes each verdict (debug), each failed check (notice) and a URL that cannot
+    ///     be checked (warning); reachd passes its sink.
     public init(configuration: Configuration, target: any ProbeTarget,
                 queue: DispatchQueue = DispatchQueue(label: "reachd.probe"),
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                networkNamespace: String? = nil, log: LogSink = .discarding) {
         self.configuration = configuration
         self.target = target
         self.queue = queue
+        self.networkNamespace = networkNamespace
         self.log = log
-        self.scheduler = ProbeScheduler(configuration: Self.schedulerConfiguration(configuration))
-        self.resolver = Self.resolver(for: configuration, pool: resolverPool)
+        self.scheduler = ProbeScheduler(configuration: configuration)
+        self.resolver = Self.resolver(timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace, pool: resolverPool)
     }
 
     /// Begins with the target's current status.
@@ -117,9 +103,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
     public func reconfigure(_ configuration: Configuration) {
         queue.async { [self] in
             self.configuration = configuration
-            resolver = Self.resolver(for: configuration, pool: resolverPool)
+            resolver = Self.resolver(timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace, pool: resolverPool)
             warnAboutURL()
-            perform(scheduler.reconfigure(Self.schedulerConfiguration(configuration), now: Date()))
+            perform(scheduler.reconfigure(configuration, now: Date()))
         }
     }
 
@@ -134,16 +120,10 @@ public final class ConnectivityChecker: @unchecked Sendable {
         queue.sync { checkObserver = observer }
     }
 
-    private static func schedulerConfiguration(_ c: Configuration) -> ProbeScheduler.Configuration {
-        ProbeScheduler.Configuration(enabled: c.enabled, url: c.url, expectedResponse: c.expectedResponse,
-                                     interval: c.interval, initialBackoff: c.initialBackoff, minManualInterval: c.probeMinInterval)
-    }
-
-    private static func resolver(for c: Configuration, pool: WorkerPool) -> HostResolver {
+    private static func resolver(timeout: TimeInterval, networkNamespace: String?, pool: WorkerPool) -> HostResolver {
         var configuration = HostResolver.Configuration()
-        configuration.timeout = c.timeout
-        configuration.networkNamespace = c.networkNamespace
-        configuration.hostsFile = c.hostsFile
+        configuration.timeout = timeout
+        configuration.networkNamespace = networkNamespace
         configuration.maxInFlight = pool.threadCount
         return HostResolver(configuration: configuration, pool: pool)
     }
@@ -152,9 +132,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
         guard configuration.enabled else { return }
         do {
             let url = try ProbeURL(configuration.url)
-            if url.isHTTPS { log("connectivity URL \(configuration.url) is https, which reachd cannot check (no TLS): connectivity stays unknown; use an http:// URL") }
+            if url.isHTTPS { log.warning("connectivity URL \(configuration.url) is https, which reachd cannot check (no TLS): connectivity stays unknown; use an http:// URL") }
         } catch {
-            log("\(error): connectivity stays unknown")
+            log.warning("\(error): connectivity stays unknown")
         }
     }
 
@@ -186,27 +166,37 @@ public final class ConnectivityChecker: @unchecked Sendable {
 
     private func startProbe(id: Int, path: ProbePath) {
         let configuration = self.configuration
-        let url: ProbeURL
-        do {
-            url = try ProbeURL(configuration.url)
-        } catch {
+        let request: HTTPProbe.Request
+        switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: resolver) {
+        case .verdict(let probe):
             // A URL that cannot be checked: answer at once, connectivity unknown.
-            let probe = ProbeVerdict.unknown(url: configuration.url, error: error.description, at: Date())
             queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe)) }
             return
+        case .request(let made):
+            request = made
         }
-        let request = HTTPProbe.Request(url: url, interface: path.interface, sourceAddresses: path.sourceAddresses,
-                                        timeout: configuration.timeout, networkNamespace: configuration.networkNamespace,
-                                        resolver: resolver)
         running[id] = HTTPProbe.start(request, on: checkPool) { [weak self] result in
-            let probe = ProbeVerdict.probe(url: configuration.url, expectedResponse: configuration.expectedResponse,
-                                           outcome: result.outcome, rttMs: result.rttMs, checkedAt: Date())
+            let probe = Self.verdict(configuration, result)
             guard let self else { return }
             self.queue.async {
                 // A cancelled check (its path is gone) is no check made.
-                if self.running.removeValue(forKey: id) != nil { self.checkObserver?(probe) }
+                if self.running.removeValue(forKey: id) != nil {
+                    self.logVerdict(probe, interface: path.interface)
+                    self.checkObserver?(probe)
+                }
                 self.perform(self.scheduler.probeCompleted(id: id, probe: probe))
             }
+        }
+    }
+
+    /// Every verdict at debug; a check that failed (no answer, an answer that is no portal) at
+    /// notice, as NetworkManager reports its connectivity check.
+    private func logVerdict(_ probe: Probe, interface: String) {
+        switch probe.result {
+        case .limited, .unknown:
+            log.notice("connectivity check on \(interface) failed: \(probe.summary)")
+        case .full, .portal, .none:
+            log.debug("connectivity check on \(interface): \(probe.summary)")
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
 #if canImport(Glibc)
@@ -20,17 +20,13 @@ public struct FileSystemConfigurationFiles: ConfigurationFileSource {
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw ConfigurationError(file: path, message: "cannot read: is a directory")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ConfigurationError(file: path, message: "cannot read: \(Errno.current("open").text)")
-        }
-        defer { try? handle.close() }
-        let data: Data
+        let data: [UInt8]
         do {
-            data = try handle.readToEnd() ?? Data()
+            data = try FileDescriptor.open(path).readToEnd()
         } catch {
-            throw ConfigurationError(file: path, message: "cannot read: \(error.localizedDescription)")
+            throw ConfigurationError(file: path, message: "cannot read: \(error.text)")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(data: Data(data), encoding: .utf8) else {
             throw ConfigurationError(file: path, message: "not valid UTF-8")
         }
         return text

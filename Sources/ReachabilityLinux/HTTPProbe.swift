@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
+import Synchronization
 
 /// One HTTP/1.1 GET over a plain socket bound to an interface: the connectivity check.
 ///
@@ -46,10 +47,10 @@ public enum HTTPProbe {
 
     /// Stops a running check; it then completes with a `cancelled` failure (`.other`).
     public final class Handle: @unchecked Sendable {
-        private let lock = NSLock()
         /// Readable once cancelled; nil when no pipe could be made (the check then runs on).
+        /// Set once, in `init` (a `var`: optional chaining on a non-copyable `let` would consume it).
         private var pipe: FileDescriptor.Pipe?
-        private var cancelled = false
+        private let cancelled = Mutex(false)
 
         public init() {
             pipe = try? FileDescriptor.Pipe()
@@ -58,10 +59,10 @@ public enum HTTPProbe {
         /// The descriptor that becomes readable on `cancel()`.
         var cancelFD: Int32? { pipe?.readEnd.rawValue }
 
-        public var isCancelled: Bool { lock.withLock { cancelled } }
+        public var isCancelled: Bool { cancelled.withLock { $0 } }
 
         public func cancel() {
-            lock.withLock {
+            cancelled.withLock { cancelled in
                 guard !cancelled else { return }
                 cancelled = true
                 let byte: UInt8 = 1
@@ -316,6 +317,6 @@ private struct Connection: ~Copyable {
     }
 
     private func format(_ seconds: TimeInterval) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(fixed: seconds, fractionDigits: 1)
     }
 }

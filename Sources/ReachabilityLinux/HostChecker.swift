@@ -1,5 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import ReachabilityCore
+import Synchronization
 
 /// Answers `io.reachd.Reachability.Check`: validates the host, resolves it, asks the kernel for
 /// the route to each address (for TCP to `port`, when given, so that policy routing by port
@@ -90,51 +92,55 @@ public final class HostChecker: @unchecked Sendable {
 
     /// Stops one check (`check(host:port:status:completion:)`'s result); completes it once.
     public final class Cancellation: @unchecked Sendable {
-        private let lock = NSLock()
-        private var completion: (@Sendable (Result<HostCheck, HostCheckError>) -> Void)?
-        private var started = false
-        private var withdrawn = false
-        /// Takes the check out of the pool's queue.
-        private var onCancel: (@Sendable () -> Void)?
+        private struct State {
+            var completion: (@Sendable (Result<HostCheck, HostCheckError>) -> Void)?
+            var started = false
+            var withdrawn = false
+            /// Takes the check out of the pool's queue.
+            var onCancel: (@Sendable () -> Void)?
+        }
+        private let state: Mutex<State>
 
-        func setOnCancel(_ body: @escaping @Sendable () -> Void) { lock.withLock { onCancel = body } }
+        func setOnCancel(_ body: @escaping @Sendable () -> Void) { state.withLock { $0.onCancel = body } }
 
-        init(_ completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) { self.completion = completion }
+        init(_ completion: @escaping @Sendable (Result<HostCheck, HostCheckError>) -> Void) {
+            state = Mutex(State(completion: completion))
+        }
 
-        public var isCancelled: Bool { lock.withLock { completion == nil } }
+        public var isCancelled: Bool { state.withLock { $0.completion == nil } }
 
         /// The completion will not be called; a check still waiting for a thread never runs.
         public func cancel() {
-            let withdraw = lock.withLock { () -> (@Sendable () -> Void)? in
-                completion = nil
-                return started ? nil : onCancel
+            let withdraw = state.withLock { state -> (@Sendable () -> Void)? in
+                state.completion = nil
+                return state.started ? nil : state.onCancel
             }
             withdraw?()
         }
 
         /// A pool thread takes the check: false when it was cancelled or given up on.
         func start() -> Bool {
-            lock.withLock {
-                guard completion != nil, !withdrawn else { return false }
-                started = true
+            state.withLock { state in
+                guard state.completion != nil, !state.withdrawn else { return false }
+                state.started = true
                 return true
             }
         }
 
         /// Gives up on a check that no thread has taken yet; false when one has.
         func withdrawIfWaiting() -> Bool {
-            lock.withLock {
-                guard !started else { return false }
-                withdrawn = true
+            state.withLock { state in
+                guard !state.started else { return false }
+                state.withdrawn = true
                 return true
             }
         }
 
         /// Calls the completion unless it was called or cancelled before.
         func finish(_ result: Result<HostCheck, HostCheckError>) {
-            let body = lock.withLock { () -> (@Sendable (Result<HostCheck, HostCheckError>) -> Void)? in
-                defer { completion = nil }
-                return completion
+            let body = state.withLock { state -> (@Sendable (Result<HostCheck, HostCheckError>) -> Void)? in
+                defer { state.completion = nil }
+                return state.completion
             }
             body?(result)
         }

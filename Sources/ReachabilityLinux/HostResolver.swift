@@ -1,6 +1,8 @@
 import CNetlink
-import Foundation
+import Dispatch
+import FoundationEssentials
 import ReachabilityCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 import ReachabilitySystem
@@ -41,8 +43,8 @@ public final class HostResolver: @unchecked Sendable {
     public let configuration: Configuration
     private let lookup: Lookup
     private let pool: WorkerPool
-    private let lock = NSLock()
-    private var inFlight = 0
+    /// Resolutions running now.
+    private let inFlight = Mutex(0)
 
     /// - Parameters:
     ///   - lookup: the resolving function; by default `hostsFile` when set, else `getaddrinfo`.
@@ -70,29 +72,30 @@ public final class HostResolver: @unchecked Sendable {
         case let .address(address, _):
             return .success([address])
         case let .name(name):
-            let admitted: Bool = lock.withLock {
-                guard inFlight < configuration.maxInFlight else { return false }
+            let maxInFlight = configuration.maxInFlight
+            let admitted: Bool = inFlight.withLock { inFlight in
+                guard inFlight < maxInFlight else { return false }
                 inFlight += 1
                 return true
             }
             guard admitted else {
                 return .failure(.hostNotFound(host: host, reason: "too many resolutions in progress"))
             }
-            let box = ResultBox()
+            let box = SharedMutex<Result<[String], ResolveFailure>?>(nil)
             let done = DispatchSemaphore(value: 0)
             let lookup = self.lookup
             let submitted = pool.submit { [self] in
                 let result = lookup(name)
-                box.set(result)
-                lock.withLock { inFlight -= 1 }
+                box.withLock { $0 = result }
+                inFlight.withLock { $0 -= 1 }
                 done.signal()
             }
             guard submitted else {
-                lock.withLock { inFlight -= 1 }
+                inFlight.withLock { $0 -= 1 }
                 return .failure(.busy(reason: "no resolver thread free"))
             }
             let timeout = configuration.timeout
-            guard done.wait(timeout: .now() + timeout) == .success, let result = box.get() else {
+            guard done.wait(timeout: .now() + timeout) == .success, let result = box.withLock({ $0 }) else {
                 return .failure(.hostNotFound(host: host, reason: "resolution timed out after \(Self.seconds(timeout))"))
             }
             return Self.addresses(result, host: host)
@@ -154,14 +157,6 @@ public final class HostResolver: @unchecked Sendable {
         guard case .ip(let ip, _)? = SocketAddress(address)?.kind else { return nil }
         return ip.description
     }
-}
-
-/// One resolution's result, handed from its thread to the waiting caller.
-private final class ResultBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Result<[String], HostResolver.ResolveFailure>?
-    func set(_ v: Result<[String], HostResolver.ResolveFailure>) { lock.withLock { value = v } }
-    func get() -> Result<[String], HostResolver.ResolveFailure>? { lock.withLock { value } }
 }
 
 /// hosts(5): `ADDRESS NAME [ALIASES…]`, `#` comments; names compare case-insensitively.

@@ -6,7 +6,7 @@ extension ModemManagerSource {
     /// `monitor.setModems(_:)` (the monitor re-classifies, reason `modemChanged`).
     /// Call `start()` after (or before) `monitor.start()`, and `stop()` when done.
     public convenience init(monitor: ReachabilityMonitor, busAddress: String? = nil,
-                            log: @escaping @Sendable (String) -> Void = ModemManagerSource.logToStandardError) {
+                            log: LogSink = .standardError()) {
         self.init(queue: monitor.queue, busAddress: busAddress, log: log) { [weak monitor] modems in
             monitor?.setModems(modems)
         }

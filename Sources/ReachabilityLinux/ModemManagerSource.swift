@@ -1,6 +1,6 @@
 import CSystemd
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 #if canImport(Glibc)
 import Glibc
@@ -18,12 +18,12 @@ import Glibc
 /// answering garbage, means no modems; no bus at all is logged once and the source stays inert.
 ///
 /// `onChange` is called on `queue`, only when the list changed.
-public final class ModemManagerSource: @unchecked Sendable {
+public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     public let queue: DispatchQueue
     private let busAddress: String?
-    private let log: @Sendable (String) -> Void
+    private let log: LogSink
     private let onChange: @Sendable ([ModemState]) -> Void
-    private let queueKey = DispatchSpecificKey<Void>()
+    package let queueConfinement: QueueConfinement
 
     // Everything below is confined to `queue`.
     private var bus: SDBus?
@@ -57,23 +57,18 @@ public final class ModemManagerSource: @unchecked Sendable {
     ///   - log: receives one line per noteworthy condition (bus missing, ModemManager gone or back).
     ///   - onChange: receives the complete list of modems after every change.
     public init(queue: DispatchQueue, busAddress: String? = nil,
-                log: @escaping @Sendable (String) -> Void = ModemManagerSource.logToStandardError,
+                log: LogSink = .standardError(),
                 onChange: @escaping @Sendable ([ModemState]) -> Void) {
         self.queue = queue
         self.busAddress = busAddress
         self.log = log
         self.onChange = onChange
-        queue.setSpecific(key: queueKey, value: ())
+        self.queueConfinement = QueueConfinement(queue)
     }
 
     deinit {
         // Nothing can call back any more: our slots go with us. Only the sources need cancelling.
         cancelSources()
-    }
-
-    /// Writes `reachd: LINE` to standard error.
-    public static let logToStandardError: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data("reachd: \(line)\n".utf8))
     }
 
     /// Connects and asks ModemManager for its modems; the answer arrives later through `onChange`.
@@ -97,7 +92,7 @@ public final class ModemManagerSource: @unchecked Sendable {
             return false
         }
         if done { return true }
-        guard DispatchQueue.getSpecific(key: queueKey) == nil else { return false }
+        guard !queueConfinement.isCurrent else { return false }
         return semaphore.wait(timeout: .now() + timeout) == .success
     }
 
@@ -120,10 +115,6 @@ public final class ModemManagerSource: @unchecked Sendable {
         onQueue { bus != nil }
     }
 
-    private func onQueue<T>(_ body: () -> T) -> T {
-        DispatchQueue.getSpecific(key: queueKey) != nil ? body() : queue.sync(execute: body)
-    }
-
     // MARK: - Connection
 
     private func connect() {
@@ -139,7 +130,7 @@ public final class ModemManagerSource: @unchecked Sendable {
             }
             requestManagedObjects()
         } catch {
-            log("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
+            log.notice("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
             disconnect()
             return
         }
@@ -229,7 +220,7 @@ public final class ModemManagerSource: @unchecked Sendable {
                 timer?.schedule(deadline: .distantFuture)
             }
         } catch {
-            log("ModemManager: lost the D-Bus connection (\(error)); cellular details disabled")
+            log.warning("ModemManager: lost the D-Bus connection (\(error)); cellular details disabled")
             disconnect()
             publish()
         }
@@ -263,7 +254,7 @@ public final class ModemManagerSource: @unchecked Sendable {
         do {
             try call(.managedObjects, path: ModemManagerDBus.path, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
         } catch {
-            log("ModemManager: cannot call GetManagedObjects: \(error)")
+            log.warning("ModemManager: cannot call GetManagedObjects: \(error)")
         }
     }
 
@@ -300,10 +291,10 @@ public final class ModemManagerSource: @unchecked Sendable {
                 owner = nil
                 model.reset()
                 if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
-                    if !reportedAbsent { log("ModemManager is not running; cellular details unavailable until it starts") }
+                    if !reportedAbsent { log.info("ModemManager is not running; cellular details unavailable until it starts") }
                     reportedAbsent = true
                 } else {
-                    log("ModemManager: GetManagedObjects failed: \(error)")
+                    log.warning("ModemManager: GetManagedObjects failed: \(error)")
                 }
             } else {
                 owner = message.sender
@@ -313,7 +304,7 @@ public final class ModemManagerSource: @unchecked Sendable {
                     reportedGarbage = false
                 } else if !reportedGarbage {
                     reportedGarbage = true
-                    log("ModemManager: GetManagedObjects answered something that is not a{oa{sa{sv}}}; no modems")
+                    log.warning("ModemManager: GetManagedObjects answered something that is not a{oa{sa{sv}}}; no modems")
                 }
             }
         case let .bearer(path):
@@ -335,7 +326,7 @@ public final class ModemManagerSource: @unchecked Sendable {
         guard let message, let userdata else { return 0 }
         let source = Unmanaged<ModemManagerSource>.fromOpaque(userdata).takeUnretainedValue()
         if let error = SDBusMessage(borrowing: message).error {
-            source.log("ModemManager: the bus refused a match rule: \(error)")
+            source.log.warning("ModemManager: the bus refused a match rule: \(error)")
         }
         return 0
     }
@@ -349,7 +340,7 @@ public final class ModemManagerSource: @unchecked Sendable {
             guard message.sender == "org.freedesktop.DBus", path == "/org/freedesktop/DBus" else {
                 if !reportedForgedOwnerChange {
                     reportedForgedOwnerChange = true
-                    log("ModemManager: ignoring NameOwnerChanged from \(message.sender ?? "an unknown sender"), not the bus")
+                    log.warning("ModemManager: ignoring NameOwnerChanged from \(message.sender ?? "an unknown sender"), not the bus")
                 }
                 return
             }
@@ -372,13 +363,13 @@ public final class ModemManagerSource: @unchecked Sendable {
         model.reset()
         owner = nil
         if let newOwner {
-            log("ModemManager appeared on the bus (\(newOwner)); reading its modems")
+            log.info("ModemManager appeared on the bus (\(newOwner)); reading its modems")
             reportedAbsent = false
             reportedGarbage = false
             requestManagedObjects()
             // Keep the old list until the new owner answers: its reply replaces it.
         } else {
-            log("ModemManager left the bus; no modems until it comes back")
+            log.info("ModemManager left the bus; no modems until it comes back")
             reportedAbsent = true
             publish()
         }

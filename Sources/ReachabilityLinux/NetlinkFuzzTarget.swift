@@ -1,5 +1,5 @@
 import CNetlink
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// The netlink decoder as a function of raw bytes, for the libFuzzer target in `fuzz/` and the

@@ -1,5 +1,5 @@
 import CNetlink
-import Foundation
+import FoundationEssentials
 import ReachabilitySystem
 
 /// Error from entering a network namespace: which path, and the failed call.

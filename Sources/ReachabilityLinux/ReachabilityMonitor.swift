@@ -1,7 +1,8 @@
 import CNetlink
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
+import Synchronization
 
 /// Keeps a live picture of links, addresses and routes from netlink and emits a
 /// `ReachabilityEvent` the moment the machine's `Status` changes.
@@ -17,19 +18,15 @@ import ReachabilityCore
 ///
 /// One serial queue owns all state; observers are called on that queue and must not block it.
 /// `status`, `overrunCount` and `configuration` are readable from any thread.
-public final class ReachabilityMonitor: @unchecked Sendable {
+public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// What the monitor watches and how it names things.
     public struct Configuration: Sendable {
         /// Where sysfs is mounted; tests point it at a fake tree.
         public var sysfsRoot: String = "/sys"
-        /// `Kind.GLOB=` overrides, first match wins.
-        public var kindOverrides: [(glob: String, kind: InterfaceKind)] = []
-        /// Interfaces matching these globs are metered (`expensive`).
-        public var meteredInterfaces: [String] = []
-        /// Interfaces matching these globs are ignored altogether.
-        public var ignoredInterfaces: [String] = []
-        /// Hold-down before evaluating a change, in milliseconds (0: evaluate at once).
-        public var debounceMilliseconds: Int = 0
+        /// `[Monitor]`: ignored interfaces and the hold-down before a change is evaluated.
+        public var monitor = ReachdConfiguration.MonitorSection()
+        /// `[Interfaces]`: forced kinds and metered interfaces.
+        public var interfaces = ReachdConfiguration.InterfacesSection()
         /// The sequence number of the initial state (see `StatusTracker`).
         public var firstSequence: Int = 0
         /// The network namespace (a name under /run/netns or an absolute path) whose sockets the
@@ -50,21 +47,23 @@ public final class ReachabilityMonitor: @unchecked Sendable {
 
     // MARK: State published for other threads (the only lock; the queue owns everything else).
 
-    private let lock = NSLock()
-    private var publishedStatus: Status
-    private var publishedOverruns = 0
-    private var publishedConfiguration: Configuration
+    private struct Published {
+        var status: Status
+        var overruns = 0
+        var configuration: Configuration
+    }
+    private let published: Mutex<Published>
 
     /// The current status; safe from any thread.
-    public var status: Status { lock.withLock { publishedStatus } }
+    public var status: Status { published.withLock { $0.status } }
     /// How many times the kernel overran the netlink socket (each one followed by a re-dump).
-    public var overrunCount: Int { lock.withLock { publishedOverruns } }
+    public var overrunCount: Int { published.withLock { $0.overruns } }
     /// The configuration in force.
-    public var configuration: Configuration { lock.withLock { publishedConfiguration } }
+    public var configuration: Configuration { published.withLock { $0.configuration } }
 
     // MARK: Queue-confined state.
 
-    private let queueKey = DispatchSpecificKey<Bool>()
+    package let queueConfinement: QueueConfinement
     private var config: Configuration
     private var tracker: StatusTracker
     private var table = KernelStateTable()
@@ -87,6 +86,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     private var generation = 0
     /// `start()` succeeded once: the tracker holds a real state whose numbering must go on.
     private var hasStarted = false
+    private let log: LogSink
 
     private struct LinkVerdict {
         let name: String
@@ -95,13 +95,16 @@ public final class ReachabilityMonitor: @unchecked Sendable {
         let ignored: Bool
     }
 
-    public init(configuration: Configuration = Configuration(), queue: DispatchQueue = DispatchQueue(label: "reachd.monitor")) {
+    /// - Parameter log: takes the failures of the netlink socket (reachd passes its sink).
+    public init(configuration: Configuration = Configuration(), queue: DispatchQueue = DispatchQueue(label: "reachd.monitor"),
+                log: LogSink = .standardError()) {
         self.queue = queue
+        self.log = log
         self.config = configuration
-        self.publishedConfiguration = configuration
-        self.tracker = StatusTracker(firstSequence: configuration.firstSequence)
-        self.publishedStatus = tracker.status
-        queue.setSpecific(key: queueKey, value: true)
+        let tracker = StatusTracker(firstSequence: configuration.firstSequence)
+        self.tracker = tracker
+        self.published = Mutex(Published(status: tracker.status, configuration: configuration))
+        self.queueConfinement = QueueConfinement(queue)
     }
 
     deinit {
@@ -239,7 +242,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             }
             next.firstSequence = config.firstSequence
             config = next
-            lock.withLock { publishedConfiguration = next }
+            published.withLock { $0.configuration = next }
             linkVerdicts = [:]
             pendingReason = Reason(code: .configReloaded)
             evaluate()
@@ -269,9 +272,9 @@ public final class ReachabilityMonitor: @unchecked Sendable {
             case .overrun:
                 // Messages were lost; keep reading what is there, then re-read the kernel's state.
                 overrun = true
-                lock.withLock { publishedOverruns += 1 }
+                published.withLock { $0.overruns += 1 }
             case .failed(let error):
-                log("netlink receive failed: \(error)")
+                log.error("netlink receive failed: \(error)")
                 break reading
             }
         }
@@ -282,7 +285,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
                 dirty = true
                 pendingReason = Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel")
             } catch {
-                log("re-dump after overrun failed: \(error)")
+                log.error("re-dump after overrun failed: \(error)")
             }
         }
         guard dirty else { return }
@@ -315,7 +318,7 @@ public final class ReachabilityMonitor: @unchecked Sendable {
     // MARK: Classification
 
     private func scheduleEvaluation() {
-        let delay = config.debounceMilliseconds
+        let delay = config.monitor.debounceMilliseconds
         guard delay > 0 else { evaluate(); return }
         guard !evaluationScheduled else { return }
         evaluationScheduled = true
@@ -352,9 +355,9 @@ public final class ReachabilityMonitor: @unchecked Sendable {
                 verdict = cached
             } else {
                 verdict = LinkVerdict(name: facts.name,
-                                      kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.kindOverrides),
-                                      metered: Glob.matchesAny(config.meteredInterfaces, facts.name),
-                                      ignored: Glob.matchesAny(config.ignoredInterfaces, facts.name))
+                                      kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.interfaces.kinds),
+                                      metered: Glob.matchesAny(config.interfaces.metered, facts.name),
+                                      ignored: Glob.matchesAny(config.monitor.ignoreInterfaces, facts.name))
                 linkVerdicts[index] = verdict
             }
             kinds[index] = verdict.kind
@@ -368,18 +371,6 @@ public final class ReachabilityMonitor: @unchecked Sendable {
 
     private func publish() {
         let status = tracker.status
-        lock.withLock { publishedStatus = status }
-    }
-
-    // MARK: Helpers
-
-    /// Runs `body` on `queue`: inline when already there (observers may call back), else `sync`.
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
-        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
-        return try queue.sync(execute: body)
-    }
-
-    private func log(_ message: String) {
-        FileHandle.standardError.write(Data("reachd monitor: \(message)\n".utf8))
+        published.withLock { $0.status = status }
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,9 +25,7 @@ final class ReadinessThread: @unchecked Sendable {
     private var keepAlive: AnyObject?
     private let name: String
     /// Guards the pipe: `stop()` writes to it only while the thread has not closed it.
-    private let lock = NSLock()
-    private var isStopped = false
-    private var pipeClosed = false
+    private let pipeState = Mutex((isStopped: false, isClosed: false))
 
     /// - Parameters:
     ///   - fileDescriptor: the descriptor to wait on; it must stay open while the thread runs,
@@ -51,17 +50,45 @@ final class ReadinessThread: @unchecked Sendable {
         self.body = body
     }
 
-    func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+    /// Starts the thread (`pthread_create`, detached, named `name`); false when none could be made.
+    @discardableResult
+    func start() -> Bool {
+        let context = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        let rc = pthread_create(&thread, &attributes, { argument in
+            guard let argument else { return nil }
+            let reader = Unmanaged<ReadinessThread>.fromOpaque(argument).takeRetainedValue()
+            reader.nameThisThread()
+            reader.run()
+            return nil
+        }, context.toOpaque())
+        guard rc == 0 else {
+            context.release()
+            return false
+        }
+        return true
+    }
+
+    /// What `pthread_setname_np(pthread_self(), name)` does (hidden without `_GNU_SOURCE`):
+    /// names the calling thread for `top -H`, `perf` and /proc; a name over 15 bytes is not set.
+    private func nameThisThread() {
+        let bytes = Array(name.utf8)
+        guard bytes.count <= 15 else { return }
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
     }
 
     /// Asks the thread to end; returns at once. Calling it twice does nothing.
     func stop() {
-        lock.withLock {
-            guard !isStopped && !pipeClosed else { return }
-            isStopped = true
+        pipeState.withLock { state in
+            guard !state.isStopped && !state.isClosed else { return }
+            state.isStopped = true
             var byte: UInt8 = 1
             _ = write(wakeWrite, &byte, 1)
         }
@@ -70,9 +97,9 @@ final class ReadinessThread: @unchecked Sendable {
     deinit { closePipe() }
 
     private func closePipe() {
-        lock.withLock {
-            guard !pipeClosed else { return }
-            pipeClosed = true
+        pipeState.withLock { state in
+            guard !state.isClosed else { return }
+            state.isClosed = true
             close(wakeRead)
             close(wakeWrite)
         }

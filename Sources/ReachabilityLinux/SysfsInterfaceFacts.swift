@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// Reads what sysfs says about a network interface under an injectable root
@@ -11,7 +11,7 @@ struct SysfsInterfaceFacts {
     func devtype(_ name: String) -> String? {
         guard let text = try? String(contentsOfFile: path(name, "uevent"), encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("DEVTYPE=") {
-            return String(line.dropFirst("DEVTYPE=".count)).trimmingCharacters(in: .whitespaces)
+            return String(line.dropFirst("DEVTYPE=".count)).trimmingWhitespace
         }
         return nil
     }

@@ -1,6 +1,7 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilitySystem
+import Synchronization
 
 /// Tells systemd how the service is doing (`sd_notify(3)`), for `Type=notify` units: `READY=1`
 /// once the first full state is known, `STATUS=` lines for `systemctl status`, `RELOADING=1`
@@ -13,9 +14,13 @@ import ReachabilitySystem
 public final class SystemdNotifier: @unchecked Sendable {
     /// The queue the watchdog timer fires on.
     public let queue: DispatchQueue
-    /// Guards `watchdogTimer`; a lock rather than `queue.sync` so the methods may be called on `queue`.
-    private let lock = NSLock()
-    private var watchdogTimer: DispatchSourceTimer?
+    /// A lock rather than `queue.sync`, so the methods may be called on `queue`.
+    private let watchdogTimer = Mutex<WatchdogTimer?>(nil)
+
+    /// A Dispatch source may be cancelled from any thread.
+    private struct WatchdogTimer: @unchecked Sendable {
+        let source: DispatchSourceTimer
+    }
 
     /// `$NOTIFY_SOCKET`: a path, or `@name` for an abstract socket.
     private let socketAddress: String?
@@ -30,7 +35,7 @@ public final class SystemdNotifier: @unchecked Sendable {
         watchdogInterval = Self.watchdogInterval(environment)
     }
 
-    deinit { lock.withLock { watchdogTimer?.cancel() } }
+    deinit { watchdogTimer.withLock { $0?.source.cancel() } }
 
     /// True when systemd is listening (`$NOTIFY_SOCKET` is set).
     public var isEnabled: Bool { socketAddress != nil }
@@ -102,9 +107,10 @@ public final class SystemdNotifier: @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: pingQueue ?? queue)
         timer.schedule(deadline: .now(), repeating: half, leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in self?.notify("WATCHDOG=1") }
-        lock.withLock {
-            watchdogTimer?.cancel()
-            watchdogTimer = timer
+        let next = WatchdogTimer(source: timer)
+        watchdogTimer.withLock { current in
+            current?.source.cancel()
+            current = next
         }
         timer.resume()
         return interval
@@ -112,14 +118,14 @@ public final class SystemdNotifier: @unchecked Sendable {
 
     /// Stops the watchdog pings.
     public func stopWatchdog() {
-        lock.withLock {
-            watchdogTimer?.cancel()
-            watchdogTimer = nil
+        watchdogTimer.withLock { current in
+            current?.source.cancel()
+            current = nil
         }
     }
 
     /// `STATUS=` takes one line; a newline would start a new (bogus) assignment.
     private static func oneLine(_ text: String) -> String {
-        text.replacingOccurrences(of: "\n", with: " ")
+        text.replacingLineFeedsWithSpaces
     }
 }

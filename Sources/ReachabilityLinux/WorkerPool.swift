@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,18 +37,21 @@ public final class WorkerPool: @unchecked Sendable {
         guard eager else { return }
         for _ in 0..<maxThreads {
             guard Self.spawn(state) else { break }
+            state.shared.withLock { $0.threads += 1 }
         }
     }
 
     /// Threads created so far (fewer than asked when `pthread_create` failed).
-    public var threadCount: Int { state.lock.withLock { state.threads } }
+    public var threadCount: Int { state.shared.withLock { $0.threads } }
 
     deinit {
         // The threads hold the state, not the pool: they finish what is queued and exit.
-        state.lock.withLock {
-            state.stopping = true
-            state.lock.broadcast()
+        let idle = state.shared.withLock { shared in
+            shared.stopping = true
+            defer { shared.idle = 0 }
+            return shared.idle
         }
+        for _ in 0..<idle { state.wakeUp.signal() }
     }
 
     /// Queues `job` for a thread of the pool; false when it cannot be taken (the pool has no
@@ -58,40 +63,44 @@ public final class WorkerPool: @unchecked Sendable {
 
     /// As `submit`; the ticket lets `withdraw` take the job back while it still waits.
     public func submitCancellable(_ job: @escaping @Sendable () -> Void) -> Int? {
-        state.lock.lock()
-        defer { state.lock.unlock() }
-        guard !state.stopping else { return nil }
-        // Threads not running a job (idle, or just made) take the waiting jobs first; a job
-        // beyond them needs a new thread, or a place in the queue.
-        if state.jobs.count >= state.threads - state.running && state.threads < maxThreads {
-            _ = Self.spawn(state, locked: true)
+        let state = self.state
+        let maxThreads = self.maxThreads
+        let (ticket, wake) = state.shared.withLock { shared -> (Int?, Bool) in
+            guard !shared.stopping else { return (nil, false) }
+            // Threads not running a job (idle, or just made) take the waiting jobs first; a job
+            // beyond them needs a new thread, or a place in the queue.
+            if shared.jobs.count >= shared.threads - shared.running && shared.threads < maxThreads && Self.spawn(state) {
+                shared.threads += 1
+            }
+            guard shared.threads > 0, shared.jobs.count < shared.threads - shared.running + state.maxQueued else { return (nil, false) }
+            shared.nextTicket += 1
+            shared.jobs.append((shared.nextTicket, job))
+            guard shared.idle > 0 else { return (shared.nextTicket, false) }
+            shared.idle -= 1
+            return (shared.nextTicket, true)
         }
-        guard state.threads > 0, state.jobs.count < state.threads - state.running + state.maxQueued else { return nil }
-        state.nextTicket += 1
-        state.jobs.append((state.nextTicket, job))
-        state.lock.signal()
-        return state.nextTicket
+        if wake { state.wakeUp.signal() }
+        return ticket
     }
 
     /// Takes a waiting job out of the queue (its caller gave up); false when it already started
     /// (or ran).
     @discardableResult
     public func withdraw(_ ticket: Int) -> Bool {
-        state.lock.withLock {
-            guard let index = state.jobs.firstIndex(where: { $0.ticket == ticket }) else { return false }
-            state.jobs.remove(at: index)
+        state.shared.withLock { shared in
+            guard let index = shared.jobs.firstIndex(where: { $0.ticket == ticket }) else { return false }
+            shared.jobs.remove(at: index)
             return true
         }
     }
 
     /// Jobs running or waiting now.
     public var load: Int {
-        state.lock.withLock { state.jobs.count + state.running }
+        state.shared.withLock { $0.jobs.count + $0.running }
     }
 
-    /// Starts one thread; counts it in `state.threads` (under the lock, which `locked` says the
-    /// caller holds).
-    private static func spawn(_ state: State, locked: Bool = false) -> Bool {
+    /// Starts one thread; the caller counts it in `threads`.
+    private static func spawn(_ state: State) -> Bool {
         let box = Unmanaged.passRetained(state)
         var thread = pthread_t()
         var attributes = pthread_attr_t()
@@ -110,38 +119,60 @@ public final class WorkerPool: @unchecked Sendable {
             box.release()
             return false
         }
-        if locked { state.threads += 1 } else { state.lock.withLock { state.threads += 1 } }
         return true
     }
 
     /// What the threads share.
-    final class State: @unchecked Sendable {
-        let lock = NSCondition()
-        var jobs: [(ticket: Int, job: @Sendable () -> Void)] = []
-        var nextTicket = 0
-        var threads = 0
-        /// Threads running a job now.
-        var running = 0
-        var stopping = false
+    final class State: Sendable {
+        struct Shared {
+            var jobs: [(ticket: Int, job: @Sendable () -> Void)] = []
+            var nextTicket = 0
+            var threads = 0
+            /// Threads running a job now.
+            var running = 0
+            /// Threads waiting on `wakeUp`, each owed one signal when a job comes (or on stop).
+            var idle = 0
+            var stopping = false
+        }
+        let shared = Mutex(Shared())
+        /// Wakes idle threads: signalled once per thread taken off `idle`.
+        let wakeUp = DispatchSemaphore(value: 0)
         let maxQueued: Int
 
         init(maxQueued: Int) { self.maxQueued = max(maxQueued, 0) }
 
+        private enum Step {
+            case run(@Sendable () -> Void)
+            case wait
+            case exit
+        }
+
         func run() {
-            lock.lock()
+            var finishedJob = false
             while true {
-                while jobs.isEmpty && !stopping { lock.wait() }
-                if jobs.isEmpty {   // stopping, nothing left
-                    threads -= 1
-                    lock.unlock()
+                let step = shared.withLock { shared -> Step in
+                    if finishedJob { shared.running -= 1 }
+                    if !shared.jobs.isEmpty {
+                        shared.running += 1
+                        return .run(shared.jobs.removeFirst().job)
+                    }
+                    if shared.stopping {   // nothing left
+                        shared.threads -= 1
+                        return .exit
+                    }
+                    shared.idle += 1
+                    return .wait
+                }
+                switch step {
+                case .run(let job):
+                    job()
+                    finishedJob = true
+                case .wait:
+                    finishedJob = false
+                    wakeUp.wait()
+                case .exit:
                     return
                 }
-                let job = jobs.removeFirst().job
-                running += 1
-                lock.unlock()
-                job()
-                lock.lock()
-                running -= 1
             }
         }
     }

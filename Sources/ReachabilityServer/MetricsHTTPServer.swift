@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
 
@@ -12,7 +12,7 @@ import ReachabilitySystem
 /// whole exchange within `connectionTimeout` (a scraper that does not read its answer). Sockets
 /// are non-blocking and driven by Dispatch sources on `queue`, which is not the monitor's: a
 /// scraper can delay other scrapes at worst, never an event.
-public final class MetricsHTTPServer: @unchecked Sendable {
+public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     public struct Configuration: Sendable {
         public var maxConnections = 16
         /// Time for the request head to arrive after the connection is accepted.
@@ -26,8 +26,8 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     /// The queue that owns the server's state and calls `metrics`.
     public let queue: DispatchQueue
     private let metrics: () -> String
-    private let log: @Sendable (String) -> Void
-    private let queueKey = DispatchSpecificKey<Bool>()
+    private let log: LogSink
+    package let queueConfinement: QueueConfinement
 
     // State, confined to `queue`.
     private var acceptor: Acceptor?
@@ -39,12 +39,12 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     ///   - metrics: renders the body of `GET /metrics`; called on `queue`.
     ///   - log: receives warnings (accept failures).
     public init(configuration: Configuration = Configuration(), queue: DispatchQueue,
-                log: @escaping @Sendable (String) -> Void = { _ in }, metrics: @escaping () -> String) {
+                log: LogSink = .discarding, metrics: @escaping () -> String) {
         self.configuration = configuration
         self.queue = queue
         self.metrics = metrics
         self.log = log
-        queue.setSpecific(key: queueKey, value: true)
+        self.queueConfinement = QueueConfinement(queue)
     }
 
     /// Binds `address` and starts answering. Throws an `Errno` naming the call.
@@ -56,8 +56,8 @@ public final class MetricsHTTPServer: @unchecked Sendable {
                                 onConnection: { [weak self] in self?.accepted($0) },
                                 onFailure: { [weak self] failure in
                                     switch failure {
-                                    case .paused(let error): self?.log("metrics: \(error); pausing accept for 100 ms")
-                                    case .failed(let error): self?.log("metrics: \(error)")
+                                    case .paused(let error): self?.log.warning("metrics: \(error); pausing accept for 100 ms")
+                                    case .failed(let error): self?.log.warning("metrics: \(error)")
                                     }
                                 })
         }
@@ -77,11 +77,6 @@ public final class MetricsHTTPServer: @unchecked Sendable {
     public var connectionCount: Int { onQueue { connections.count } }
     /// Connections refused because `maxConnections` were open.
     public var refusedCount: Int { onQueue { _refused } }
-
-    private func onQueue<T>(_ body: () throws -> T) rethrows -> T {
-        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
-        return try queue.sync(execute: body)
-    }
 
     private func accepted(_ descriptor: consuming FileDescriptor) {
         if connections.count >= configuration.maxConnections {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// Method dispatch: `org.varlink.service` and `io.reachd.Reachability`.
@@ -11,7 +11,7 @@ extension ReachabilityServer {
         switch call.interface {
         case Varlink.serviceInterface:
             handleService(call, on: connection)
-        case InterfaceDescription.reachabilityName:
+        case Varlink.reachabilityInterface:
             handleReachability(call, on: connection)
         default:
             reply(.interfaceNotFound(call.interface), to: call, on: connection)
@@ -25,7 +25,7 @@ extension ReachabilityServer {
             let info: [String: JSONValue] = [
                 "vendor": .string(configuration.vendor), "product": .string(configuration.product),
                 "version": .string(configuration.version), "url": .string(configuration.url),
-                "interfaces": .array([.string(Varlink.serviceInterface), .string(InterfaceDescription.reachabilityName)]),
+                "interfaces": .array([.string(Varlink.serviceInterface), .string(Varlink.reachabilityInterface)]),
             ]
             reply(parameters: info, to: call, on: connection, cacheKey: "GetInfo")
         case "GetInterfaceDescription":
@@ -47,12 +47,7 @@ extension ReachabilityServer {
         case "GetStatus":
             if let unknown = unknownParameter(call, allowed: []) { return reply(.invalidParameter(unknown), to: call, on: connection) }
             guard !call.oneway else { return }
-            do {
-                connection.send(try statusReplyBytes())
-            } catch {
-                log(.error, "cannot encode status: \(error)")
-                connection.close()
-            }
+            connection.send(statusReplyBytes())
         case "Subscribe":
             subscribe(call, on: connection)
         case "Check":
@@ -71,12 +66,12 @@ extension ReachabilityServer {
                 return reply(.methodNotImplemented(call.method), to: call, on: connection)
             }
             // Look-ups block threads and may hang on DNS: a bounded number at once, per user too.
-            if checksInFlight >= configuration.maxChecksInFlight {
+            if checksInFlight >= configuration.limits.maxChecksInFlight {
                 connection.reject(.checksBusy, "Check refused: \(checksInFlight) in flight (MaxChecksInFlight=)")
                 return reply(.busy(retryAfterMs: HostCheckError.busyRetryAfterMs), to: call, on: connection)
             }
-            if checksPerUID[connection.uid, default: 0] >= configuration.maxChecksPerUser {
-                connection.reject(.checksBusyForUser, "Check refused: uid \(connection.uid) has \(configuration.maxChecksPerUser) in flight (MaxChecksPerUser=)")
+            if checksPerUID[connection.uid, default: 0] >= configuration.limits.maxChecksPerUser {
+                connection.reject(.checksBusyForUser, "Check refused: uid \(connection.uid) has \(configuration.limits.maxChecksPerUser) in flight (MaxChecksPerUser=)")
                 return reply(.busy(retryAfterMs: HostCheckError.busyRetryAfterMs), to: call, on: connection)
             }
             checksInFlight += 1
@@ -138,7 +133,7 @@ extension ReachabilityServer {
         } else {
             connection.subscription = SubscriptionFilter(statusOnly: statusOnly, changes: changes)
             let reason: Reason.Code = after == nil ? .initial : .resync
-            guard let (event, bytes) = initialEventBytes(reason: reason) else { return connection.close() }
+            let (event, bytes) = initialEventBytes(reason: reason)
             connection.deliver(event, bytes: bytes, force: false)
         }
     }
@@ -148,10 +143,14 @@ extension ReachabilityServer {
     func runAsync(_ call: VarlinkCall, on connection: Connection, whenDone: (@Sendable () -> Void)? = nil,
                           _ body: (@escaping Completion) -> Void) {
         connection.busy = true
-        let done = Once()
+        let answered = SharedMutex(false)
         let queue = self.queue
         body { [weak self, weak connection] result in
-            guard done.first() else { return }
+            let first = answered.withLock { answered in
+                defer { answered = true }
+                return !answered
+            }
+            guard first else { return }
             queue.async { [weak self, weak connection] in
                 whenDone?()
                 guard let self, let connection, !connection.closed else { return }
@@ -207,21 +206,9 @@ extension ReachabilityServer {
             if let cacheKey { constantReplies[cacheKey] = bytes }
             connection.send(bytes)
         } catch {
+            // As for a handler's reply that cannot be encoded (`VarlinkMethodResult.reply`).
             log(.error, "cannot encode reply to \(call.method): \(error)")
-            connection.close()
-        }
-    }
-}
-
-/// Lets a completion run once even if a handler calls it twice.
-final class Once: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
-
-    func first() -> Bool {
-        lock.withLock {
-            defer { done = true }
-            return !done
+            reply(.internalError, to: call, on: connection)
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// Who is calling: the peer of a connection, as the kernel vouches for it (`SO_PEERCRED`).

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
 
@@ -15,36 +15,27 @@ import ReachabilitySystem
 /// delivers at once, so an event is encoded and sent by the thread that classified it, without
 /// waking another thread. Events are encoded with `WireJSONWriter`, and the `current` status of
 /// one event is kept as bytes to serve as the next one's `previous`.
-public final class ReachabilityServer: @unchecked Sendable {
+public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// Tunables; the defaults suit the daemon.
     public struct Configuration: Sendable {
-        /// Events kept for `Subscribe(after:)` (`[Events] History=`).
-        public var historySize = 256
+        /// `[Events]`: events kept for `Subscribe(after:)`.
+        public var events = ReachdConfiguration.EventsSection()
+        /// `[Limits]`: connections over all users and per uid, how long a message may stay
+        /// incomplete, replies queued for slow readers, `Check` calls in flight.
+        /// (`ProbeMinInterval=` is the connectivity check's.)
+        public var limits = ReachdConfiguration.LimitsSection()
+        /// `[Socket]`: the mode of a socket file the server binds itself (0666: every local user
+        /// may ask). Path and group are reachd's business.
+        public var socket = ReachdConfiguration.SocketSection()
         /// Per-connection bound of unsent replies; a subscriber over it gets `SubscriberTooSlow`.
         public var queueLimits = OutgoingQueue.Limits()
         /// How long a dropped subscriber has to read its `SubscriberTooSlow` before it is closed.
         public var dropGrace: DispatchTimeInterval = .seconds(1)
         /// Calls a client may pipeline before it is cut off.
         public var maxPendingCalls = 64
-        /// Open connections over all users (`[Limits] MaxConnections=`); more are closed at once.
-        public var maxConnections = 4096
-        /// Open connections of one uid (`SO_PEERCRED`; `[Limits] MaxConnectionsPerUser=`).
-        public var maxConnectionsPerUser = 1024
-        /// How long a message may stay incomplete before its connection is closed
-        /// (`[Limits] PartialMessageTimeout=`).
-        public var partialMessageTimeout: TimeInterval = 10
         /// Bytes received but not yet answered (incomplete messages and calls waiting their
         /// turn) over all connections; the connection whose bytes would pass it is closed.
         public var maxIncomingBytes = 16 << 20
-        /// Replies waiting to be written over all connections (`[Limits] MaxQueuedBytes=`); over
-        /// it, the connection with the most queued is closed.
-        public var maxQueuedBytes = 64 << 20
-        /// `Check` calls in flight over all users (`[Limits] MaxChecksInFlight=`); more get `Busy`.
-        public var maxChecksInFlight = 16
-        /// `Check` calls in flight of one uid (`[Limits] MaxChecksPerUser=`).
-        public var maxChecksPerUser = 4
-        /// Mode of a socket file the server binds itself (0666: every local user may ask).
-        public var socketMode: UInt32 = 0o666
         /// `GetInfo`.
         public var vendor = "reachd"
         public var product = "reachd"
@@ -52,12 +43,6 @@ public final class ReachabilityServer: @unchecked Sendable {
         public var url = ReachdVersion.url
 
         public init() {}
-    }
-
-    /// Severity of a log message from the server.
-    public enum LogLevel: Int, Sendable, Comparable {
-        case debug, info, warning, error
-        public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
     }
 
     /// Why the server turned a client away or closed its connection: each limit against abusive
@@ -96,7 +81,6 @@ public final class ReachabilityServer: @unchecked Sendable {
     public typealias CheckHandler = @Sendable (_ host: String, _ port: Int?, _ completion: @escaping Completion) -> Cancel?
     /// `Probe()`.
     public typealias ProbeHandler = @Sendable (_ completion: @escaping Completion) -> Void
-    public typealias LogHandler = @Sendable (_ level: LogLevel, _ message: String) -> Void
     /// Sees every rejection (on the server's queue).
     public typealias RejectionHandler = @Sendable (_ reason: Rejection) -> Void
 
@@ -118,10 +102,10 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// The JSON of the last status encoded (the last event's `current`), reused as the next
     /// event's `previous` and for `GetStatus`.
     private var statusJSONCache: (status: Status, json: [UInt8])?
-    private let queueKey = DispatchSpecificKey<Bool>()
+    package let queueConfinement: QueueConfinement
     private var _checkHandler: CheckHandler?
     private var _probeHandler: ProbeHandler?
-    private var _logHandler: LogHandler?
+    private var _logSink = LogSink.discarding
     private var _simulateHandler: SimulateHandler?
     private var _hangUpHandler: HangUpHandler?
     private var _rejectionHandler: RejectionHandler?
@@ -151,8 +135,8 @@ public final class ReachabilityServer: @unchecked Sendable {
         self.configuration = configuration
         self.queue = queue
         self.current = initial.current
-        self.history = EventHistory(capacity: configuration.historySize, sequence: initial.sequence)
-        queue.setSpecific(key: queueKey, value: true)
+        self.history = EventHistory(capacity: configuration.events.history, sequence: initial.sequence)
+        self.queueConfinement = QueueConfinement(queue)
     }
 
     /// Answers `Check`; nil: `MethodNotImplemented`. Set before `listen`, or from any thread but `queue`.
@@ -190,10 +174,10 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// `Check` calls in flight now.
     public var checksInFlightCount: Int { onQueue { checksInFlight } }
 
-    /// Receives the server's log messages (client errors, dropped subscribers).
-    public var logHandler: LogHandler? {
-        get { onQueue { _logHandler } }
-        set { onQueue { _logHandler = newValue } }
+    /// Takes the server's log (client errors, dropped subscribers); reachd passes its sink.
+    public var logSink: LogSink {
+        get { onQueue { _logSink } }
+        set { onQueue { _logSink = newValue } }
     }
 
     // MARK: listening
@@ -204,7 +188,7 @@ public final class ReachabilityServer: @unchecked Sendable {
     public func listen(at path: String) throws {
         var listening = Optional(try FileDescriptor.listening(at: .unix(path), backlog: 4096))
         do {
-            try FileSystem.setMode(path, configuration.socketMode)
+            try FileSystem.setMode(path, configuration.socket.mode)
         } catch {
             log(.warning, "\(error)")
         }
@@ -260,16 +244,16 @@ public final class ReachabilityServer: @unchecked Sendable {
     private func accepted(_ descriptor: consuming FileDescriptor) {
         let peer = descriptor.peerCredentials()
         let uid = peer?.uid
-        if connections.count >= configuration.maxConnections {
+        if connections.count >= configuration.limits.maxConnections {
             try? descriptor.close()
-            reject(.tooManyConnections, "connection from uid \(uid.map(String.init) ?? "?") refused: \(configuration.maxConnections) connections open (MaxConnections=)")
+            reject(.tooManyConnections, "connection from uid \(uid.map(String.init) ?? "?") refused: \(configuration.limits.maxConnections) connections open (MaxConnections=)")
             return
         }
         // No credentials (never expected on AF_UNIX) count as one unknown user.
         let owner = uid ?? UInt32.max
-        if connectionsPerUID[owner, default: 0] >= configuration.maxConnectionsPerUser {
+        if connectionsPerUID[owner, default: 0] >= configuration.limits.maxConnectionsPerUser {
             try? descriptor.close()
-            reject(.tooManyConnectionsForUser, "connection from uid \(uid.map(String.init) ?? "?") refused: it has \(configuration.maxConnectionsPerUser) open (MaxConnectionsPerUser=)")
+            reject(.tooManyConnectionsForUser, "connection from uid \(uid.map(String.init) ?? "?") refused: it has \(configuration.limits.maxConnectionsPerUser) open (MaxConnectionsPerUser=)")
             return
         }
         connectionsPerUID[owner, default: 0] += 1
@@ -289,8 +273,8 @@ public final class ReachabilityServer: @unchecked Sendable {
         _hangUpHandler?(connection.id)
     }
 
-    func log(_ level: LogLevel, _ message: String) {
-        _logHandler?(level, message)
+    func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        _logSink.log(level, message())
     }
 
     /// Counts a rejection and logs it within the accept-time budget.
@@ -318,10 +302,10 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// Makes room for `bytes` more unsent bytes under `maxQueuedBytes` by closing the
     /// connections with the most queued, largest first.
     func makeRoomForQueued(_ bytes: Int) {
-        while queuedBytes + bytes > configuration.maxQueuedBytes {
+        while queuedBytes + bytes > configuration.limits.maxQueuedBytes {
             guard let victim = connections.values.max(by: { $0.queuedByteCount < $1.queuedByteCount }),
                   victim.queuedByteCount > 0 else { return }
-            victim.reject(.queuedBytes, "has the most unsent replies (\(victim.queuedByteCount) bytes) while all connections' reach MaxQueuedBytes=\(configuration.maxQueuedBytes); closing")
+            victim.reject(.queuedBytes, "has the most unsent replies (\(victim.queuedByteCount) bytes) while all connections' reach MaxQueuedBytes=\(configuration.limits.maxQueuedBytes); closing")
             victim.close()
             scheduleMemoryTrim()
         }
@@ -352,7 +336,7 @@ public final class ReachabilityServer: @unchecked Sendable {
         partialConnections.insert(connection.id)
         guard staleSweep == nil else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let period = min(max(configuration.partialMessageTimeout / 4, 0.05), 1)
+        let period = min(max(configuration.limits.partialMessageTimeoutSeconds / 4, 0.05), 1)
         timer.schedule(deadline: .now() + period, repeating: period)
         timer.setEventHandler { [weak self] in self?.sweepStaleMessages() }
         staleSweep = timer
@@ -361,14 +345,14 @@ public final class ReachabilityServer: @unchecked Sendable {
 
     private func sweepStaleMessages() {
         let now = DispatchTime.now().uptimeNanoseconds
-        let limit = UInt64(configuration.partialMessageTimeout * 1e9)
+        let limit = UInt64(configuration.limits.partialMessageTimeoutSeconds * 1e9)
         for id in partialConnections {
             guard let connection = connections[id], let since = connection.partialSince else {
                 partialConnections.remove(id)
                 continue
             }
             if now - since >= limit {
-                connection.reject(.staleMessage, "message incomplete for more than \(configuration.partialMessageTimeout) s (PartialMessageTimeout=); closing")
+                connection.reject(.staleMessage, "message incomplete for more than \(configuration.limits.partialMessageTimeoutSeconds) s (PartialMessageTimeout=); closing")
                 connection.close()
             }
         }
@@ -395,18 +379,11 @@ public final class ReachabilityServer: @unchecked Sendable {
     /// with a higher number replaces the state (the source restarted its numbering): subscribers
     /// get it as `initial` with reason `resync`.
     public func publish(_ event: ReachabilityEvent) {
-        if DispatchQueue.getSpecific(key: queueKey) == true {
+        if queueConfinement.isCurrent {
             handlePublish(event)
         } else {
             queue.async { self.handlePublish(event) }
         }
-    }
-
-    /// Runs `body` on `queue`: inline when already there (the queue may be the monitor's, whose
-    /// observers run on it), else `sync`.
-    func onQueue<T>(_ body: () throws -> T) rethrows -> T {
-        if DispatchQueue.getSpecific(key: queueKey) == true { return try body() }
-        return try queue.sync(execute: body)
     }
 
     private func handlePublish(_ event: ReachabilityEvent) {
@@ -420,13 +397,13 @@ public final class ReachabilityServer: @unchecked Sendable {
             history.reset(sequence: event.sequence)
             let resync = ReachabilityEvent(sequence: event.sequence, timestamp: event.timestamp, event: .initial,
                                            reason: Reason(code: .resync), previous: nil, current: event.current)
-            guard let bytes = encodeEvent(resync) else { return }
+            let bytes = encodeEvent(resync)
             for connection in connections.values where connection.subscription != nil {
                 connection.deliver(resync, bytes: bytes, force: true)
             }
         case .reachabilityChanged:
             current = event.current
-            guard let bytes = encodeEvent(event) else { return }
+            let bytes = encodeEvent(event)
             history.append(HistoryEntry(event: event, bytes: bytes), sequence: event.sequence)
             for connection in connections.values where connection.subscription != nil {
                 connection.deliver(event, bytes: bytes, force: false)
@@ -436,8 +413,7 @@ public final class ReachabilityServer: @unchecked Sendable {
 
     /// The reply carrying `event`, encoded once, NUL included:
     /// `{"continues":true,"parameters":{"event":…}}` (what `VarlinkCodec.encodeReply` writes).
-    /// Never fails; optional for the callers written when encoding could.
-    func encodeEvent(_ event: ReachabilityEvent) -> Data? {
+    func encodeEvent(_ event: ReachabilityEvent) -> Data {
         let previousJSON = event.previous.map { statusJSON($0) }
         let currentJSON = statusJSON(event.current)
         var writer = WireJSONWriter(capacity: 64 + (previousJSON?.count ?? 4) + 2 * currentJSON.count)
@@ -458,19 +434,19 @@ public final class ReachabilityServer: @unchecked Sendable {
 
     /// The current state as the first reply of a subscription, cached per sequence number so a
     /// thousand subscribers arriving together cost one encoding.
-    func initialEventBytes(reason: Reason.Code) -> (ReachabilityEvent, Data)? {
+    func initialEventBytes(reason: Reason.Code) -> (ReachabilityEvent, Data) {
         let event = ReachabilityEvent(sequence: history.sequence, timestamp: Date(), event: .initial,
                                       reason: Reason(code: reason), previous: nil, current: current)
         if let cache = initialCache, cache.sequence == history.sequence, cache.reason == reason {
             return (event, cache.bytes)
         }
-        guard let bytes = encodeEvent(event) else { return nil }
+        let bytes = encodeEvent(event)
         initialCache = (history.sequence, reason, bytes)
         return (event, bytes)
     }
 
     /// `{"parameters":{"status":…}}` for `GetStatus`, cached per sequence number.
-    func statusReplyBytes() throws -> Data {
+    func statusReplyBytes() -> Data {
         if let cache = statusCache, cache.sequence == history.sequence { return cache.bytes }
         var writer = WireJSONWriter(capacity: 64 + 2048)
         writer.raw(#"{"parameters":{"status":"#)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 
 /// The answer of a method handler (`Check`, `Probe`): reply parameters or a varlink error.
@@ -7,8 +7,14 @@ public enum VarlinkMethodResult: Sendable {
     case parameters(Data)
     case error(VarlinkError)
 
-    /// A reply `{key: value}`, e.g. `.reply("probe", probe)` for `Probe`.
-    public static func reply<T: Encodable>(_ key: String, _ value: T) throws -> VarlinkMethodResult {
-        .parameters(try VarlinkCodec.encodeParameters(key: key, value: value))
+    /// A reply `{key: value}`, e.g. `.reply("probe", probe)` for `Probe`. A value that cannot be
+    /// encoded (JSONEncoder refuses NaN and infinities) is answered `InternalError`: the caller
+    /// learns the call failed, the connection stays usable.
+    public static func reply<T: Encodable>(_ key: String, _ value: T) -> VarlinkMethodResult {
+        do {
+            return .parameters(try VarlinkCodec.encodeParameters(key: key, value: value))
+        } catch {
+            return .error(.internalError)
+        }
     }
 }

@@ -80,6 +80,22 @@ public struct FileDescriptor: ~Copyable, Sendable {
         try retryingOnInterrupt("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
     }
 
+    /// Reads everything up to end of file (`read(2)` until it returns 0): a configuration file,
+    /// a script.
+    public borrowing func readToEnd() throws(Errno) -> [UInt8] {
+        let fd = rawValue
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try retryingOnInterrupt("read") { Glibc.read(fd, raw.baseAddress, raw.count) } }
+            }
+            let count = try received.get()
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: buffer[..<count])
+        }
+    }
+
     /// Writes some of `bytes` (`write(2)`); returns how many went.
     public borrowing func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
         try retryingOnInterrupt("write") { Glibc.write(rawValue, bytes.baseAddress, bytes.count) }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,9 +43,8 @@ public final class Child: @unchecked Sendable {
     public let process = Process()
     private let out = Pipe()
     private let err = Pipe()
-    private let lock = NSLock()
-    private var _lines: [String] = []
-    private var _stderr = Data()
+    /// Complete stdout lines, the partial tail of stdout, and stderr.
+    private let output = Mutex<(lines: [String], partial: Data, stderr: Data)>(([], Data(), Data()))
     private let readersDone = DispatchGroup()
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
@@ -57,17 +57,16 @@ public final class Child: @unchecked Sendable {
         try process.run()
         startReader(out.fileHandleForReading) { [self] data in
             // Lines arrive whole or in pieces; keep the partial tail until its newline comes.
-            lock.withLock { appendOutput(data) }
+            output.withLock { Self.appendOutput(data, to: &$0) }
         }
-        startReader(err.fileHandleForReading) { [self] data in lock.withLock { _stderr.append(data) } }
+        startReader(err.fileHandleForReading) { [self] data in output.withLock { $0.stderr.append(data) } }
     }
 
-    private var partial = Data()
-    private func appendOutput(_ data: Data) {
-        partial.append(data)
-        while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
-            _lines.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
-            partial = Data(partial[(newline + 1)...])
+    private static func appendOutput(_ data: Data, to output: inout (lines: [String], partial: Data, stderr: Data)) {
+        output.partial.append(data)
+        while let newline = output.partial.firstIndex(of: UInt8(ascii: "\n")) {
+            output.lines.append(String(decoding: output.partial[output.partial.startIndex..<newline], as: UTF8.self))
+            output.partial = Data(output.partial[(newline + 1)...])
         }
     }
 
@@ -84,8 +83,8 @@ public final class Child: @unchecked Sendable {
         }.start()
     }
 
-    public var lines: [String] { lock.withLock { _lines } }
-    public var stderr: String { lock.withLock { String(decoding: _stderr, as: UTF8.self) } }
+    public var lines: [String] { output.withLock { $0.lines } }
+    public var stderr: String { output.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
     public var isRunning: Bool { process.isRunning }
 
     public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
@@ -231,10 +230,9 @@ public let ipCommand = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].fi
 
 /// Collects values (callbacks, notifications, events) from any thread.
 public final class Recorder<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Value] = []
+    private let values = Mutex<[Value]>([])
     public init() {}
-    public func append(_ value: Value) { lock.withLock { values.append(value) } }
-    public var all: [Value] { lock.withLock { values } }
-    public var count: Int { lock.withLock { values.count } }
+    public func append(_ value: Value) { values.withLock { $0.append(value) } }
+    public var all: [Value] { values.withLock { $0 } }
+    public var count: Int { values.withLock { $0.count } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,14 +55,13 @@ public var isRoot: Bool { geteuid() == 0 }
 /// A network namespace made for one test, with a unique name, deleted (with every link in it) by
 /// `destroy()`. Names carry the pid and a counter so parallel tests and runs never collide.
 public final class TestNamespace: @unchecked Sendable {
-    nonisolated(unsafe) private static var counter = 0
-    private static let lock = NSLock()
+    private static let counter = Mutex(0)
 
     public let name: String
 
     /// Creates `rch<pid>-<n><tag>`; loopback is brought up.
     public init(tag: String = "") throws {
-        let n: Int = Self.lock.withLock { Self.counter += 1; return Self.counter }
+        let n: Int = Self.counter.withLock { $0 += 1; return $0 }
         name = "rch\(getpid())-\(n)\(tag)"
         try sh("ip netns add \(name)")
         try sh("ip -n \(name) link set lo up")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilitySystem
@@ -58,7 +58,7 @@ private func watchCheck(client: ReachabilityClient, host: String, port: Int?, js
 
 /// `--watch --json`'s line for a name that stopped resolving: the varlink error, as sent.
 private struct HostNotFoundLine: Encodable {
-    let error = "io.reachd.Reachability.HostNotFound"
+    let error = VarlinkError.hostNotFound("").name
     let parameters: [String: String]
     init(host: String) { parameters = ["host": host] }
 }
@@ -100,7 +100,7 @@ extension Style {
         let line = safe(answer.summary)
         guard enabled else { return line }
         for (word, colour) in [(": not reachable", "31"), (": reachable", "32")] {
-            if let range = line.range(of: word) {
+            if let range = line.firstRange(of: word) {
                 return String(line[..<range.lowerBound]) + ": " + paint(String(word.dropFirst(2)), colour) + String(line[range.upperBound...])
             }
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilitySystem
@@ -8,7 +8,7 @@ import ReachabilitySystem
 /// 1 when the check is disabled (`[Connectivity] Enabled=no`); 69 when reachd does not answer.
 func runProbe(client: ReachabilityClient, json: Bool) async -> Never {
     do {
-        let reply = try await client.call(method: "\(ReachabilityClient.interface).Probe")
+        let reply = try await client.call(method: "\(Varlink.reachabilityInterface).Probe")
         let probe = try reply.decode(Probe.self, key: "probe")
         printLine(json ? jsonLine(probe) : Style().probe(probe))
         ProcessSetup.exit(ExitCode.success)

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilitySystem
@@ -32,12 +32,12 @@ func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never 
     case .script(let path):
         let script: SimulationScript
         do {
-            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let text = try readScript(path)
             script = try SimulationScript.parse(text)
         } catch let error as SimulationScript.ParseError {
             fail("\(path): \(error)", code: ExitCode.usage)
         } catch {
-            fail("cannot read \(path): \(error.localizedDescription)", code: ExitCode.usage)
+            fail("cannot read \(path): \(error)", code: ExitCode.usage)
         }
         let connection = connect(client)
         exitOnInterrupt(with: ExitCode.success)
@@ -69,7 +69,7 @@ private func connect(_ client: ReachabilityClient) -> VarlinkConnection {
 /// One `Simulate` call; reachd's refusals become reachctl's messages and exit statuses.
 private func simulate(_ connection: VarlinkConnection, _ parameters: [String: JSONValue]) -> Status {
     do {
-        let reply = try connection.call(VarlinkCall(method: "\(ReachabilityClient.interface).Simulate", parameters: parameters))
+        let reply = try connection.call(VarlinkCall(method: "\(Varlink.reachabilityInterface).Simulate", parameters: parameters))
         return try reply.decode(Status.self, key: "status")
     } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.permissionDenied.name {
         fail("permission denied: simulating needs root or membership of the group in reachd's [Simulation] Group=",
@@ -100,4 +100,21 @@ private func waitForHangUp(_ connection: VarlinkConnection) -> Never {
             fail("reachd closed the connection; the simulation is over", code: ExitCode.unavailable)
         }
     }
+}
+
+/// Why a script file could not be read: the `strerror` text, or "not valid UTF-8".
+private struct ScriptReadError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The whole file at `path` as UTF-8 text (`open(2)`, `read(2)`).
+private func readScript(_ path: String) throws(ScriptReadError) -> String {
+    let bytes: [UInt8]
+    do {
+        bytes = try FileDescriptor.open(path).readToEnd()
+    } catch {
+        throw ScriptReadError(description: error.text)
+    }
+    guard let text = String(validating: bytes, as: UTF8.self) else { throw ScriptReadError(description: "not valid UTF-8") }
+    return text
 }

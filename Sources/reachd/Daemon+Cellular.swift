@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 
@@ -15,7 +15,7 @@ extension Daemon {
             case (true, .some), (false, nil): break
             }
         }
-        guard settings.file.cellular.modemManager else {
+        guard configuration.cellular.modemManager else {
             log.info("ModemManager disabled by [Cellular] ModemManager=no")
             return
         }
@@ -23,8 +23,7 @@ extension Daemon {
     }
 
     private func startModemManagerSource(monitor: ReachabilityMonitor, wait: TimeInterval) {
-        let log = self.log
-        let source = ModemManagerSource(monitor: monitor, log: { log.info($0) })
+        let source = ModemManagerSource(monitor: monitor, log: log)
         if wait > 0 { _ = source.start(waitingUpTo: wait) } else { source.start() }
         modemSource = source
     }

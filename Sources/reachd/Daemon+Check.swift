@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
@@ -13,12 +13,7 @@ extension Daemon {
             let cancellation = checker.check(host: host, port: port, status: { monitor.status }) { result in
                 switch result {
                 case let .success(answer):
-                    do {
-                        completion(try .reply("result", answer))
-                    } catch {
-                        // Encoding a HostCheck (strings, booleans, finite numbers) does not fail.
-                        completion(.error(.methodNotImplemented("io.reachd.Reachability.Check")))
-                    }
+                    completion(.reply("result", answer))
                 case let .failure(error):
                     completion(.error(error.varlinkError))
                 }

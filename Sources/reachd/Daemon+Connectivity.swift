@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
@@ -7,20 +7,14 @@ extension Daemon {
     /// The connectivity check (`[Connectivity]`): follows the monitor, hands it each verdict,
     /// answers varlink `Probe()`, and takes new settings on SIGHUP.
     func startConnectivityCheck(monitor: ReachabilityMonitor, server: ReachabilityServer) {
-        let log = self.log
-        let checker = ConnectivityChecker(configuration: .init(settings.file), target: monitor,
-                                          log: { log.warning($0) })
+        let checker = ConnectivityChecker(configuration: .init(configuration), target: monitor, log: log)
         if let metrics { checker.observeChecks { metrics.recordProbe($0) } }
         checker.attach(to: monitor)
         server.probeHandler = { completion in
             checker.probeNow { reply in
                 switch reply {
                 case .probe(let probe):
-                    do {
-                        completion(try .reply("probe", probe))
-                    } catch {
-                        completion(.error(VarlinkError("org.varlink.service.InternalError")))
-                    }
+                    completion(.reply("probe", probe))
                 case .disabled:
                     completion(.error(.probeDisabled))
                 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
@@ -7,7 +7,7 @@ extension Daemon {
     /// `[Metrics]`: the collector, when `Listen=` or `TextfileDirectory=` is set (nil otherwise).
     /// Call before the monitor's observer is added; `initial` is the state the server starts from.
     func makeMetrics(initial: ReachabilityEvent, monitor: ReachabilityMonitor, server: ReachabilityServer) -> MetricsCollector? {
-        let section = settings.file.metrics
+        let section = configuration.metrics
         guard section.listen != nil || section.textfileDirectory != nil else { return nil }
         return MetricsCollector(initial: initial, monitor: monitor, server: server, log: log)
     }
@@ -15,7 +15,7 @@ extension Daemon {
     /// Starts serving and writing. A listen address that cannot be bound is fatal (exit 1), as
     /// the varlink socket is; a textfile directory that cannot be written is logged and retried.
     func startMetrics(_ metrics: MetricsCollector) throws {
-        let section = settings.file.metrics
+        let section = configuration.metrics
         if let address = section.listen {
             do {
                 try metrics.listen(address)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 
@@ -8,26 +8,26 @@ extension Daemon {
     func reload() {
         _ = notifier.reloading()
         defer { _ = notifier.ready(status: publishedStatus()?.systemdStatusText) }
-        let fresh: DaemonSettings
+        let fresh: ReachdConfiguration
         do {
-            fresh = try DaemonSettings.load(configPath: options.configPath)
+            fresh = try ReachdConfiguration.load(configPath: options.configPath)
         } catch {
             log.error("reload: \(error); keeping the running configuration")
             return
         }
-        if fresh.file.socket != settings.file.socket || fresh.file.events != settings.file.events {
+        if fresh.socket != configuration.socket || fresh.events != configuration.events {
             log.warning("reload: [Socket] and [Events] changes take effect at the next start")
         }
-        if fresh.file.limits.server != settings.file.limits.server {
+        if fresh.limits.server != configuration.limits.server {
             log.warning("reload: [Limits] changes other than ProbeMinInterval= take effect at the next start")
         }
-        if fresh.file.metrics != settings.file.metrics {
+        if fresh.metrics != configuration.metrics {
             log.warning("reload: [Metrics] changes take effect at the next start")
         }
-        settings = fresh
+        configuration = fresh
         // The running monitor keeps its namespace, buffer and sequence numbering (`reconfigure`).
-        monitor?.reconfigure(fresh.monitor)
-        reloadHooks.forEach { $0(fresh.file) }
+        monitor?.reconfigure(.init(fresh))
+        reloadHooks.forEach { $0(fresh) }
         log.info("configuration reloaded")
     }
 

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
@@ -16,8 +16,7 @@ final class SimulationController: @unchecked Sendable {
     var publish: (ReachabilityEvent) -> Void = { _ in }
     /// `[Simulation] Group=`; its gid is looked up per call.
     var groupName: String?
-    var log: (String) -> Void = { _ in }
-    var debugLog: (String) -> Void = { _ in }
+    var log = LogSink.discarding
 
     /// Call on the monitor's queue, with its observer registered in the same block.
     init(monitor: ReachabilityMonitor) {
@@ -37,7 +36,7 @@ final class SimulationController: @unchecked Sendable {
         if let out = overlay.real(event) {
             publish(out)
         } else if overlay.active != nil {
-            debugLog("real #\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue), held while the simulation is on")
+            log.debug("real #\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue), held while the simulation is on")
         }
     }
 
@@ -45,7 +44,7 @@ final class SimulationController: @unchecked Sendable {
     func simulate(_ parameters: [String: JSONValue], caller: VarlinkCaller, completion: @escaping ReachabilityServer.Completion) {
         guard SimulationPermission.allows(uid: caller.uid, groups: Self.groups(uid: caller.uid, gid: caller.gid),
                                           allowedGroup: allowedGroupID()) else {
-            log("Simulate refused: uid \(caller.uid) (pid \(caller.pid)) is neither root nor in [Simulation] Group=")
+            log.warning("Simulate refused: uid \(caller.uid) (pid \(caller.pid)) is neither root nor in [Simulation] Group=")
             return completion(.error(.permissionDenied))
         }
         let started: SimulationOverlay.Started
@@ -53,7 +52,7 @@ final class SimulationController: @unchecked Sendable {
             let request = try SimulateRequest.parse(parameters)
             started = try overlay.simulate(request, real: monitor.status, owner: caller.connection, now: Date())
         } catch {
-            log("Simulate by uid \(caller.uid): \(error)")
+            log.warning("Simulate by uid \(caller.uid): \(error)")
             return completion(.error(.invalidParameter(error.parameter)))
         }
         if let event = started.event { publish(event) }
@@ -63,11 +62,7 @@ final class SimulationController: @unchecked Sendable {
                 if let event = self.overlay.expire(token: token, real: self.monitor.status, now: Date()) { self.publish(event) }
             }
         }
-        do {
-            completion(try .reply("status", overlay.published))
-        } catch {
-            completion(.error(VarlinkError("org.varlink.service.InternalError")))
-        }
+        completion(.reply("status", overlay.published))
     }
 
     /// A connection closed; if it held a `whileConnected` simulation, that ends. Handed to the
@@ -83,7 +78,7 @@ final class SimulationController: @unchecked Sendable {
     private func allowedGroupID() -> UInt32? {
         guard let groupName else { return nil }
         guard let gid = UserDatabase.groupID(named: groupName) else {
-            log("[Simulation] Group=\(groupName): no such group; only root may simulate")
+            log.warning("[Simulation] Group=\(groupName): no such group; only root may simulate")
             return nil
         }
         return gid
@@ -101,10 +96,8 @@ extension Daemon {
     func startSimulation(monitor: ReachabilityMonitor) -> SimulationController {
         monitor.queue.sync {
             let controller = SimulationController(monitor: monitor)
-            controller.groupName = settings.file.simulation.group
-            let log = self.log
-            controller.log = { log.warning($0) }
-            controller.debugLog = { log.debug($0) }
+            controller.groupName = configuration.simulation.group
+            controller.log = log
             // Registered in the same block as the overlay read the initial state: no event between.
             monitor.addObserver { [weak controller] event in controller?.real(event) }
             return controller

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilitySystem
@@ -35,7 +35,7 @@ extension Daemon {
     /// `[Socket] Group=`: hands the socket file to that group, so only its members may connect
     /// when `Mode=` leaves others out.
     func applySocketGroup(path: String) throws {
-        guard let group = settings.socketGroup, !group.isEmpty else { return }
+        guard let group = configuration.socket.group, !group.isEmpty else { return }
         guard let gid = UserDatabase.groupID(named: group) else {
             throw SocketLocation.Failure(description: "[Socket] Group=\(group): no such group")
         }

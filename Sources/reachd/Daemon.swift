@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
@@ -7,8 +7,9 @@ import ReachabilitySystem
 
 /// The running daemon: the monitor feeding the varlink server, and the signal handling.
 final class Daemon: @unchecked Sendable {
-    let log: Logger
-    var settings: DaemonSettings
+    let log: LogSink
+    /// reachd.conf as loaded at start or by the last good SIGHUP.
+    var configuration: ReachdConfiguration
     let options: DaemonOptions
     let notifier = SystemdNotifier()
     private(set) var monitor: ReachabilityMonitor?
@@ -23,8 +24,8 @@ final class Daemon: @unchecked Sendable {
     /// Prometheus metrics, unless `[Metrics]` asks for none.
     private(set) var metrics: MetricsCollector?
 
-    init(options: DaemonOptions, settings: DaemonSettings, log: Logger) {
-        self.options = options; self.settings = settings; self.log = log
+    init(options: DaemonOptions, configuration: ReachdConfiguration, log: LogSink) {
+        self.options = options; self.configuration = configuration; self.log = log
     }
 
     /// Starts everything; returns when the daemon is serving. Errors are fatal (exit 1).
@@ -35,9 +36,9 @@ final class Daemon: @unchecked Sendable {
         let environment = ProcessInfo.processInfo.environment
 
         // Sequence numbers start at the start time in ms, so they keep rising across restarts.
-        var monitorConfiguration = settings.monitor
+        var monitorConfiguration = ReachabilityMonitor.Configuration(configuration)
         monitorConfiguration.firstSequence = Int(Date().timeIntervalSince1970 * 1000)
-        let monitor = ReachabilityMonitor(configuration: monitorConfiguration)
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration, log: log)
         try monitor.start()
         self.monitor = monitor
         startCellular(monitor: monitor)
@@ -48,17 +49,14 @@ final class Daemon: @unchecked Sendable {
         let simulation = startSimulation(monitor: monitor)
         self.simulation = simulation
         let initial = monitor.queue.sync { simulation.initialEvent() }
-        let server = ReachabilityServer(initial: initial, configuration: settings.server,
+        var serverConfiguration = ReachabilityServer.Configuration()
+        serverConfiguration.events = configuration.events
+        serverConfiguration.limits = configuration.limits
+        serverConfiguration.socket = configuration.socket
+        let server = ReachabilityServer(initial: initial, configuration: serverConfiguration,
                                         queue: monitor.queue)
+        server.logSink = log
         let log = self.log
-        server.logHandler = { level, message in
-            switch level {
-            case .debug: log.debug(message)
-            case .info: log.info(message)
-            case .warning: log.warning(message)
-            case .error: log.error(message)
-            }
-        }
         let metrics = makeMetrics(initial: initial, monitor: monitor, server: server)
         self.metrics = metrics
         monitor.queue.sync {
@@ -86,7 +84,7 @@ final class Daemon: @unchecked Sendable {
         // Threads for Check look-ups: as many as may be in flight, made as they are needed (a
         // thread that cannot be made means Busy, never a caller left waiting), with room for as
         // many jobs whose caller gave up while getaddrinfo still runs.
-        let limits = settings.file.limits
+        let limits = configuration.limits
         let lookups = WorkerPool(name: "reachd-check", threads: limits.maxChecksInFlight, maxQueued: limits.maxChecksInFlight,
                                  eager: false)
         server.checkHandler = Self.checkHandler(monitor: monitor, checker: HostChecker(pool: lookups))
@@ -98,7 +96,7 @@ final class Daemon: @unchecked Sendable {
             try server.listen(fileDescriptor: fd)
             log.info("listening on the socket passed by systemd")
         } else {
-            let path = try SocketLocation.resolve(explicit: options.socketPath, configured: settings.socketPath,
+            let path = try SocketLocation.resolve(explicit: options.socketPath, configured: configuration.socket.path,
                                                   environment: environment, log: log)
             try SocketLocation.claim(path)
             try server.listen(at: path)

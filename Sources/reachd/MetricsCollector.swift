@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
@@ -16,7 +16,7 @@ final class MetricsCollector: @unchecked Sendable {
     let queue = DispatchQueue(label: "reachd.metrics")
     private let monitor: ReachabilityMonitor
     private let server: ReachabilityServer
-    private let log: Logger
+    private let log: LogSink
     // Confined to `queue`.
     private var recorder: MetricsRecorder
     private var lastSequence: Int
@@ -26,7 +26,7 @@ final class MetricsCollector: @unchecked Sendable {
     private var textfileTimer: DispatchSourceTimer?
     private var http: MetricsHTTPServer?
 
-    init(initial: ReachabilityEvent, monitor: ReachabilityMonitor, server: ReachabilityServer, log: Logger) {
+    init(initial: ReachabilityEvent, monitor: ReachabilityMonitor, server: ReachabilityServer, log: LogSink) {
         self.monitor = monitor
         self.server = server
         self.log = log
@@ -83,8 +83,7 @@ final class MetricsCollector: @unchecked Sendable {
 
     /// Serves `GET /metrics` on `address`. Throws when the address cannot be bound.
     func listen(_ address: MetricsListenAddress) throws {
-        let log = self.log
-        let server = MetricsHTTPServer(queue: queue, log: { log.warning($0) }) { [unowned self] in render() }
+        let server = MetricsHTTPServer(queue: queue, log: log) { [unowned self] in render() }
         try server.listen(address)
         queue.sync { http = server }
     }

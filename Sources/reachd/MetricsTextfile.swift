@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ReachabilitySystem
 
 /// `DIR/reachd.prom` for node_exporter's textfile collector, replaced atomically: the text goes

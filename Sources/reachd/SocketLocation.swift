@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import ReachabilityCore
 import ReachabilityClient
 import ReachabilityServer
 import ReachabilitySystem
@@ -16,7 +17,7 @@ enum SocketLocation {
     /// `--socket`, then `REACHD_SOCKET`, then `/run/reachd/…`, then `$XDG_RUNTIME_DIR/reachd/…`
     /// when /run/reachd cannot be created (not root). Creates the directory.
     static func resolve(explicit: String?, configured: String?, environment: [String: String],
-                        log: Logger) throws -> String {
+                        log: LogSink) throws -> String {
         if let path = explicit ?? nonEmpty(environment[ReachabilitySocketPath.environmentVariable]) ?? configured {
             try makeDirectory(for: path)
             return path
@@ -41,8 +42,15 @@ enum SocketLocation {
         return value
     }
 
+    /// The directory part of `path`, as `NSString.deletingLastPathComponent` gives it:
+    /// repeated and trailing slashes dropped, `/` for a top-level entry, "" for a bare name.
     static func parent(of path: String) -> String {
-        (path as NSString).deletingLastPathComponent
+        var components = path.split(separator: "/", omittingEmptySubsequences: true)
+        let absolute = path.hasPrefix("/")
+        guard !components.isEmpty else { return absolute ? "/" : "" }
+        components.removeLast()
+        let joined = components.joined(separator: "/")
+        return absolute ? "/" + joined : joined
     }
 
     private static func makeDirectory(for path: String) throws {

@@ -1,6 +1,7 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ReachabilityCore
+import ReachabilityLinux
 import ReachabilitySystem
 
 let options: DaemonOptions
@@ -13,10 +14,10 @@ do {
 if options.showHelp { emit(DaemonOptions.usage + "\n"); ProcessSetup.exit(0) }
 if options.showVersion { emit("reachd \(ReachdVersion.string)\n"); ProcessSetup.exit(0) }
 
-let log = Logger(threshold: options.logLevel ?? .info)
-let settings: DaemonSettings
+let log = LogSink.standardError(threshold: options.logLevel ?? .info)
+let configuration: ReachdConfiguration
 do {
-    settings = try DaemonSettings.load(configPath: options.configPath)
+    configuration = try ReachdConfiguration.load(configPath: options.configPath)
 } catch {
     log.error("\(error)")
     ProcessSetup.exit(options.checkConfig ? 1 : 78)   // EX_CONFIG
@@ -26,7 +27,7 @@ if options.checkConfig {
     ProcessSetup.exit(0)
 }
 
-let daemon = Daemon(options: options, settings: settings, log: log)
+let daemon = Daemon(options: options, configuration: configuration, log: log)
 do {
     try daemon.start()
 } catch {

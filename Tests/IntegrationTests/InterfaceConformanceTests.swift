@@ -59,17 +59,22 @@ extension SystemTests {
         expectValid(try call("Check", #"{"host": "10.77.0.1", "port": 8080}"#), "Check")
         expectValid(try call("Probe", "{}"), "Probe")
 
-        // Subscribe: the initial event (no previous) and two changes (with one): the carrier goes,
-        // then the check finds no way out.
-        let subscriber = try Child(Binaries.python, [Self.script, daemon.socketPath, "--call", "io.reachd.Reachability.Subscribe", "{}", "3"])
+        // Subscribe: the initial event (no previous) and one change (with one). The carrier goes
+        // from the only uplink: one event says notReachable and connectivity none together (a
+        // path that cannot reach anything is not checked, so no second event follows).
+        let subscriber = try Child(Binaries.python, [Self.script, daemon.socketPath, "--call", "io.reachd.Reachability.Subscribe", "{}", "2"])
         #expect(waitUntil(timeout: 15) { Self.objects(subscriber.lines).count == 1 }, "\(subscriber.stderr)")
         try veth.dropCarrier()
         #expect(subscriber.wait(timeout: 15) == 0, "\(subscriber.lines) \(subscriber.stderr)")
         let events = Self.objects(subscriber.lines)
-        #expect(events.count == 3)
+        #expect(events.count == 2)
         expectValid(events, "Subscribe")
-        let kinds = events.compactMap { (($0["reply"] as? [String: Any])?["event"] as? [String: Any])?["event"] as? String }
-        #expect(kinds == ["initial", "reachabilityChanged", "reachabilityChanged"])
+        let bodies = events.compactMap { ($0["reply"] as? [String: Any])?["event"] as? [String: Any] }
+        #expect(bodies.compactMap { $0["event"] as? String } == ["initial", "reachabilityChanged"])
+        let changed = bodies.last?["current"] as? [String: Any]
+        #expect(changed?["status"] as? String == "notReachable" && changed?["connectivity"] as? String == "none",
+                "\(String(describing: changed))")
+        #expect(bodies.last?["previous"] is [String: Any])
     }
 }
 }

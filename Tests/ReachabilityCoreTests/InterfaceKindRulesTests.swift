@@ -47,7 +47,7 @@ let kindCases: [KindCase] = [
 @Suite struct InterfaceKindRulesTests {
     @Test(arguments: kindCases)
     func decides(_ c: KindCase) {
-        #expect(InterfaceKindRules.kind(for: c.facts, overrides: c.overrides.map { (glob: $0.glob, kind: $0.kind) }) == c.kind)
+        #expect(InterfaceKindRules.kind(for: c.facts, overrides: c.overrides.map { ReachdConfiguration.KindOverride(glob: $0.glob, kind: $0.kind) }) == c.kind)
     }
 
     @Test func everyKindIsReachable() {

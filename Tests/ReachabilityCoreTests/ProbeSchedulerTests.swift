@@ -12,8 +12,19 @@ private func probe(_ result: Connectivity) -> Probe {
 }
 private let none = ProbeVerdict.notReachable(url: url, at: now)
 
+/// A configuration: `[Connectivity]` with these keys, the rest reachd's defaults.
+private func settings(enabled: Bool = true, url: String, expectedResponse: String = "", interval: TimeInterval = 300,
+                      initialBackoff: TimeInterval = 2, minManualInterval: TimeInterval = 1) -> ProbeScheduler.Configuration {
+    var connectivity = ReachdConfiguration.ConnectivitySection()
+    connectivity.enabled = enabled
+    connectivity.url = url
+    connectivity.response = expectedResponse
+    connectivity.intervalSeconds = interval
+    return ProbeScheduler.Configuration(connectivity: connectivity, probeMinInterval: minManualInterval, initialBackoff: initialBackoff)
+}
+
 private func scheduler(enabled: Bool = true, interval: TimeInterval = 300) -> ProbeScheduler {
-    ProbeScheduler(configuration: .init(enabled: enabled, url: url, interval: interval, initialBackoff: 2))
+    ProbeScheduler(configuration: settings(enabled: enabled, url: url, interval: interval, initialBackoff: 2))
 }
 
 /// The delays of `.schedule` actions.
@@ -31,7 +42,7 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
     /// A flood of `Probe()` calls makes one check per `minManualInterval`: the others share the
     /// running check, or the last verdict while it is fresh.
     @Test func manualRequestsShareAFreshVerdict() throws {
-        var s = ProbeScheduler(configuration: .init(url: url, interval: 300, initialBackoff: 2, minManualInterval: 1))
+        var s = ProbeScheduler(configuration: settings(url: url, interval: 300, initialBackoff: 2, minManualInterval: 1))
         _ = s.start(path: eth, now: now)
         #expect(s.probeRequested(1, now: now) == [])                      // shares the check at start
         let done = s.probeCompleted(id: 1, probe: probe(.full), now: now)
@@ -45,7 +56,7 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         #expect(started(later) != nil)
         #expect(s.probeRequested(202, now: now.addingTimeInterval(1.1)) == [])   // waits for that one
         // A new path never gets the old path's verdict.
-        var t = ProbeScheduler(configuration: .init(url: url, interval: 300, initialBackoff: 2, minManualInterval: 1))
+        var t = ProbeScheduler(configuration: settings(url: url, interval: 300, initialBackoff: 2, minManualInterval: 1))
         _ = t.start(path: eth, now: now)
         _ = t.probeCompleted(id: 1, probe: probe(.full), now: now)
         let moved = t.pathChanged(wlan, now: now)
@@ -206,13 +217,13 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         var s = scheduler()
         let id = try #require(started(s.start(path: eth, now: now)))
         _ = s.probeRequested(9, now: now)
-        let off = s.reconfigure(.init(enabled: false, url: url), now: now)
+        let off = s.reconfigure(settings(enabled: false, url: url), now: now)
         #expect(off == [.cancelProbe(id: id), .reply(requests: [9], .disabled), .publish(nil)])
-        let on = s.reconfigure(.init(enabled: true, url: "http://10.77.0.1/other"), now: now)
+        let on = s.reconfigure(settings(enabled: true, url: "http://10.77.0.1/other"), now: now)
         #expect(on == [.startProbe(id: id + 1, path: eth)])
-        #expect(s.reconfigure(.init(enabled: true, url: "http://10.77.0.1/other"), now: now) == [])
+        #expect(s.reconfigure(settings(enabled: true, url: "http://10.77.0.1/other"), now: now) == [])
         // A new Response= makes the running check's verdict stale.
-        let response = s.reconfigure(.init(enabled: true, url: "http://10.77.0.1/other", expectedResponse: "ok"), now: now)
+        let response = s.reconfigure(settings(enabled: true, url: "http://10.77.0.1/other", expectedResponse: "ok"), now: now)
         #expect(response == [.cancelProbe(id: id + 1), .startProbe(id: id + 2, path: eth)])
     }
 

@@ -81,11 +81,11 @@ extension TemporaryDirectory {
             Metered=usb0
             """, file: "x")
         let m = ReachabilityMonitor.Configuration(c)
-        #expect(m.ignoredInterfaces == ["docker*", "veth*"])
-        #expect(m.debounceMilliseconds == 300)
-        #expect(m.kindOverrides.map(\.glob) == ["usb*", "wl*"])
-        #expect(m.kindOverrides.map(\.kind) == [.wwan, .wifi])
-        #expect(m.meteredInterfaces == ["usb0"])
+        #expect(m.monitor.ignoreInterfaces == ["docker*", "veth*"])
+        #expect(m.monitor.debounceMilliseconds == 300)
+        #expect(m.interfaces.kinds.map(\.glob) == ["usb*", "wl*"])
+        #expect(m.interfaces.kinds.map(\.kind) == [.wwan, .wifi])
+        #expect(m.interfaces.metered == ["usb0"])
         #expect(m.sysfsRoot == "/sys" && m.firstSequence == 0)
     }
 }

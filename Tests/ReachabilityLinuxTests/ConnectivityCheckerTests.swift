@@ -51,10 +51,9 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
                           timeout: TimeInterval = 2) -> ConnectivityChecker.Configuration {
     var configuration = ConnectivityChecker.Configuration()
     configuration.url = lab.baseURL + "/generate_204"
-    configuration.interval = interval
+    configuration.intervalSeconds = interval
     configuration.initialBackoff = backoff
-    configuration.timeout = timeout
-    configuration.networkNamespace = lab.host.name
+    configuration.timeoutSeconds = timeout
     return configuration
 }
 
@@ -66,7 +65,8 @@ extension SystemTests {
         let lab = try ProbeLab(mode: .redirect("/login"))
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
-        let checker = ConnectivityChecker(configuration: checkerConfiguration(lab, interval: 120), target: target)
+        let checker = ConnectivityChecker(configuration: checkerConfiguration(lab, interval: 120), target: target,
+                                          networkNamespace: lab.host.name)
         let actions = Collector<ProbeScheduler.Action>()
         checker.observeActions { actions.append($0) }
         checker.start()
@@ -101,7 +101,8 @@ extension SystemTests {
         let lab = try ProbeLab(mode: .hang)
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
-        let checker = ConnectivityChecker(configuration: checkerConfiguration(lab, timeout: 20), target: target)
+        let checker = ConnectivityChecker(configuration: checkerConfiguration(lab, timeout: 20), target: target,
+                                          networkNamespace: lab.host.name)
         let actions = Collector<ProbeScheduler.Action>()
         checker.observeActions { actions.append($0) }
         checker.start()
@@ -123,7 +124,8 @@ extension SystemTests {
         let lab = try ProbeLab(mode: .noContent)
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: labStatus(lab))
-        let checker = ConnectivityChecker(configuration: checkerConfiguration(lab), target: target)
+        let checker = ConnectivityChecker(configuration: checkerConfiguration(lab), target: target,
+                                          networkNamespace: lab.host.name)
         checker.start()
         defer { checker.stop() }
         #expect(waitUntil(timeout: 15) { target.results == [.full] })
@@ -149,6 +151,49 @@ extension SystemTests {
         #expect(waitUntil(timeout: 15) { target.results == [.full, Connectivity.none, nil, .full] })
     }
 
+    /// The checker logs through its sink: every verdict at debug, a failed check at notice,
+    /// and a sink at `info` drops the verdicts but keeps the failures.
+    @Test(.needsRoot()) func verdictsAndFailuresGoThroughTheSinkAtTheirLevel() throws {
+        let lab = try ProbeLab(mode: .noContent)
+        defer { lab.destroy() }
+        var configuration = checkerConfiguration(lab, timeout: 1)
+        configuration.probeMinInterval = 0
+        /// A checker whose log, at `threshold`, goes to the collector as `level: message`.
+        func logging(at threshold: LogLevel) -> (ConnectivityChecker, FakeProbeTarget, Collector<String>) {
+            let lines = Collector<String>()
+            let target = FakeProbeTarget(status: labStatus(lab))
+            let checker = ConnectivityChecker(configuration: configuration, target: target, networkNamespace: lab.host.name,
+                                              log: LogSink(threshold: threshold) { level, message in lines.append("\(level): \(message)") })
+            return (checker, target, lines)
+        }
+        let (checker, target, all) = logging(at: .debug)
+        checker.start()
+        defer { checker.stop() }
+        #expect(waitUntil(timeout: 15) { target.results == [.full] })
+        #expect(waitUntil(timeout: 5) { all.values.count == 1 })
+        #expect(all.values.first?.hasPrefix("debug: connectivity check on ") == true)
+        #expect(all.values.first?.contains("internet: full · HTTP 204") == true, "\(all.values)")
+
+        try lab.server.set(.hang)
+        let replies = Collector<ConnectivityChecker.Reply>()
+        checker.probeNow { replies.append($0) }
+        #expect(waitUntil(timeout: 15) { replies.values.count == 1 })
+        #expect(waitUntil(timeout: 5) { all.values.count == 2 })
+        #expect(all.values.last?.hasPrefix("notice: connectivity check on ") == true)
+        #expect(all.values.last?.contains("failed: internet: limited") == true, "\(all.values)")
+
+        // The same at `info`: the failure only.
+        let (quiet, quietTarget, important) = logging(at: .info)
+        quiet.start()
+        defer { quiet.stop() }
+        #expect(waitUntil(timeout: 15) { quietTarget.results == [.limited] })
+        try lab.server.set(.noContent)
+        let quietReplies = Collector<ConnectivityChecker.Reply>()
+        quiet.probeNow { quietReplies.append($0) }
+        #expect(waitUntil(timeout: 15) { quietTarget.results == [.limited, .full] })
+        #expect(important.values.count == 1 && important.values.first?.hasPrefix("notice: ") == true, "\(important.values)")
+    }
+
     /// Manual requests during a running check wait for it: one check answers them all.
     @Test(.needsRoot()) func manualRequestsCoalesce() throws {
         let lab = try ProbeLab(mode: .slow(1.5))
@@ -156,7 +201,7 @@ extension SystemTests {
         let target = FakeProbeTarget(status: labStatus(lab))
         var configuration = checkerConfiguration(lab, timeout: 10)
         configuration.probeMinInterval = 0   // no sharing of a finished check's verdict here
-        let checker = ConnectivityChecker(configuration: configuration, target: target)
+        let checker = ConnectivityChecker(configuration: configuration, target: target, networkNamespace: lab.host.name)
         let replies = Collector<ConnectivityChecker.Reply>()
         checker.start()
         defer { checker.stop() }
@@ -184,7 +229,7 @@ extension SystemTests {
         let target = FakeProbeTarget(status: labStatus(lab))
         var configuration = checkerConfiguration(lab)
         configuration.enabled = false
-        let checker = ConnectivityChecker(configuration: configuration, target: target)
+        let checker = ConnectivityChecker(configuration: configuration, target: target, networkNamespace: lab.host.name)
         checker.start()
         defer { checker.stop() }
         let replies = Collector<ConnectivityChecker.Reply>()
@@ -210,12 +255,14 @@ extension SystemTests {
         var configuration = ConnectivityChecker.Configuration()
         configuration.url = "https://127.0.0.1:9/check"
         let warnings = Collector<String>()
-        let checker = ConnectivityChecker(configuration: configuration, target: target, log: { warnings.append($0) })
+        let checker = ConnectivityChecker(configuration: configuration, target: target,
+                                          log: LogSink(threshold: .warning) { level, message in warnings.append("\(level): \(message)") })
         checker.start()
         defer { checker.stop() }
         #expect(waitUntil(timeout: 5) { target.results == [.unknown] })
         #expect(target.probes.first??.error?.contains("https") == true)
         #expect(warnings.values.count == 1)
+        #expect(warnings.values.first?.hasPrefix("warning: connectivity URL https://127.0.0.1:9/check is https") == true)
     }
 }
 }
@@ -231,9 +278,9 @@ extension SystemTests {
         let configuration = ConnectivityChecker.Configuration(file)
         #expect(!configuration.enabled)
         #expect(configuration.url == "http://10.1.2.3/check")
-        #expect(configuration.expectedResponse == "ok")
-        #expect(configuration.interval == 60)
-        #expect(configuration.timeout == 3)
+        #expect(configuration.response == "ok")
+        #expect(configuration.intervalSeconds == 60)
+        #expect(configuration.timeoutSeconds == 3)
         // The defaults agree with the file's documented defaults.
         let defaults = ConnectivityChecker.Configuration(ReachdConfiguration())
         #expect(defaults == ConnectivityChecker.Configuration())

@@ -12,7 +12,8 @@ extension SystemTests {
         let monitor = ReachabilityMonitor(configuration: monitorConfiguration(lab.host, sysfs: sysfs))
         try monitor.start()
         let recorder = EventRecorder(monitor)
-        let checker = ConnectivityChecker(configuration: checkerConfiguration(lab, timeout: timeout), target: monitor)
+        let checker = ConnectivityChecker(configuration: checkerConfiguration(lab, timeout: timeout), target: monitor,
+                                          networkNamespace: lab.host.name)
         checker.attach(to: monitor)
         return (monitor, recorder, checker)
     }

@@ -23,7 +23,7 @@ private let gsmGprsEdge = ModemAccessTechnology([.gsm, .gprs, .edge]).rawValue
 
 private func makeSource(_ bus: PrivateBus?, address: String? = nil, recorder: ModemRecorder) -> ModemManagerSource {
     ModemManagerSource(queue: DispatchQueue(label: "test.modems"), busAddress: address ?? bus?.address,
-                       log: { recorder.log($0) }, onChange: { recorder.record($0) })
+                       log: LogSink(threshold: .debug) { _, line in recorder.log(line) }, onChange: { recorder.record($0) })
 }
 
 /// What the classifier makes of the source's modems with the net port `name` as the only,

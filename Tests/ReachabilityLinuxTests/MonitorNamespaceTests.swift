@@ -142,7 +142,7 @@ extension SystemTests {
         try sysfs.mark("eth1", devtype: "wlan")
         _ = try VethUplink(host: host, uplink: network, inner: "wlan0", outer: "up0", subnet: 77, metric: 100)
         var configuration = monitorConfiguration(host, sysfs: sysfs)
-        configuration.meteredInterfaces = ["wl*"]
+        configuration.interfaces.metered = ["wl*"]
         let monitor = ReachabilityMonitor(configuration: configuration)
         try monitor.start()
         defer { monitor.stop() }
@@ -152,14 +152,14 @@ extension SystemTests {
         #expect(monitor.status.expensive)
 
         // An override by glob beats sysfs; reconfiguring re-decides and says why.
-        configuration.kindOverrides = [(glob: "wlan[0-9]", kind: .wwan)]
-        configuration.meteredInterfaces = []
+        configuration.interfaces.kinds = [.init(glob: "wlan[0-9]", kind: .wwan)]
+        configuration.interfaces.metered = []
         monitor.reconfigure(configuration)
         #expect(monitor.status.status == .wwan)
         #expect(recorder.events.last?.reason.code == .configReloaded)
 
         // Ignored interfaces disappear.
-        configuration.ignoredInterfaces = ["wlan*"]
+        configuration.monitor.ignoreInterfaces = ["wlan*"]
         monitor.reconfigure(configuration)
         #expect(monitor.status.status == .notReachable)
         #expect(!monitor.status.interfaces.contains { $0.name == "wlan0" })
@@ -172,7 +172,7 @@ extension SystemTests {
         let sysfs = try FakeSysfs()
         var configuration = monitorConfiguration(host, sysfs: sysfs)
         configuration.firstSequence = 1000
-        configuration.debounceMilliseconds = 50
+        configuration.monitor.debounceMilliseconds = 50
         let monitor = ReachabilityMonitor(configuration: configuration)
         try monitor.start()
         var iterator = monitor.events().makeAsyncIterator()
@@ -203,7 +203,7 @@ extension SystemTests {
         let sysfs = try FakeSysfs()
         let uplink = try VethUplink(host: host, uplink: network)
         var configuration = monitorConfiguration(host, sysfs: sysfs)
-        configuration.debounceMilliseconds = 3000
+        configuration.monitor.debounceMilliseconds = 3000
         let monitor = ReachabilityMonitor(configuration: configuration)
         try monitor.start()
         defer { monitor.stop() }
@@ -292,7 +292,7 @@ extension SystemTests {
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
         var configuration = monitorConfiguration(host, sysfs: sysfs)
-        configuration.kindOverrides = [(glob: "usb*", kind: .wwan)]
+        configuration.interfaces.kinds = [.init(glob: "usb*", kind: .wwan)]
         let monitor = ReachabilityMonitor(configuration: configuration)
         try monitor.start()
         defer { monitor.stop() }

@@ -77,6 +77,19 @@ import Glibc
 }
 
 @Suite struct MethodHookTests {
+    /// A handler's answer that cannot be encoded (NaN) is `InternalError`, and the connection
+    /// goes on answering.
+    @Test func anAnswerThatCannotBeEncodedIsInternalError() throws {
+        let h = try ServerHarness()
+        let broken = Probe(url: "http://10.0.0.1/", result: .full, rttMs: .nan, checkedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        h.server.probeHandler = { completion in completion(.reply("probe", broken)) }
+        let c = try h.connect()
+        #expect(throws: ReachabilityClientError.remote(.internalError)) {
+            try c.call(VarlinkCall(method: "io.reachd.Reachability.Probe"))
+        }
+        #expect(try c.call(VarlinkCall(method: "org.varlink.service.GetInfo")).parameters["vendor"] == .string("reachd"))
+    }
+
     @Test func checkAndProbeHandlersAnswerAsynchronously() throws {
         let h = try ServerHarness()
         h.server.checkHandler = { host, port, completion in
@@ -88,7 +101,7 @@ import Glibc
         }
         let probe = Probe(url: "http://10.0.0.1/", result: .full, httpStatus: 204, checkedAt: Date(timeIntervalSince1970: 1_800_000_000))
         h.server.probeHandler = { completion in
-            completion((try? .reply("probe", probe)) ?? .error(.probeDisabled))
+            completion(.reply("probe", probe))
         }
         let c = try h.connect()
         let check = try c.call(VarlinkCall(method: "io.reachd.Reachability.Check", parameters: ["host": .string("example.com"), "port": .int(443)]))
@@ -150,7 +163,7 @@ import Glibc
     @Test(arguments: [3, 1, 999_999])
     func resumeBeyondTheHistoryResyncs(after: Int) throws {
         var configuration = ReachabilityServer.Configuration()
-        configuration.historySize = 2
+        configuration.events.history = 2
         let h = try ServerHarness(sequence: 10, configuration: configuration)
         for _ in 0..<5 { h.publishChange() }
         _ = try h.connect().call(VarlinkCall(method: "io.reachd.Reachability.GetStatus"))

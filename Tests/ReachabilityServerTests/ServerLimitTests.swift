@@ -38,8 +38,8 @@ private func checkCall() -> VarlinkCall {
 @Suite(.serialized) struct ServerLimitTests {
     @Test func checksInFlightPerUserAndInAllGetBusy() throws {
         var configuration = ReachabilityServer.Configuration()
-        configuration.maxChecksPerUser = 2
-        configuration.maxChecksInFlight = 3
+        configuration.limits.maxChecksPerUser = 2
+        configuration.limits.maxChecksInFlight = 3
         let h = try ServerHarness(configuration: configuration)
         let held = HeldChecks()
         h.server.checkHandler = held.handler
@@ -69,8 +69,8 @@ private func checkCall() -> VarlinkCall {
     @Test(.enabled(if: getuid() == 0, "needs root: a second uid (setpriv)"))
     func checksInFlightInAllAcrossUsers() throws {
         var configuration = ReachabilityServer.Configuration()
-        configuration.maxChecksPerUser = 2
-        configuration.maxChecksInFlight = 2
+        configuration.limits.maxChecksPerUser = 2
+        configuration.limits.maxChecksInFlight = 2
         let h = try ServerHarness(configuration: configuration)
         let held = HeldChecks()
         h.server.checkHandler = held.handler
@@ -94,10 +94,10 @@ private func checkCall() -> VarlinkCall {
     /// a few times a second at most.
     @Test func warningsAreRateLimitedPerConnection() throws {
         var configuration = ReachabilityServer.Configuration()
-        configuration.maxChecksPerUser = 1
+        configuration.limits.maxChecksPerUser = 1
         let h = try ServerHarness(configuration: configuration)
         let lines = Mutex<[String]>([])
-        h.server.logHandler = { level, message in if level == .warning { lines.withLock { $0.append(message) } } }
+        h.server.logSink = LogSink(threshold: .warning) { level, message in if level == .warning { lines.withLock { $0.append(message) } } }
         let held = HeldChecks()
         h.server.checkHandler = held.handler
         let holder = try h.connect()
@@ -115,7 +115,7 @@ private func checkCall() -> VarlinkCall {
 
     @Test func connectionsPerUserAreBounded() throws {
         var configuration = ReachabilityServer.Configuration()
-        configuration.maxConnectionsPerUser = 3
+        configuration.limits.maxConnectionsPerUser = 3
         let h = try ServerHarness(configuration: configuration)
         let kept = try (0..<3).map { _ in try h.connect() }
         for c in kept { #expect(try c.call(VarlinkCall(method: "org.varlink.service.GetInfo")).parameters["vendor"] != nil) }
@@ -130,7 +130,7 @@ private func checkCall() -> VarlinkCall {
 
     @Test func connectionsInAllAreBounded() throws {
         var configuration = ReachabilityServer.Configuration()
-        configuration.maxConnections = 2
+        configuration.limits.maxConnections = 2
         let h = try ServerHarness(configuration: configuration)
         let kept = try (0..<2).map { _ in try h.connect() }
         for c in kept { _ = try c.call(VarlinkCall(method: "org.varlink.service.GetInfo")) }
@@ -141,7 +141,7 @@ private func checkCall() -> VarlinkCall {
 
     @Test func anIncompleteMessageTimesOut() throws {
         var configuration = ReachabilityServer.Configuration()
-        configuration.partialMessageTimeout = 0.3
+        configuration.limits.partialMessageTimeoutSeconds = 0.3
         let h = try ServerHarness(configuration: configuration)
         let slow = try RawClient(path: h.path)
         try slow.write(Array(#"{"method":"org.varlink.service.GetInfo""#.utf8))
@@ -168,7 +168,7 @@ private func checkCall() -> VarlinkCall {
 
     @Test func queuedBytesOverAllConnectionsAreBounded() throws {
         var configuration = ReachabilityServer.Configuration()
-        configuration.maxQueuedBytes = 1 << 20
+        configuration.limits.maxQueuedBytes = 1 << 20
         // Each connection alone may queue more than all of them together.
         configuration.queueLimits = OutgoingQueue.Limits(maxMessages: 100_000, maxBytes: 64 << 20)
         let h = try ServerHarness(configuration: configuration)

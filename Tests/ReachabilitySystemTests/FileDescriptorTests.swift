@@ -60,6 +60,30 @@ import Testing
         #expect(String(decoding: buffer[0..<count], as: UTF8.self) == "hello, pipe")
     }
 
+    @Test func readToEndReadsPastOneBufferUntilEndOfFile() throws {
+        // More than one 16 KiB read, and not a multiple of it, so the last read is short.
+        let text = String(repeating: "reachd.conf line\n", count: 3000)
+        var path = ""
+        let file = try FileDescriptor.createTemporary(template: "/tmp/reachd-read-XXXXXX", path: &path)
+        defer { unlink(path) }
+        try file.writeAll(text)
+        try file.close()
+        let bytes = try FileDescriptor.open(path).readToEnd()
+        #expect(bytes.count == text.utf8.count)
+        #expect(String(decoding: bytes, as: UTF8.self) == text)
+        #expect(try FileDescriptor.open("/dev/null").readToEnd().isEmpty)
+    }
+
+    @Test func readToEndOfAWriteOnlyDescriptorNamesTheCall() throws {
+        let descriptor = try FileDescriptor.open("/dev/null", .writeOnly)
+        #expect(throws: Errno.badFileDescriptor) { try descriptor.readToEnd() }
+        do {
+            _ = try descriptor.readToEnd()
+        } catch {
+            #expect(error.call == "read")
+        }
+    }
+
     @Test func openingAMissingFileNamesCallAndPath() {
         do {
             _ = try FileDescriptor.open("/nonexistent/reachd-test")

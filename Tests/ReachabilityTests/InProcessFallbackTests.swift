@@ -37,9 +37,8 @@ struct InProcessFallbackTests {
         configuration.sysfsRoot = sysfs.root
         var services = InProcessServices(busAddress: bus.address)
         services.connectivity.url = "http://\(network.uplink.gatewayAddress):8080/generate_204"
-        services.connectivity.interval = 3600
+        services.connectivity.intervalSeconds = 3600
         services.connectivity.initialBackoff = 0.5
-        #expect(services.connectivity.networkNamespace == nil)   // follows the monitor's
 
         // Reachability: the first delivery already knows the modem (its first answer is waited for).
         let reachability = try Reachability(source: .auto, socketPath: Self.noDaemon)

@@ -54,7 +54,7 @@ struct ReachabilityDaemonTests {
         reachability.stopNotifier()
         #expect(await eventually { daemon.openConnections == 0 }, "the daemon still holds the stopped notifier's connection")
         try network.uplink.restoreCarrier()
-        #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .ethernet })
+        #expect(await eventually { (try? ReachabilityClient(socketPath: daemon.socketPath, callTimeout: 3).statusBlocking().status) == .ethernet })
 
         // A restarted notifier starts with the current state again, then a marker change: in
         // between, nothing else (no stray delivery of the change made while stopped).
@@ -196,7 +196,7 @@ struct ReachabilityDaemonTests {
         // The daemon closes the cancelled monitor's connection: the change after it cannot arrive.
         #expect(await eventually { daemon.openConnections == 0 }, "the daemon still holds the cancelled monitor's connection")
         try network.uplink.restoreCarrier()
-        #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).reachable) == true })
+        #expect(await eventually { (try? ReachabilityClient(socketPath: daemon.socketPath, callTimeout: 3).statusBlocking().reachable) == true })
         #expect(paths.count == atCancel)
         #expect(collapsed(paths.all) == [.satisfied, .unsatisfied])
         #expect(onQueue.all.allSatisfy { $0 })
@@ -226,7 +226,7 @@ struct ReachabilityDaemonTests {
         // it reaches nobody.
         #expect(await eventually { daemon.openConnections == 0 }, "the daemon still holds the released notifier's connection")
         try network.uplink.dropCarrier()
-        #expect(await eventually { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .notReachable })
+        #expect(await eventually { (try? ReachabilityClient(socketPath: daemon.socketPath, callTimeout: 3).statusBlocking().status) == .notReachable })
         #expect(callbacks.all == [.ethernet])
     }
 

@@ -18,7 +18,7 @@ struct ReachabilitySimulationDaemonTests {
         defer { directory.remove() }
         let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
         defer { daemon.stop() }
-        #expect(waitUntil(timeout: 15) { (try? DaemonCalls.status(socketPath: daemon.socketPath).status) == .ethernet })
+        #expect(waitUntil(timeout: 15) { (try? ReachabilityClient(socketPath: daemon.socketPath, callTimeout: 3).statusBlocking().status) == .ethernet })
 
         let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
         let observed = Observed(reachability)

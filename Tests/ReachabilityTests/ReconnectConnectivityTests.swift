@@ -21,7 +21,7 @@ extension SystemTests {
         let url = "http://\(network.uplink.gatewayAddress):8080/generate_204"
         let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path, config: "[Cellular]\nModemManager=no\n" + "[Connectivity]\nEnabled=yes\nURL=\(url)\nInterval=60\nTimeout=2\n")
         defer { daemon.stop() }
-        #expect(await eventually(timeout: 15) { (try? DaemonCalls.status(socketPath: daemon.socketPath).connectivity) == .full })
+        #expect(await eventually(timeout: 15) { (try? ReachabilityClient(socketPath: daemon.socketPath, callTimeout: 3).statusBlocking().connectivity) == .full })
 
         // What each callback saw: reachable or not, and the connectivity of that same status.
         let seen = Recorder<String>()

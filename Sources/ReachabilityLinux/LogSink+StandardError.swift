@@ -1,0 +1,33 @@
+import FoundationEssentials
+import ReachabilityCore
+import ReachabilitySystem
+import Synchronization
+
+extension LogSink {
+    /// reachd's log: one plain line per message on stderr (`reachd: message`, with the level
+    /// for warnings and errors), or with sd-daemon(3) priority prefixes (`<6>listening on …`)
+    /// when stderr goes to the journal (systemd sets JOURNAL_STREAM).
+    public static func standardError(threshold: LogLevel = .info,
+                                     environment: [String: String] = ProcessInfo.processInfo.environment) -> LogSink {
+        let journal = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
+        let writer = StandardErrorWriter()
+        return LogSink(threshold: threshold) { level, message in
+            writer.write(standardErrorLine(level, message, journal: journal) + "\n")
+        }
+    }
+
+    /// The line as written (without newline): `<N>message` for the journal, `reachd: message` otherwise.
+    public static func standardErrorLine(_ level: LogLevel, _ message: String, journal: Bool) -> String {
+        journal ? "<\(level.priority)>\(message)" : "reachd: \(level >= .warning ? "\(level.rawValue): " : "")\(message)"
+    }
+}
+
+/// Writes whole lines to stderr: one write(2) per line, under a lock, so that lines from several
+/// threads never interleave.
+private final class StandardErrorWriter: Sendable {
+    private let lock = Mutex(())
+
+    func write(_ line: String) {
+        lock.withLock { _ in StandardStream.error.write(line) }
+    }
+}
