@@ -21,18 +21,21 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // The thin layer over Glibc: errno, descriptors, socket addresses, the calls around them.
+        .target(name: "ReachabilitySystem"),
         .target(name: "ReachabilityCore", exclude: ["io.reachd.Reachability.varlink"]),
-        .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "CNetlink", "CSystemd"]),
-        .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore"]),
-        .target(name: "ReachabilityClient", dependencies: ["ReachabilityCore"]),
-        .target(name: "Reachability", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux"]),
-        .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityLinux", "ReachabilityServer", "ReachabilityClient"]),
-        .executableTarget(name: "reachctl", dependencies: ["ReachabilityCore", "ReachabilityClient"]),
+        .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "ReachabilitySystem", "CNetlink", "CSystemd"]),
+        .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
+        .target(name: "ReachabilityClient", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
+        .target(name: "Reachability", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux", "ReachabilitySystem"]),
+        .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityLinux", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem"]),
+        .executableTarget(name: "reachctl", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilitySystem"]),
         // Fixtures shared by the test targets: namespaces, veth uplinks, shell helpers.
         .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
+        .testTarget(name: "ReachabilitySystemTests", dependencies: ["ReachabilitySystem"]),
         .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux", "TestSupport"]),
-        .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient", "TestSupport"]),
+        .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem", "TestSupport"]),
         // End-to-end tests of the built reachd/reachctl binaries (REACHD_BIN_DIR) in network namespaces.
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport"]),
         // The app API against a real reachd in test namespaces.

@@ -11,7 +11,7 @@ extension ReachabilityError {
         } catch ReachabilityClientError.daemonNotRunning(let path) {
             throw ReachabilityError.daemonNotRunning(socketPath: path)
         } catch ReachabilityClientError.connectionFailed(let path, let reason) {
-            throw ReachabilityError.connectionFailed(socketPath: path, reason: reason)
+            throw ReachabilityError.connectionFailed(socketPath: path, reason: reason.text)
         }
     }
 

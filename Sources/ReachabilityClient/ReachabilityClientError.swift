@@ -1,11 +1,13 @@
 import ReachabilityCore
+import ReachabilitySystem
 
 /// What can go wrong talking to reachd.
 public enum ReachabilityClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No daemon answers at the path: no socket file, or nobody listening on it.
     case daemonNotRunning(socketPath: String)
-    /// The socket exists but cannot be used (permissions, …): path and errno text.
-    case connectionFailed(socketPath: String, reason: String)
+    /// The socket exists but cannot be used (permissions, a path too long, …): the path and
+    /// the failed call.
+    case connectionFailed(socketPath: String, reason: Errno)
     /// The daemon closed the connection (stopped, or dropped this client).
     case connectionClosed
     /// No reply within the call's timeout.
@@ -18,7 +20,7 @@ public enum ReachabilityClientError: Error, Equatable, Sendable, CustomStringCon
     public var description: String {
         switch self {
         case .daemonNotRunning(let path): return "reachd is not running (no socket at \(path))"
-        case .connectionFailed(let path, let reason): return "cannot connect to \(path): \(reason)"
+        case .connectionFailed(let path, let reason): return "cannot connect to \(path): \(reason.text)"
         case .connectionClosed: return "reachd closed the connection"
         case .timedOut: return "reachd did not answer in time"
         case .protocolError(let detail): return "unexpected reply from reachd: \(detail)"

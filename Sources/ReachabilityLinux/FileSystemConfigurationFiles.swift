@@ -1,5 +1,6 @@
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilitySystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,27 +15,16 @@ public struct FileSystemConfigurationFiles: ConfigurationFileSource {
         if stat(path, &info) != 0 {
             let code = errno
             if code == ENOENT || code == ENOTDIR { return nil }
-            throw ConfigurationError(file: path, message: "cannot read: \(String(cString: strerror(code)))")
+            throw ConfigurationError(file: path, message: "cannot read: \(Errno(code, call: "stat").text)")
         }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             throw ConfigurationError(file: path, message: "cannot read: is a directory")
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw ConfigurationError(file: path, message: "cannot read: \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { break }
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw ConfigurationError(file: path, message: "cannot read: \(String(cString: strerror(code)))")
-            }
-            data.append(contentsOf: buffer[..<count])
+        let data: [UInt8]
+        do {
+            data = try FileDescriptor.open(path).readToEnd()
+        } catch {
+            throw ConfigurationError(file: path, message: "cannot read: \(error.text)")
         }
         guard let text = String(data: Data(data), encoding: .utf8) else {
             throw ConfigurationError(file: path, message: "not valid UTF-8")
@@ -47,7 +37,7 @@ public struct FileSystemConfigurationFiles: ConfigurationFileSource {
         guard let dir = opendir(directory) else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { return [] }
-            throw ConfigurationError(file: directory, message: "cannot list: \(String(cString: strerror(code)))")
+            throw ConfigurationError(file: directory, message: "cannot list: \(Errno(code, call: "opendir").text)")
         }
         defer { closedir(dir) }
         var names: [String] = []

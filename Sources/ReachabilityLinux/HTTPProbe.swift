@@ -1,9 +1,7 @@
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilitySystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One HTTP/1.1 GET over a plain socket bound to an interface: the connectivity check.
 ///
@@ -49,23 +47,17 @@ public enum HTTPProbe {
 
     /// Stops a running check; it then completes with a `cancelled` failure (`.other`).
     public final class Handle: @unchecked Sendable {
-        private let readFD: Int32
-        private let writeFD: Int32
+        /// Readable once cancelled; nil when no pipe could be made (the check then runs on).
+        /// Set once, in `init` (a `var`: optional chaining on a non-copyable `let` would consume it).
+        private var pipe: FileDescriptor.Pipe?
         private let cancelled = Mutex(false)
 
         public init() {
-            var fds: [Int32] = [-1, -1]
-            if pipe(&fds) == 0 {
-                _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-                _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-            } else {
-                fds = [-1, -1]
-            }
-            readFD = fds[0]; writeFD = fds[1]
+            pipe = try? FileDescriptor.Pipe()
         }
 
         /// The descriptor that becomes readable on `cancel()`.
-        var cancelFD: Int32? { readFD >= 0 ? readFD : nil }
+        var cancelFD: Int32? { pipe?.readEnd.rawValue }
 
         public var isCancelled: Bool { cancelled.withLock { $0 } }
 
@@ -73,14 +65,9 @@ public enum HTTPProbe {
             cancelled.withLock { cancelled in
                 guard !cancelled else { return }
                 cancelled = true
-                var byte: UInt8 = 1
-                if writeFD >= 0 { _ = write(writeFD, &byte, 1) }
+                let byte: UInt8 = 1
+                _ = withUnsafeBytes(of: byte) { try? pipe?.writeEnd.write($0) }
             }
-        }
-
-        deinit {
-            if readFD >= 0 { close(readFD) }
-            if writeFD >= 0 { close(writeFD) }
         }
     }
 
@@ -119,9 +106,15 @@ public enum HTTPProbe {
         let started = Date()
         var lastFailure = ProbeFailure(.other, "no address to connect to")
         for address in addresses {
-            var connection = Connection(request: request, address: address, deadline: deadline, cancelFD: handle.cancelFD)
-            defer { connection.close() }
-            switch connection.exchange() {
+            let exchange: Swift.Result<HTTPResponse, ProbeFailure>
+            do {
+                // Closed at the end of this iteration.
+                let connection = try Connection(request: request, address: address, deadline: deadline, cancelFD: handle.cancelFD)
+                exchange = connection.exchange()
+            } catch {
+                exchange = .failure(error)
+            }
+            switch exchange {
             case .success(let response):
                 // To 0.1 ms, as reported: finer digits are noise.
                 let rtt = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
@@ -167,35 +160,59 @@ struct ProbePeer {
     var text: String
 
     init?(_ text: String, port: Int) {
-        guard let address = SocketAddress(text, port: port) else { return nil }
+        guard let address = SocketAddress(ip: text, port: UInt16(truncatingIfNeeded: port)) else { return nil }
         self.address = address
         self.text = text
     }
 }
 
 /// One TCP connection of a check: connect, send, read; every step bounded by the deadline.
-private struct Connection {
+private struct Connection: ~Copyable {
     let request: HTTPProbe.Request
     let address: ProbePeer
     let deadline: Date
     let cancelFD: Int32?
-    var fd: Int32 = -1
+    let socket: FileDescriptor
 
-    init(request: HTTPProbe.Request, address: ProbePeer, deadline: Date, cancelFD: Int32?) {
+    /// socket(2) inside the namespace, then SO_BINDTODEVICE, or bind(2) to a source address.
+    init(request: HTTPProbe.Request, address: ProbePeer, deadline: Date, cancelFD: Int32?) throws(ProbeFailure) {
         self.request = request; self.address = address; self.deadline = deadline; self.cancelFD = cancelFD
+        socket = try Self.open(request, to: address.address)
+    }
+
+    private static func open(_ request: HTTPProbe.Request, to peer: SocketAddress) throws(ProbeFailure) -> FileDescriptor {
+        let socket: FileDescriptor
+        do {
+            socket = try NetworkNamespace.run(in: request.networkNamespace) { () throws -> FileDescriptor in
+                try FileDescriptor.socket(for: peer, nonBlocking: true)
+            }
+        } catch let error as Errno {
+            throw failure("socket", error)
+        } catch {
+            throw ProbeFailure(.other, "\(error)")
+        }
+        guard let interface = request.interface else { return socket }
+        do {
+            try socket.bindToDevice(interface)
+            return socket
+        } catch {
+            // Without CAP_NET_RAW SO_BINDTODEVICE fails (EPERM): bind to the interface's address instead.
+            guard error == .notPermitted || error == .permissionDenied else { throw failure("SO_BINDTODEVICE \(interface)", error) }
+        }
+        for source in request.sourceAddresses {
+            guard let local = SocketAddress(ip: source, port: 0), local.family == peer.family else { continue }
+            if (try? socket.bind(to: local)) != nil { break }
+        }
+        return socket
     }
 
     var peer: String {
-        address.address.family == AF_INET6 ? "[\(address.text)]:\(request.url.port)" : "\(address.text):\(request.url.port)"
+        guard case .ip(let ip, _) = address.address.kind, ip.family == .ipv6 else { return "\(address.text):\(request.url.port)" }
+        return "[\(address.text)]:\(request.url.port)"
     }
 
-    mutating func close() {
-        if fd >= 0 { Glibc.close(fd); fd = -1 }
-    }
-
-    mutating func exchange() -> Result<HTTPResponse, ProbeFailure> {
+    func exchange() -> Result<HTTPResponse, ProbeFailure> {
         do {
-            try open()
             try connect()
             try send(request.url.requestBytes)
             return .success(try receive())
@@ -204,55 +221,33 @@ private struct Connection {
         }
     }
 
-    /// socket(2) inside the namespace, then SO_BINDTODEVICE, or bind(2) to a source address.
-    private mutating func open() throws(ProbeFailure) {
-        let family = address.address.family
-        let created: Int32
-        do {
-            created = try NetworkNamespace.run(in: request.networkNamespace) {
-                socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            }
-        } catch {
-            throw ProbeFailure(.other, "\(error)")
-        }
-        guard created >= 0 else { throw failure("socket") }
-        fd = created
-        guard let interface = request.interface else { return }
-        let bound = interface.withCString { name in
-            setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(strlen(name) + 1))
-        }
-        if bound == 0 { return }
-        let bindErrno = errno
-        // Without CAP_NET_RAW SO_BINDTODEVICE fails (EPERM): bind to the interface's address instead.
-        guard bindErrno == EPERM || bindErrno == EACCES else { throw failure("SO_BINDTODEVICE \(interface)", bindErrno) }
-        for source in request.sourceAddresses {
-            guard let local = SocketAddress(source, port: 0), local.family == family else { continue }
-            let status = local.withSockaddr { pointer, length in bind(fd, pointer, length) }
-            if status == 0 { return }
-        }
-    }
-
     /// Non-blocking connect(2), waiting for writability, then SO_ERROR.
     private func connect() throws(ProbeFailure) {
-        let status = address.address.withSockaddr { pointer, length in Glibc.connect(fd, pointer, length) }
-        if status == 0 { return }
-        guard errno == EINPROGRESS else { throw failure("connect to \(peer)") }
-        try wait(for: Int16(POLLOUT), doing: "connecting to \(peer)")
-        var error: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else { throw failure("getsockopt SO_ERROR") }
-        if error != 0 { throw failure("connect to \(peer)", error) }
+        do {
+            try socket.connect(to: address.address)
+            return
+        } catch where error == .inProgress {
+        } catch {
+            throw Self.failure("connect to \(peer)", error)
+        }
+        try wait(for: .writable, doing: "connecting to \(peer)")
+        let pending: Errno?
+        do { pending = try socket.pendingError() } catch { throw Self.failure("getsockopt SO_ERROR", error) }
+        if let pending { throw Self.failure("connect to \(peer)", pending) }
     }
 
     private func send(_ bytes: [UInt8]) throws(ProbeFailure) {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL))
+            let sent: Result<Int, Errno> = bytes[offset...].withUnsafeBytes { raw in
+                Result { () throws(Errno) in try socket.send(raw) }
             }
-            if sent > 0 { offset += sent; continue }
-            guard sent < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { throw failure("sending to \(peer)") }
-            try wait(for: Int16(POLLOUT), doing: "sending to \(peer)")
+            switch sent {
+            case .success(let count) where count > 0: offset += count
+            case .success: throw Self.failure("sending to \(peer)", .ioError)
+            case .failure(let error) where error.isWouldBlock: try wait(for: .writable, doing: "sending to \(peer)")
+            case .failure(let error): throw Self.failure("sending to \(peer)", error)
+            }
         }
     }
 
@@ -260,59 +255,65 @@ private struct Connection {
         var parser = HTTPResponseParser(maxBodyBytes: request.maxBodyBytes)
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { raw in recv(fd, raw.baseAddress, raw.count, 0) }
-            if count > 0 {
+            let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try socket.receive(into: raw) }
+            }
+            switch received {
+            case .success(let count) where count > 0:
                 do {
                     if let response = try parser.feed(buffer[0..<count]) { return response }
                 } catch {
                     throw ProbeFailure(.malformed, "\(peer): \(error.description)")
                 }
-                continue
-            }
-            if count == 0 || (errno == ECONNRESET) {
-                let reset = count < 0
+            case .success, .failure(.connectionReset):
+                let reset = received != .success(0)
                 do {
                     return try parser.finish()
                 } catch {
-                    if reset { throw failure("reading from \(peer)", ECONNRESET) }
+                    if reset { throw Self.failure("reading from \(peer)", .connectionReset) }
                     throw ProbeFailure(.reset, "\(peer): \(error.description)")
                 }
+            case .failure(let error) where error.isWouldBlock:
+                try wait(for: .readable, doing: "waiting for the answer of \(peer)")
+            case .failure(let error):
+                throw Self.failure("reading from \(peer)", error)
             }
-            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { throw failure("reading from \(peer)") }
-            try wait(for: Int16(POLLIN), doing: "waiting for the answer of \(peer)")
         }
     }
 
-    /// poll(2) for `events` on the socket until the deadline; a cancellation ends the wait.
-    private func wait(for events: Int16, doing what: String) throws(ProbeFailure) {
+    /// poll(2) for `event` on the socket until the deadline; a cancellation ends the wait.
+    private func wait(for event: FileDescriptor.PollEvent, doing what: String) throws(ProbeFailure) {
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else {
                 throw ProbeFailure(.timeout, "timed out \(what) after \(format(request.timeout)) s")
             }
-            var fds = [pollfd(fd: fd, events: events, revents: 0)]
-            if let cancelFD { fds.append(pollfd(fd: cancelFD, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&fds, nfds_t(fds.count), Int32(min(remaining * 1000, 60_000).rounded(.up)))
-            if ready < 0 {
-                guard errno == EINTR else { throw failure("poll") }
-                continue
+            let result: FileDescriptor.PollResult
+            do {
+                result = try socket.poll(for: event, cancelledBy: cancelFD,
+                                         timeoutMilliseconds: Int32(min(remaining * 1000, 60_000).rounded(.up)))
+            } catch {
+                throw Self.failure("poll", error)
             }
-            if fds.count > 1 && fds[1].revents != 0 { throw ProbeFailure(.other, "cancelled") }
-            if fds[0].revents != 0 { return }
+            switch result {
+            case .ready: return
+            case .cancelled: throw ProbeFailure(.other, "cancelled")
+            case .pending: continue
+            }
         }
     }
 
     /// A failure named after `what` and the errno text, its kind from the errno.
-    private func failure(_ what: String, _ code: Int32 = errno) -> ProbeFailure {
+    private static func failure(_ what: String, _ error: Errno) -> ProbeFailure {
         let kind: ProbeFailure.Kind
-        switch code {
-        case ECONNREFUSED: kind = .refused
-        case ETIMEDOUT: kind = .timeout
-        case ECONNRESET, EPIPE, ECONNABORTED: kind = .reset
-        case ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN: kind = .unreachable
+        switch error {
+        case .connectionRefused: kind = .refused
+        case .timedOut: kind = .timeout
+        case .connectionReset, .brokenPipe, .connectionAborted: kind = .reset
+        case .networkUnreachable, .hostUnreachable, .networkDown, .hostDown: kind = .unreachable
         default: kind = .other
         }
-        return ProbeFailure(kind, "\(what): \(String(cString: strerror(code)))")
+        return ProbeFailure(kind, "\(what): \(error.text)")
     }
 
     private func format(_ seconds: TimeInterval) -> String {

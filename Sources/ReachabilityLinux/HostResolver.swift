@@ -5,6 +5,7 @@ import ReachabilityCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import ReachabilitySystem
 #endif
 
 /// Resolves host names to every address they have, with a timeout.
@@ -138,7 +139,7 @@ public final class HostResolver: @unchecked Sendable {
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = Glibc.getaddrinfo(name, nil, &hints, &list)
         guard rc == 0 else {
-            let text = rc == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(rc))
+            let text = rc == EAI_SYSTEM ? Errno.current("getaddrinfo").text : String(cString: gai_strerror(rc))
             return .failure(ResolveFailure(text))
         }
         defer { freeaddrinfo(list) }
@@ -153,18 +154,8 @@ public final class HostResolver: @unchecked Sendable {
 
     /// The numeric form of an AF_INET/AF_INET6 socket address.
     static func socketAddressString(_ address: UnsafeMutablePointer<sockaddr>) -> String? {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        switch Int32(address.pointee.sa_family) {
-        case AF_INET:
-            var v4 = UnsafeMutableRawPointer(address).load(as: sockaddr_in.self).sin_addr
-            guard inet_ntop(AF_INET, &v4, &text, socklen_t(text.count)) != nil else { return nil }
-        case AF_INET6:
-            var v6 = UnsafeMutableRawPointer(address).load(as: sockaddr_in6.self).sin6_addr
-            guard inet_ntop(AF_INET6, &v6, &text, socklen_t(text.count)) != nil else { return nil }
-        default:
-            return nil
-        }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard case .ip(let ip, _)? = SocketAddress(address)?.kind else { return nil }
+        return ip.description
     }
 }
 

@@ -1,9 +1,7 @@
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilitySystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension LogSink {
     /// reachd's log: one plain line per message on stderr (`reachd: message`, with the level
@@ -30,7 +28,6 @@ private final class StandardErrorWriter: Sendable {
     private let lock = Mutex(())
 
     func write(_ line: String) {
-        let bytes = Array(line.utf8)
-        lock.withLock { _ in _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) } }
+        lock.withLock { _ in StandardStream.error.write(line) }
     }
 }

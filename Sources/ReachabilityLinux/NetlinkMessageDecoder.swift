@@ -123,12 +123,12 @@ enum NetlinkMessageDecoder {
                 hops.append((Int(rtnl_route_nh_get_ifindex(hop)), rtnl_route_nh_get_gateway(hop).flatMap(string)))
             }
             if hops.isEmpty { hops = [(0, nil)] }
-            let routeType = routeType(rtnl_route_get_type(object))
+            let routeType = RouteLookup.routeType(rtm: rtnl_route_get_type(object))
             return hops.map { hop in
                 let route = RouteState(family: family, table: rtnl_route_get_table(object), destination: destinationText,
                                        prefixLength: prefixLength, gateway: hop.gateway, oif: hop.oif,
                                        metric: rtnl_route_get_priority(object), type: routeType)
-                return type == RTM_NEWROUTE ? .routeAdded(route, replace: flags & 0x100 /* NLM_F_REPLACE */ != 0) : .routeRemoved(route)
+                return type == RTM_NEWROUTE ? .routeAdded(route, replace: flags & Int32(NLM_F_REPLACE) != 0) : .routeRemoved(route)
             }
         default:
             return []
@@ -145,39 +145,17 @@ enum NetlinkMessageDecoder {
 
     /// RT_SCOPE_* → scope.
     private static func scope(_ value: Int32) -> AddressScope {
-        switch value {
-        case 0: return .global      // RT_SCOPE_UNIVERSE
-        case 200: return .site
-        case 253: return .link
+        switch UInt32(truncatingIfNeeded: value) {
+        case RT_SCOPE_UNIVERSE.rawValue: return .global
+        case RT_SCOPE_SITE.rawValue: return .site
+        case RT_SCOPE_LINK.rawValue: return .link
         default: return .host
         }
     }
 
-    /// RTN_* → route type.
-    private static func routeType(_ value: UInt8) -> RouteType {
-        switch value {
-        case 1: return .unicast
-        case 2: return .local
-        case 3: return .broadcast
-        case 4: return .anycast
-        case 5: return .multicast
-        case 6: return .blackhole
-        case 7: return .unreachable
-        case 8: return .prohibit
-        case 9: return .throwRoute
-        default: return .other
-        }
-    }
-
-    /// The address of an `nl_addr` in text (`inet_ntop`), without prefix length.
+    /// The address of an `nl_addr` in text, without prefix length.
     static func string(_ address: OpaquePointer) -> String? {
-        let family = nl_addr_get_family(address)
-        let length = Int(nl_addr_get_len(address))
-        guard let bytes = nl_addr_get_binary_addr(address),
-              (family == AF_INET && length == 4) || (family == AF_INET6 && length == 16) else { return nil }
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(family, bytes, &buffer, socklen_t(buffer.count)) != nil else { return nil }
-        let bytesBeforeNUL = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        return String(decoding: bytesBeforeNUL, as: UTF8.self)
+        guard let bytes = nl_addr_get_binary_addr(address) else { return nil }
+        return RouteLookup.string(family: nl_addr_get_family(address), bytes: bytes, length: Int(nl_addr_get_len(address)))
     }
 }

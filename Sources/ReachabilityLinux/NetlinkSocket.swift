@@ -116,7 +116,7 @@ final class NetlinkSocket {
     /// `nl_rtgen_request(type, AF_UNSPEC, NLM_F_DUMP)` then `nl_recvmsgs_default` until the dump
     /// is complete; on a blocking socket.
     func dump(_ type: Int32) throws {
-        let rc = nl_rtgen_request(sock, type, AF_UNSPEC, 0x300 /* NLM_F_DUMP */)
+        let rc = nl_rtgen_request(sock, type, AF_UNSPEC, NLM_F_DUMP)
         guard rc >= 0 else { throw NetlinkError(function: "nl_rtgen_request(\(type))", code: rc) }
         let received = nl_recvmsgs_default(sock)
         guard received >= 0 else { throw NetlinkError(function: "nl_recvmsgs(dump \(type))", code: received) }

@@ -1,14 +1,12 @@
 import CNetlink
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
-/// Error from entering a network namespace: which path, and the errno text.
+/// Error from entering a network namespace: which path, and the failed call.
 public struct NetworkNamespaceError: Error, CustomStringConvertible, Sendable {
     public let path: String
-    public let errno: Int32
-    public var description: String { "network namespace \(path): \(String(cString: strerror(errno)))" }
+    public let errno: Errno
+    public var description: String { "network namespace \(path): \(errno.text)" }
 }
 
 /// Runs code with the calling thread inside a named network namespace (`/run/netns/NAME`, as
@@ -19,20 +17,27 @@ public struct NetworkNamespaceError: Error, CustomStringConvertible, Sendable {
 /// monitor, the prober and route look-ups against namespaces they made, in one process.
 /// `setns(2)` needs CAP_SYS_ADMIN; with `name == nil` the body just runs.
 public enum NetworkNamespace {
-    public static func run<T>(in name: String?, _ body: () throws -> T) throws -> T {
+    public static func run<T: ~Copyable>(in name: String?, _ body: () throws -> T) throws -> T {
         guard let name else { return try body() }
         let path = name.hasPrefix("/") ? name : "/run/netns/\(name)"
-        let target = open(path, O_RDONLY | O_CLOEXEC)
-        guard target >= 0 else { throw NetworkNamespaceError(path: path, errno: errno) }
-        defer { close(target) }
-        let original = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)
-        guard original >= 0 else { throw NetworkNamespaceError(path: "/proc/thread-self/ns/net", errno: errno) }
-        defer { close(original) }
-        guard reachd_enter_netns(target) == 0 else { throw NetworkNamespaceError(path: path, errno: errno) }
+        let target = try open(path)
+        let original = try open("/proc/thread-self/ns/net")
+        // setns(2) through the C shim: glibc declares it only with _GNU_SOURCE.
+        guard reachd_enter_netns(target.rawValue) == 0 else {
+            throw NetworkNamespaceError(path: path, errno: Errno.current("setns", path: path))
+        }
         defer {
             // Failing to return would leave a shared Dispatch worker thread in the test's namespace.
-            if reachd_enter_netns(original) != 0 { fatalError("cannot return to the original network namespace") }
+            if reachd_enter_netns(original.rawValue) != 0 { fatalError("cannot return to the original network namespace") }
         }
         return try body()
+    }
+
+    private static func open(_ path: String) throws(NetworkNamespaceError) -> FileDescriptor {
+        do {
+            return try FileDescriptor.open(path)
+        } catch {
+            throw NetworkNamespaceError(path: path, errno: error)
+        }
     }
 }

@@ -1,7 +1,6 @@
 import CNetlink
 import Dispatch
 import FoundationEssentials
-import Glibc
 import ReachabilityCore
 import Synchronization
 

@@ -3,6 +3,7 @@ import FoundationEssentials
 import ReachabilityCore
 #if canImport(Glibc)
 import Glibc
+import ReachabilitySystem
 #endif
 
 /// A libnl or socket failure of the route look-up: the operation and libnl's error text.
@@ -23,9 +24,9 @@ public struct RouteLookupError: Error, CustomStringConvertible, Sendable {
 
 /// An errno the kernel answered a netlink request with.
 public struct KernelError: Error, CustomStringConvertible, Sendable {
-    public let errno: Int32
-    /// `strerror(errno)`: `Network is unreachable`, `Permission denied`, …
-    public var description: String { String(cString: strerror(errno)) }
+    public let errno: Errno
+    /// The error text alone: `Network is unreachable`, `Permission denied`, …
+    public var description: String { errno.text }
 }
 
 /// `ip route get ADDRESS` as a library: one RTM_GETROUTE request for a single destination,
@@ -63,16 +64,14 @@ public final class RouteLookup {
     /// With `tcpPort`, the look-up is for TCP to that port (RTA_IP_PROTO, RTA_DPORT), so policy
     /// routing by destination port (`ip rule add dport …`) is taken into account.
     public func lookup(_ text: String, tcpPort: Int? = nil) throws -> RouteLookupResult {
+        guard let ip = IPAddress(text) else { throw RouteLookupError("lookup", message: "\(text) is not an IP address") }
         let family: AddressFamily
-        var bytes: [UInt8]
-        if let v4 = HostName.ipv4Bytes(text) {
-            family = .ipv4; bytes = v4
-        } else if let v6 = HostName.ipv6Bytes(text) {
-            family = .ipv6; bytes = v6
-        } else {
-            throw RouteLookupError("lookup", message: "\(text) is not an IP address")
+        switch ip.family {
+        case .ipv4: family = .ipv4
+        case .ipv6: family = .ipv6
         }
-        let address = Self.string(family: family == .ipv4 ? AF_INET : AF_INET6, bytes: &bytes, length: bytes.count) ?? text
+        let bytes = ip.bytes
+        let address = ip.description
 
         var request = rtmsg()
         request.rtm_family = UInt8(family == .ipv4 ? AF_INET : AF_INET6)
@@ -115,10 +114,10 @@ public final class RouteLookup {
 
     /// The route type a refused look-up's errno stands for, as the kernel's FIB maps them
     /// (fib_props: unreachable → EHOSTUNREACH, prohibit → EACCES, blackhole → EINVAL, no route → ENETUNREACH).
-    static func routeType(forLookupErrno errno: Int32) -> RouteType {
+    static func routeType(forLookupErrno errno: Errno) -> RouteType {
         switch errno {
-        case EACCES, EPERM: return .prohibit
-        case EINVAL: return .blackhole
+        case .permissionDenied, .notPermitted: return .prohibit
+        case .invalidArgument: return .blackhole
         default: return .unreachable
         }
     }
@@ -161,7 +160,7 @@ public final class RouteLookup {
                 guard current.pointee.nlmsg_seq == sequence else { continue }
                 if current.pointee.nlmsg_type == UInt16(NLMSG_ERROR) {
                     let error = nlmsg_data(current).assumingMemoryBound(to: nlmsgerr.self).pointee.error
-                    return .failure(KernelError(errno: error == 0 ? EIO : -error))
+                    return .failure(KernelError(errno: Errno(error == 0 ? EIO : -error, call: "netlink")))
                 }
                 if current.pointee.nlmsg_type == replyType {
                     guard let value = parse(current) else {
@@ -215,7 +214,7 @@ public final class RouteLookup {
                                       carrier: message.ifi_flags & UInt32(IFF_LOWER_UP.rawValue) != 0)
     }
 
-    /// RTN_* to `RouteType`.
+    /// RTN_* to `RouteType` (of a look-up's reply and of a route the monitor sees).
     static func routeType(rtm: UInt8) -> RouteType {
         switch Int(rtm) {
         case Int(RTN_UNICAST): return .unicast
@@ -231,12 +230,10 @@ public final class RouteLookup {
         }
     }
 
-    /// `inet_ntop` of an address attribute.
+    /// The text of an address attribute; nil for another family or a wrong length.
     static func string(family: Int32, bytes: UnsafeRawPointer, length: Int) -> String? {
         let expected = family == AF_INET ? 4 : family == AF_INET6 ? 16 : -1
         guard length == expected else { return nil }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(family, bytes, &text, socklen_t(text.count)) != nil else { return nil }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return IPAddress(family: family, bytes: bytes)?.description
     }
 }

@@ -1,6 +1,7 @@
 import CSystemd
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilitySystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,8 +28,8 @@ public struct SDBusError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String {
         var text = "\(function): "
-        if let name { text += name + (message.map { ": \($0)" } ?? "") } else { text += String(cString: strerror(errno)) }
-        if name != nil && errno != 0 { text += " (\(String(cString: strerror(errno))))" }
+        if let name { text += name + (message.map { ": \($0)" } ?? "") } else { text += Errno(rawValue: errno).text }
+        if name != nil && errno != 0 { text += " (\(Errno(rawValue: errno).text))" }
         return text
     }
 }

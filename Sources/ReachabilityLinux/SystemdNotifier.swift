@@ -1,9 +1,7 @@
 import Dispatch
 import FoundationEssentials
+import ReachabilitySystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Tells systemd how the service is doing (`sd_notify(3)`), for `Type=notify` units: `READY=1`
 /// once the first full state is known, `STATUS=` lines for `systemctl status`, `RELOADING=1`
@@ -49,27 +47,16 @@ public final class SystemdNotifier: @unchecked Sendable {
     @discardableResult
     public func notify(_ state: String) -> Bool {
         guard let socketAddress else { return false }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var path = Array(socketAddress.utf8)
-        // "@name": Linux's abstract namespace, a leading NUL and no terminator.
-        let abstract = path.first == UInt8(ascii: "@")
-        if abstract { path[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.count < capacity else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.enumerated() { raw[i] = byte }
+        let address: SocketAddress
+        do {
+            // "@name": Linux's abstract namespace.
+            address = socketAddress.hasPrefix("@") ? try .abstractUnix(String(socketAddress.dropFirst())) : try .unix(socketAddress)
+        } catch {
+            return false
         }
-        let length = MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1)
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
         let bytes = Array(state.utf8)
-        let sent = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bytes.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), pointer, socklen_t(length)) }
-            }
-        }
+        guard let socket = try? FileDescriptor.socket(for: address, .datagram, nonBlocking: false) else { return false }
+        let sent = bytes.withUnsafeBytes { raw in try? socket.send(raw, to: address) }
         return sent == bytes.count
     }
 
@@ -89,9 +76,7 @@ public final class SystemdNotifier: @unchecked Sendable {
     /// reload is over, whether the new configuration was taken or not.
     @discardableResult
     public func reloading() -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let usec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        let usec = MonotonicClock.nanoseconds() / 1000
         return notify("RELOADING=1\nMONOTONIC_USEC=\(usec)")
     }
 
@@ -104,7 +89,7 @@ public final class SystemdNotifier: @unchecked Sendable {
     /// another process).
     static func watchdogInterval(_ environment: [String: String]) -> Duration? {
         guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
-        if let pid = environment["WATCHDOG_PID"], !pid.isEmpty, pid_t(pid) != getpid() { return nil }
+        if let pid = environment["WATCHDOG_PID"], !pid.isEmpty, Int32(pid) != ProcessSetup.processID { return nil }
         return .microseconds(Int64(clamping: usec))
     }
 

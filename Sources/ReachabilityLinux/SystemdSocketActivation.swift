@@ -1,16 +1,14 @@
 import CSystemd
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
-/// A failed sd-daemon call: the function and the errno text.
+/// A failed sd-daemon call: the function (`sd_listen_fds`) and its error number.
 public struct SystemdError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var errno: Errno
     /// The C function that failed (`sd_listen_fds`).
-    public var function: String
-    /// The positive errno value.
-    public var errno: Int32
-    public init(function: String, errno: Int32) { self.function = function; self.errno = errno }
-    public var description: String { "\(function): \(String(cString: strerror(errno)))" }
+    public var function: String { errno.call }
+    /// - Parameter errno: the positive error number (sd-daemon returns its negation).
+    public init(function: String, errno: Int32) { self.errno = Errno(errno, call: function) }
+    public var description: String { errno.description }
 }
 
 /// Socket activation (`sd_listen_fds(3)`): the sockets systemd passed to the process, from
@@ -32,9 +30,9 @@ public enum SystemdSocketActivation {
     public static func unixStreamListener(among fds: [Int32], path: String? = nil) -> Int32? {
         fds.first { fd in
             if let path {
-                return path.withCString { sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, $0, 0) } > 0
+                return path.withCString { sd_is_socket_unix(fd, FileDescriptor.SocketType.stream.rawValue, 1, $0, 0) } > 0
             }
-            return sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0
+            return sd_is_socket_unix(fd, FileDescriptor.SocketType.stream.rawValue, 1, nil, 0) > 0
         }
     }
 

@@ -1,9 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// One client connection of the server. Confined to the server's queue.
 ///
@@ -11,9 +9,9 @@ import Glibc
 /// subscription, which never ends), later calls wait in `pending`.
 final class Connection: @unchecked Sendable {
     let id: Int
-    let fd: Int32
+    private let socket: ConnectionSocket
     /// The peer's uid (`SO_PEERCRED`), for the per-user limits.
-    let uid: uid_t
+    let uid: UInt32
     unowned let server: ReachabilityServer
     private var framer = VarlinkFramer()
     private var outgoing: OutgoingQueue
@@ -41,11 +39,10 @@ final class Connection: @unchecked Sendable {
     /// Dropped: flush what is queued (the error), then close.
     private var closing = false
     private(set) var closed = false
-    private var openSources = 0
 
-    init(id: Int, fd: Int32, uid: uid_t, peer: (pid: Int32, uid: UInt32, gid: UInt32)?, server: ReachabilityServer) {
+    init(id: Int, socket: ConnectionSocket, uid: UInt32, peer: (pid: Int32, uid: UInt32, gid: UInt32)?, server: ReachabilityServer) {
         self.id = id
-        self.fd = fd
+        self.socket = socket
         self.uid = uid
         self.server = server
         self.peer = peer
@@ -53,11 +50,7 @@ final class Connection: @unchecked Sendable {
     }
 
     func start() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.queue)
-        source.setEventHandler { [weak self] in self?.readAvailable() }
-        // Strong: the connection must live until its descriptor is closed here.
-            source.setCancelHandler { self.sourceCancelled() }
-        openSources += 1
+        let source = socket.makeReadSource { [weak self] in self?.readAvailable() }
         readSource = source
         source.resume()
     }
@@ -69,8 +62,8 @@ final class Connection: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         // A few reads per wake-up, so one chatty client cannot starve the others.
         for _ in 0..<8 {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count > 0 {
+            switch buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }) {
+            case .processed(let count) where count > 0:
                 framer.append(buffer[0..<count])
                 do {
                     while let message = try framer.next() {
@@ -95,19 +88,16 @@ final class Connection: @unchecked Sendable {
                 if closed { return }
                 accountIncoming()
                 if closed { return }
-            } else if count == 0 {
+            case .processed:
                 // End of stream; a partial message left in the framer is simply dropped.
                 close()
                 return
-            } else {
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK: return
-                default:
-                    server.log(.debug, "connection \(id): \(SocketError("recv")); closing")
-                    close()
-                    return
-                }
+            case .wouldBlock:
+                return
+            case .failed(let error):
+                server.log(.debug, "connection \(id): \(error); closing")
+                close()
+                return
             }
         }
     }
@@ -182,17 +172,22 @@ final class Connection: @unchecked Sendable {
         // take is queued. The bounds are checked as `enqueue` would, so a message too big for the
         // queue is refused alike.
         if outgoing.isEmpty && (force || (outgoing.limits.maxMessages >= 1 && message.count <= outgoing.limits.maxBytes)) {
-            let written = message.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            if written == message.count { return }
-            let blocked = written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+            let result = message.withUnsafeBytes { socket.send($0) }
+            if result == .processed(message.count) { return }
+            let written: Int
+            switch result {
+            case .processed(let count): written = count
+            case .wouldBlock, .failed: written = -1
+            }
+            let blocked = result == .wouldBlock
             server.makeRoomForQueued(message.count - max(written, 0))
             if closed { return }
             trackingQueue {
                 _ = outgoing.enqueue(message, force: true)
                 if written > 0 { outgoing.consume(written) }
             }
-            // The socket is full: wait for it; anything else (EINTR, an error) goes through
-            // `flush`, which retries or closes.
+            // The socket is full: wait for it; anything else (an error) goes through `flush`,
+            // which closes.
             if blocked || written > 0 { waitForWritable() } else { flush() }
             return
         }
@@ -240,19 +235,22 @@ final class Connection: @unchecked Sendable {
 
     private func flush() {
         while let head = outgoing.head {
-            let written = head.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            if written > 0 {
+            switch head.withUnsafeBytes({ socket.send($0) }) {
+            case .processed(let written) where written > 0:
                 trackingQueue { outgoing.consume(written) }
                 continue
-            }
-            if written < 0 && errno == EINTR { continue }
-            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+            case .wouldBlock:
                 waitForWritable()
                 return
+            case .processed:
+                server.log(.debug, "connection \(id): send: no progress; closing")
+                close()
+                return
+            case .failed(let error):
+                server.log(.debug, "connection \(id): \(error); closing")
+                close()
+                return
             }
-            server.log(.debug, "connection \(id): \(SocketError("send")); closing")
-            close()
-            return
         }
         if writeSourceActive, let writeSource {
             writeSource.suspend()
@@ -263,10 +261,7 @@ final class Connection: @unchecked Sendable {
 
     private func waitForWritable() {
         if writeSource == nil {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: server.queue)
-            source.setEventHandler { [weak self] in self?.flush() }
-            source.setCancelHandler { self.sourceCancelled() }
-            openSources += 1
+            let source = socket.makeWriteSource { [weak self] in self?.flush() }
             writeSource = source
             writeSourceActive = true
             source.resume()
@@ -296,12 +291,6 @@ final class Connection: @unchecked Sendable {
             writeSource.cancel()
         }
         server.connectionClosed(self)
-        if openSources == 0 { Glibc.close(fd) }
-    }
-
-    /// The descriptor is closed once every Dispatch source on it has finished.
-    private func sourceCancelled() {
-        openSources -= 1
-        if openSources == 0 && closed { Glibc.close(fd) }
+        socket.close()
     }
 }

@@ -1,15 +1,13 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// One connection to the metrics responder: read a request head, answer it, close. Confined to
 /// the server's queue.
 final class MetricsHTTPConnection: @unchecked Sendable {
     let id: Int
-    let fd: Int32
+    private let socket: ConnectionSocket
     unowned let server: MetricsHTTPServer
     private var received: [UInt8] = []
     private var answer: [UInt8] = []
@@ -24,19 +22,15 @@ final class MetricsHTTPConnection: @unchecked Sendable {
     private var drained = 0
     private static let maxDrained = 64 * 1024
     private(set) var closed = false
-    private var openSources = 0
 
-    init(id: Int, fd: Int32, server: MetricsHTTPServer) {
+    init(id: Int, socket: ConnectionSocket, server: MetricsHTTPServer) {
         self.id = id
-        self.fd = fd
+        self.socket = socket
         self.server = server
     }
 
     func start() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: server.queue)
-        source.setEventHandler { [weak self] in self?.readAvailable() }
-        source.setCancelHandler { self.sourceCancelled() }
-        openSources += 1
+        let source = socket.makeReadSource { [weak self] in self?.readAvailable() }
         readSource = source
         source.resume()
         // A head that has not arrived in time gets 408; an exchange over its time is cut off.
@@ -58,12 +52,11 @@ final class MetricsHTTPConnection: @unchecked Sendable {
     private func readAvailable() {
         guard !closed else { return }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-        if count < 0 {
-            switch errno {
-            case EINTR, EAGAIN, EWOULDBLOCK: return
-            default: return close()
-            }
+        let count: Int
+        switch buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }) {
+        case .processed(let received): count = received
+        case .wouldBlock: return
+        case .failed: return close()
         }
         if responding {
             // Lingering: what comes after the request is read and dropped, so that closing with
@@ -102,31 +95,29 @@ final class MetricsHTTPConnection: @unchecked Sendable {
 
     private func flush() {
         while answered < answer.count {
-            let written = answer[answered...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            if written > 0 { answered += written; continue }
-            if written < 0 && errno == EINTR { continue }
-            if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+            switch answer[answered...].withUnsafeBytes({ socket.send($0) }) {
+            case .processed(let written) where written > 0:
+                answered += written
+            case .wouldBlock:
                 waitForWritable()
                 return
+            case .processed, .failed:
+                return close()
             }
-            return close()
         }
         writeSource?.cancel()
         writeSource = nil
         finished = true
         // All sent: end our side so the client's read ends; close when the client closes its
         // side (or the connection's time is up).
-        shutdown(fd, Int32(SHUT_WR))
+        socket.shutdownWrite()
         if readSource == nil { return close() }
         after(.seconds(1)) { [weak self] in self?.close() }
     }
 
     private func waitForWritable() {
         guard writeSource == nil else { return }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: server.queue)
-        source.setEventHandler { [weak self] in self?.flush() }
-        source.setCancelHandler { self.sourceCancelled() }
-        openSources += 1
+        let source = socket.makeWriteSource { [weak self] in self?.flush() }
         writeSource = source
         source.resume()
     }
@@ -141,12 +132,6 @@ final class MetricsHTTPConnection: @unchecked Sendable {
         writeSource?.cancel()
         writeSource = nil
         server.connectionClosed(self)
-        if openSources == 0 { Glibc.close(fd) }
-    }
-
-    /// The descriptor is closed once every Dispatch source on it has finished.
-    private func sourceCancelled() {
-        openSources -= 1
-        if openSources == 0 && closed { Glibc.close(fd) }
+        socket.close()
     }
 }

@@ -1,9 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// The HTTP/1.1 responder of `[Metrics] Listen=`: answers `GET /metrics` with what `metrics`
 /// renders, and refuses everything else (`MetricsHTTPExchange`).
@@ -32,9 +30,7 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     package let queueConfinement: QueueConfinement
 
     // State, confined to `queue`.
-    private var listenFD: Int32 = -1
-    private var listenSource: DispatchSourceRead?
-    private var acceptPaused = false
+    private var acceptor: Acceptor?
     var connections: [Int: MetricsHTTPConnection] = [:]
     private var nextID = 0
     private var _refused = 0
@@ -51,25 +47,27 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
         self.queueConfinement = QueueConfinement(queue)
     }
 
-    /// Binds `address` and starts answering. Throws a `SocketError` naming the address.
+    /// Binds `address` and starts answering. Throws an `Errno` naming the call.
     public func listen(_ address: MetricsListenAddress) throws {
-        let fd = try Self.bindListening(address)
+        var listening = Optional(try Self.bindListening(address))
         onQueue {
-            listenFD = fd
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.acceptPending() }
-            source.setCancelHandler { close(fd) }
-            listenSource = source
-            source.resume()
+            guard let listening = listening.take() else { return }
+            acceptor = Acceptor(listening, queue: queue, batch: 64,
+                                onConnection: { [weak self] in self?.accepted($0) },
+                                onFailure: { [weak self] failure in
+                                    switch failure {
+                                    case .paused(let error): self?.log.warning("metrics: \(error); pausing accept for 100 ms")
+                                    case .failed(let error): self?.log.warning("metrics: \(error)")
+                                    }
+                                })
         }
     }
 
     /// Stops listening and closes every connection.
     public func stop() {
         onQueue {
-            if acceptPaused { listenSource?.resume(); acceptPaused = false }
-            listenSource?.cancel()
-            listenSource = nil
+            acceptor?.stop()
+            acceptor = nil
             for connection in connections.values { connection.close() }
             connections.removeAll()
         }
@@ -80,46 +78,21 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     /// Connections refused because `maxConnections` were open.
     public var refusedCount: Int { onQueue { _refused } }
 
-    private func acceptPending() {
-        for _ in 0..<64 {
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                switch errno {
-                case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: return
-                case EMFILE, ENFILE:
-                    log.warning("metrics: \(SocketError("accept")); pausing accept for 100 ms")
-                    if let listenSource, !acceptPaused {
-                        listenSource.suspend()
-                        acceptPaused = true
-                        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
-                            guard let self, self.acceptPaused else { return }
-                            self.acceptPaused = false
-                            self.listenSource?.resume()
-                        }
-                    }
-                    return
-                default:
-                    log.warning("metrics: \(SocketError("accept"))")
-                    return
-                }
-            }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            guard (try? UnixSocket.setNonBlocking(fd)) != nil else { close(fd); continue }
-            if connections.count >= configuration.maxConnections {
-                // Best effort, never waiting: the socket buffer of a fresh connection takes it.
-                var refusal = MetricsHTTPExchange.plain(503, "too many connections\n")
-                refusal.headers.append(("Retry-After", "1"))
-                let answer = refusal.bytes
-                _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-                close(fd)
-                _refused += 1
-                continue
-            }
-            nextID += 1
-            let connection = MetricsHTTPConnection(id: nextID, fd: fd, server: self)
-            connections[connection.id] = connection
-            connection.start()
+    private func accepted(_ descriptor: consuming FileDescriptor) {
+        if connections.count >= configuration.maxConnections {
+            // Best effort, never waiting: the socket buffer of a fresh connection takes it.
+            var refusal = MetricsHTTPExchange.plain(503, "too many connections\n")
+            refusal.headers.append(("Retry-After", "1"))
+            let answer = refusal.bytes
+            _ = answer.withUnsafeBytes { try? descriptor.send($0, dontWait: true) }
+            try? descriptor.close()
+            _refused += 1
+            return
         }
+        nextID += 1
+        let connection = MetricsHTTPConnection(id: nextID, socket: ConnectionSocket(descriptor, queue: queue), server: self)
+        connections[connection.id] = connection
+        connection.start()
     }
 
     func connectionClosed(_ connection: MetricsHTTPConnection) {
@@ -131,34 +104,10 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
         MetricsHTTPExchange.respond(to: request, metrics: metrics)
     }
 
-    /// A non-blocking TCP socket bound to `address` and listening.
-    static func bindListening(_ address: MetricsListenAddress) throws -> Int32 {
-        let domain = address.family == .ipv4 ? AF_INET : AF_INET6
-        let fd = socket(domain, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SocketError("socket") }
-        var one: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound: Int32
-        switch address.family {
-        case .ipv4:
-            var sin = sockaddr_in()
-            sin.sin_family = sa_family_t(AF_INET)
-            sin.sin_port = in_port_t(UInt16(address.port).bigEndian)
-            withUnsafeMutableBytes(of: &sin.sin_addr) { $0.copyBytes(from: address.addressBytes) }
-            bound = withUnsafePointer(to: &sin) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        case .ipv6:
-            var sin6 = sockaddr_in6()
-            sin6.sin6_family = sa_family_t(AF_INET6)
-            sin6.sin6_port = in_port_t(UInt16(address.port).bigEndian)
-            withUnsafeMutableBytes(of: &sin6.sin6_addr) { $0.copyBytes(from: address.addressBytes) }
-            bound = withUnsafePointer(to: &sin6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-        }
-        guard bound == 0 else { let e = SocketError("bind"); close(fd); throw e }
-        guard Glibc.listen(fd, 64) == 0 else { let e = SocketError("listen"); close(fd); throw e }
-        return fd
+    /// A non-blocking TCP socket bound to `address` and listening (`SO_REUSEADDR`).
+    static func bindListening(_ address: MetricsListenAddress) throws(Errno) -> FileDescriptor {
+        // The parser accepted 4 or 16 bytes for the family, which is what IPAddress takes.
+        guard let ip = IPAddress(bytes: address.addressBytes) else { throw Errno.invalidArgument.with(call: "bind") }
+        return try FileDescriptor.listening(at: .ip(ip, port: UInt16(truncatingIfNeeded: address.port)), backlog: 64, reuseAddress: true)
     }
 }

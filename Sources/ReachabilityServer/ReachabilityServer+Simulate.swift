@@ -1,8 +1,5 @@
 import FoundationEssentials
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Who is calling: the peer of a connection, as the kernel vouches for it (`SO_PEERCRED`).
 public struct VarlinkCaller: Equatable, Sendable {
@@ -14,18 +11,6 @@ public struct VarlinkCaller: Equatable, Sendable {
 
     public init(connection: Int, uid: UInt32, gid: UInt32, pid: Int32) {
         self.connection = connection; self.uid = uid; self.gid = gid; self.pid = pid
-    }
-}
-
-extension UnixSocket {
-    /// The credentials of the process at the other end of `fd` when it connected (`SO_PEERCRED`).
-    static func peerCredentials(_ fd: Int32) -> (pid: Int32, uid: UInt32, gid: UInt32)? {
-        // `struct ucred` (pid, uid, gid) is hidden behind _GNU_SOURCE in Glibc's headers.
-        var credentials: (Int32, UInt32, UInt32) = (0, 0, 0)
-        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
-              Int(length) == MemoryLayout.size(ofValue: credentials) else { return nil }
-        return credentials
     }
 }
 

@@ -1,9 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// The varlink server of reachd: `org.varlink.service` and `io.reachd.Reachability` on a Unix
 /// stream socket.
@@ -95,9 +93,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     var current: Status
     var connections: [Int: Connection] = [:]
     private var nextConnectionID = 0
-    private var listenFD: Int32 = -1
-    private var listenSource: DispatchSourceRead?
-    private var acceptPaused = false
+    private var acceptor: Acceptor?
     private var boundPath: String?
     private var initialCache: (sequence: Int, reason: Reason.Code, bytes: Data)?
     private var statusCache: (sequence: Int, bytes: Data)?
@@ -118,9 +114,9 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     private var _rejectionHandler: RejectionHandler?
     private(set) var droppedSubscribers = 0
     var rejections: [Rejection: Int] = [:]
-    private var connectionsPerUID: [uid_t: Int] = [:]
+    private var connectionsPerUID: [UInt32: Int] = [:]
     var checksInFlight = 0
-    var checksPerUID: [uid_t: Int] = [:]
+    var checksPerUID: [UInt32: Int] = [:]
     /// Unsent reply bytes over all connections.
     private(set) var queuedBytes = 0
     /// Received bytes not yet answered over all connections.
@@ -191,35 +187,38 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
 
     /// Binds a new socket at `path` and starts accepting. The file must not exist (reachd removes
     /// a stale one first); `stop()` removes it.
+    /// Throws an `Errno` naming the call and the path.
     public func listen(at path: String) throws {
-        let fd = try UnixSocket.listen(path: path)
-        if chmod(path, mode_t(configuration.socket.mode)) != 0 {
-            log(.warning, "\(SocketError("chmod", path: path))")
+        var listening = Optional(try FileDescriptor.listening(at: .unix(path), backlog: 4096))
+        do {
+            try FileSystem.setMode(path, configuration.socket.mode)
+        } catch {
+            log(.warning, "\(error)")
         }
         onQueue {
             boundPath = path
-            startAccepting(fd)
+            if let listening = listening.take() { startAccepting(listening) }
         }
     }
 
     /// Starts accepting on a listening socket someone else made (systemd socket activation, fd 3).
     /// The server takes the descriptor over; it does not remove the socket file.
     public func listen(fileDescriptor fd: Int32) throws {
-        try UnixSocket.setNonBlocking(fd)
-        onQueue { startAccepting(fd) }
+        var listening = Optional(FileDescriptor(adopting: fd))
+        try listening?.setNonBlocking()
+        onQueue { if let listening = listening.take() { startAccepting(listening) } }
     }
 
     /// Stops accepting, closes every connection and removes the socket file it bound.
     public func stop() {
         onQueue {
-            if acceptPaused { listenSource?.resume(); acceptPaused = false }
-            listenSource?.cancel()
-            listenSource = nil
+            acceptor?.stop()
+            acceptor = nil
             for connection in connections.values { connection.close() }
             connections.removeAll()
             staleSweep?.cancel()
             staleSweep = nil
-            if let boundPath { unlink(boundPath) }
+            if let boundPath { try? FileSystem.remove(boundPath) }
             boundPath = nil
         }
     }
@@ -233,63 +232,39 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// Subscribers dropped for not reading since start.
     public var droppedSubscriberCount: Int { onQueue { droppedSubscribers } }
 
-    private func startAccepting(_ fd: Int32) {
-        listenFD = fd
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler { [weak self] in self?.acceptPending() }
-        source.setCancelHandler { close(fd) }
-        listenSource = source
-        source.resume()
+    private func startAccepting(_ listening: consuming FileDescriptor) {
+        // Bounded per wake-up so a connection storm cannot starve event delivery.
+        acceptor = Acceptor(listening, queue: queue, batch: 256,
+                            onConnection: { [weak self] in self?.accepted($0) },
+                            onFailure: { [weak self] failure in
+                                switch failure {
+                                case .paused(let error): self?.log(.error, "\(error); pausing accept for 100 ms")
+                                case .failed(let error): self?.log(.warning, "\(error)")
+                                }
+                            })
     }
 
-    private func acceptPending() {
-        // Bounded per wake-up so a connection storm cannot starve event delivery.
-        for _ in 0..<256 {
-            // accept4(2) is not visible without _GNU_SOURCE; accept + fcntl does the same.
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                switch errno {
-                case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: return
-                case EMFILE, ENFILE:
-                    // Out of descriptors: pause accepting briefly instead of spinning on a readable socket.
-                    log(.error, "\(SocketError("accept")); pausing accept for 100 ms")
-                    if let listenSource, !acceptPaused {
-                        listenSource.suspend()
-                        acceptPaused = true
-                        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
-                            guard let self, self.acceptPaused else { return }
-                            self.acceptPaused = false
-                            self.listenSource?.resume()
-                        }
-                    }
-                    return
-                default:
-                    log(.warning, "\(SocketError("accept"))")
-                    return
-                }
-            }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            guard (try? UnixSocket.setNonBlocking(fd)) != nil else { close(fd); continue }
-            let peer = UnixSocket.peerCredentials(fd)
-            let uid = peer?.uid
-            if connections.count >= configuration.limits.maxConnections {
-                close(fd)
-                reject(.tooManyConnections, "connection from uid \(uid.map(String.init) ?? "?") refused: \(configuration.limits.maxConnections) connections open (MaxConnections=)")
-                continue
-            }
-            // No credentials (never expected on AF_UNIX) count as one unknown user.
-            let owner = uid ?? uid_t.max
-            if connectionsPerUID[owner, default: 0] >= configuration.limits.maxConnectionsPerUser {
-                close(fd)
-                reject(.tooManyConnectionsForUser, "connection from uid \(uid.map(String.init) ?? "?") refused: it has \(configuration.limits.maxConnectionsPerUser) open (MaxConnectionsPerUser=)")
-                continue
-            }
-            connectionsPerUID[owner, default: 0] += 1
-            nextConnectionID += 1
-            let connection = Connection(id: nextConnectionID, fd: fd, uid: owner, peer: peer, server: self)
-            connections[connection.id] = connection
-            connection.start()
+    private func accepted(_ descriptor: consuming FileDescriptor) {
+        let peer = descriptor.peerCredentials()
+        let uid = peer?.uid
+        if connections.count >= configuration.limits.maxConnections {
+            try? descriptor.close()
+            reject(.tooManyConnections, "connection from uid \(uid.map(String.init) ?? "?") refused: \(configuration.limits.maxConnections) connections open (MaxConnections=)")
+            return
         }
+        // No credentials (never expected on AF_UNIX) count as one unknown user.
+        let owner = uid ?? UInt32.max
+        if connectionsPerUID[owner, default: 0] >= configuration.limits.maxConnectionsPerUser {
+            try? descriptor.close()
+            reject(.tooManyConnectionsForUser, "connection from uid \(uid.map(String.init) ?? "?") refused: it has \(configuration.limits.maxConnectionsPerUser) open (MaxConnectionsPerUser=)")
+            return
+        }
+        connectionsPerUID[owner, default: 0] += 1
+        nextConnectionID += 1
+        let connection = Connection(id: nextConnectionID, socket: ConnectionSocket(descriptor, queue: queue),
+                                    uid: owner, peer: peer, server: self)
+        connections[connection.id] = connection
+        connection.start()
     }
 
     func connectionClosed(_ connection: Connection) {
@@ -351,18 +326,12 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         guard !trimScheduled else { return }
         trimScheduled = true
         queue.asyncAfter(deadline: .now() + .milliseconds(200)) {
-            _ = Self.trimMalloc?(0)
+            ProcessSetup.trimMemory()
         }
         queue.asyncAfter(deadline: .now() + .milliseconds(1200)) { [weak self] in
             self?.trimScheduled = false
         }
     }
-
-    /// glibc's `malloc_trim(3)`, which the Glibc module does not export.
-    private static let trimMalloc: (@convention(c) (Int) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-    }()
 
     /// A connection now holds an incomplete message: closed if it is still incomplete after
     /// `partialMessageTimeout`. One timer sweeps them all, armed only while there are some.

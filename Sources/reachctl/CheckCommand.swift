@@ -1,9 +1,7 @@
 import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// `reachctl check HOST [--port N] [--json] [--watch]`: 0 reachable, 1 not reachable or host not
 /// found, 2 a host that is not a valid name or address.
@@ -18,7 +16,7 @@ func runCheck(client: ReachabilityClient, host: String, port: Int?, json: Bool, 
     switch await CheckOutcome.ask(client, host: host, port: port) {
     case let .answer(answer):
         printLine(json ? jsonLine(answer) : Style().checkSummary(answer))
-        exit(answer.reachable ? ExitCode.success : ExitCode.failure)
+        ProcessSetup.exit(answer.reachable ? ExitCode.success : ExitCode.failure)
     case .hostNotFound:
         fail("\(host): host not found")
     case .invalidHost:

@@ -2,9 +2,7 @@ import Dispatch
 import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// Maps client errors to reachctl's messages and exit statuses.
 func exitOnError(_ error: Error) -> Never {
@@ -28,10 +26,10 @@ func exitOnError(_ error: Error) -> Never {
 /// Exits with `code` on SIGINT/SIGTERM: 0 for a `monitor` the user stops (it has done its job),
 /// 1 for an interrupted `wait` (it did not see its condition).
 func exitOnInterrupt(with code: Int32) {
-    for number in [SIGINT, SIGTERM] {
-        signal(number, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        source.setEventHandler { exit(code) }
+    for signal in [Signal.interrupt, .terminate] {
+        signal.ignore()
+        let source = DispatchSource.makeSignalSource(signal: signal.number, queue: .global())
+        source.setEventHandler { ProcessSetup.exit(code) }
         source.resume()
         interruptSources.append(source)
     }
@@ -43,7 +41,7 @@ func runStatus(client: ReachabilityClient, json: Bool) async -> Never {
     do {
         let status = try await client.status()
         printLine(json ? jsonLine(status) : Style().summary(status))
-        exit(ExitCode.success)
+        ProcessSetup.exit(ExitCode.success)
     } catch {
         exitOnError(error)
     }
@@ -63,7 +61,7 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
                 printLine("\(Timestamp.string(from: event.timestamp)) #\(event.sequence) \(event.reason.code.rawValue)\(interface)\(changed): \(style.summary(event.current))")
             }
         }
-        exit(ExitCode.success)
+        ProcessSetup.exit(ExitCode.success)
     } catch {
         exitOnError(error)
     }
@@ -76,8 +74,8 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
     exitOnInterrupt(with: ExitCode.failure)
     if timeout > 0 {
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-            if !quiet { emit("reachctl: timed out after \(formatSeconds(timeout)) s\n", to: 2) }
-            exit(ExitCode.failure)
+            if !quiet { emit("reachctl: timed out after \(formatSeconds(timeout)) s\n", to: .error) }
+            ProcessSetup.exit(ExitCode.failure)
         }
     }
     let stability = stable.map { StableWait(seconds: $0, interface: interface, quiet: quiet) }
@@ -87,7 +85,7 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
             guard let stability else {
                 if met {
                     if !quiet { printLine(Style().summary(event.current)) }
-                    exit(ExitCode.success)
+                    ProcessSetup.exit(ExitCode.success)
                 }
                 continue
             }
@@ -132,7 +130,7 @@ final class StableWait: @unchecked Sendable {
             queue.asyncAfter(deadline: .now() + seconds) { [self] in
                 guard generation == mine else { return }
                 if !quiet, let latest { printLine(Style().summary(latest)) }
-                exit(ExitCode.success)
+                ProcessSetup.exit(ExitCode.success)
             }
         }
     }

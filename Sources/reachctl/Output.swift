@@ -1,8 +1,6 @@
 import FoundationEssentials
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// Exit statuses of reachctl (listed in reachctl(1) and the README).
 enum ExitCode {
@@ -15,24 +13,12 @@ enum ExitCode {
     static let unavailable: Int32 = 69
 }
 
-/// Writes to a descriptor unbuffered, so each line is out the moment it is printed (`stdout`
-/// is unusable in Swift 6 mode anyway).
-func emit(_ text: String, to fd: Int32 = 1) {
-    let bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-        if written <= 0 { if errno == EINTR { continue }; return }
-        offset += written
-    }
-}
-
 func printLine(_ text: String) { emit(text + "\n") }
 
 func fail(_ message: String, code: Int32 = ExitCode.failure) -> Never {
     // Messages carry the daemon's and the network's words (error texts, host names).
-    emit("reachctl: \(TerminalText.escaped(message))\n", to: 2)
-    exit(code)
+    emit("reachctl: \(TerminalText.escaped(message))\n", to: .error)
+    ProcessSetup.exit(code)
 }
 
 /// Colour only on a terminal, and never with NO_COLOR (no-color.org).
@@ -40,7 +26,7 @@ struct Style {
     let enabled: Bool
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        enabled = isatty(1) == 1 && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+        enabled = StandardStream.output.isTerminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     }
 
     func paint(_ text: String, _ code: String) -> String { enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }

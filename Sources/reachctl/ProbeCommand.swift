@@ -1,9 +1,7 @@
 import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// `reachctl probe [--json]`: asks reachd to run the connectivity check now (a check already
 /// running is waited for) and prints its verdict. Exit 0 with a verdict, whatever it is;
@@ -13,7 +11,7 @@ func runProbe(client: ReachabilityClient, json: Bool) async -> Never {
         let reply = try await client.call(method: "\(Varlink.reachabilityInterface).Probe")
         let probe = try reply.decode(Probe.self, key: "probe")
         printLine(json ? jsonLine(probe) : Style().probe(probe))
-        exit(ExitCode.success)
+        ProcessSetup.exit(ExitCode.success)
     } catch ReachabilityClientError.remote(let error) where error.name == VarlinkError.probeDisabled.name {
         fail("the connectivity check is disabled ([Connectivity] Enabled=no)")
     } catch {

@@ -2,9 +2,7 @@ import Dispatch
 import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// `reachctl simulate …`: plays a network to the apps through varlink `Simulate`.
 func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never {
@@ -13,7 +11,7 @@ func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never 
         let connection = connect(client)
         let status = simulate(connection, ["reset": .bool(true)])
         printLine("simulation ended: \(Style().summary(status))")
-        exit(ExitCode.success)
+        ProcessSetup.exit(ExitCode.success)
     case .play(let status, let connectivity, let expensive, let seconds):
         var parameters: [String: JSONValue] = ["status": .string(status.rawValue)]
         if let connectivity { parameters["connectivity"] = .string(connectivity.rawValue) }
@@ -23,7 +21,7 @@ func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never 
             parameters["seconds"] = .int(seconds)
             let published = simulate(connection, parameters)
             printLine("simulating for \(seconds) s: \(Style().summary(published))")
-            exit(ExitCode.success)
+            ProcessSetup.exit(ExitCode.success)
         }
         // Until interrupted: the simulation lasts while this connection is open.
         parameters["whileConnected"] = .bool(true)
@@ -51,13 +49,11 @@ func runSimulate(client: ReachabilityClient, command: SimulateCommand) -> Never 
             if let connectivity = step.connectivity { parameters["connectivity"] = .string(connectivity.rawValue) }
             let published = simulate(connection, parameters)
             printLine("line \(step.line): \(step.seconds) s: \(Style().summary(published))")
-            // sleep(3) returns what is left when a signal cut it short.
-            var left = UInt32(step.seconds)
-            while left > 0 { left = sleep(left) }
+            ProcessSetup.sleep(seconds: UInt32(step.seconds))
         }
         let status = simulate(connection, ["reset": .bool(true)])
         printLine("script done: \(Style().summary(status))")
-        exit(ExitCode.success)
+        ProcessSetup.exit(ExitCode.success)
     }
 }
 
@@ -113,20 +109,11 @@ private struct ScriptReadError: Error, CustomStringConvertible {
 
 /// The whole file at `path` as UTF-8 text (`open(2)`, `read(2)`).
 private func readScript(_ path: String) throws(ScriptReadError) -> String {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw ScriptReadError(description: String(cString: strerror(errno))) }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-    while true {
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count == 0 { break }
-        if count < 0 {
-            let code = errno
-            if code == EINTR { continue }
-            throw ScriptReadError(description: String(cString: strerror(code)))
-        }
-        bytes.append(contentsOf: buffer[..<count])
+    let bytes: [UInt8]
+    do {
+        bytes = try FileDescriptor.open(path).readToEnd()
+    } catch {
+        throw ScriptReadError(description: error.text)
     }
     guard let text = String(validating: bytes, as: UTF8.self) else { throw ScriptReadError(description: "not valid UTF-8") }
     return text

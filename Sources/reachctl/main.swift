@@ -1,26 +1,24 @@
 import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 let options: ControlOptions
 do {
     options = try ControlOptions.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    emit("reachctl: \(error)\nTry 'reachctl --help'.\n", to: 2)
-    exit(ExitCode.usage)
+    emit("reachctl: \(error)\nTry 'reachctl --help'.\n", to: .error)
+    ProcessSetup.exit(ExitCode.usage)
 }
 
 let client = ReachabilityClient(socketPath: options.socketPath)
 switch options.command {
 case .help:
     printLine(ControlOptions.usage)
-    exit(ExitCode.success)
+    ProcessSetup.exit(ExitCode.success)
 case .version:
     printLine("reachctl \(ReachdVersion.string)")
-    exit(ExitCode.success)
+    ProcessSetup.exit(ExitCode.success)
 case .status(let json):
     await runStatus(client: client, json: json)
 case .monitor(let json, let after, let statusOnly, let changes):

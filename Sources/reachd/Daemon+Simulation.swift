@@ -3,9 +3,7 @@ import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// Lays `SimulationOverlay` between the monitor and the server: real events pass through it,
 /// `Simulate` calls and their timers and hang-ups go into it, and what comes out is published.
@@ -79,26 +77,16 @@ final class SimulationController: @unchecked Sendable {
     /// The gid of `groupName`; nil: root only (no group set, or no such group).
     private func allowedGroupID() -> UInt32? {
         guard let groupName else { return nil }
-        guard let entry = getgrnam(groupName) else {
+        guard let gid = UserDatabase.groupID(named: groupName) else {
             log.warning("[Simulation] Group=\(groupName): no such group; only root may simulate")
             return nil
         }
-        return entry.pointee.gr_gid
+        return gid
     }
 
-    /// `gid` and the supplementary groups of `uid`'s user (getgrouplist).
+    /// `gid` and the supplementary groups of `uid`'s user.
     static func groups(uid: UInt32, gid: UInt32) -> [UInt32] {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return [gid] }
-        var count: Int32 = 64
-        while true {
-            var groups = [gid_t](repeating: 0, count: Int(count))
-            let wanted = count
-            if getgrouplist(name, gid, &groups, &count) >= 0 {
-                return [gid] + groups.prefix(Int(count)).map { UInt32($0) }
-            }
-            // Too small: `count` now holds the number needed.
-            guard count > wanted else { return [gid] }
-        }
+        UserDatabase.groups(ofUser: uid, primaryGroup: gid)
     }
 }
 

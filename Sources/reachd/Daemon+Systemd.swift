@@ -1,9 +1,7 @@
 import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 extension Daemon {
     /// The listening socket systemd passed (reachd.socket), or nil when started without one.
@@ -38,11 +36,13 @@ extension Daemon {
     /// when `Mode=` leaves others out.
     func applySocketGroup(path: String) throws {
         guard let group = configuration.socket.group, !group.isEmpty else { return }
-        guard let entry = getgrnam(group) else {
+        guard let gid = UserDatabase.groupID(named: group) else {
             throw SocketLocation.Failure(description: "[Socket] Group=\(group): no such group")
         }
-        guard chown(path, uid_t.max, entry.pointee.gr_gid) == 0 else {
-            throw SocketLocation.Failure(description: "cannot give \(path) to group \(group): \(String(cString: strerror(errno)))")
+        do {
+            try FileSystem.setGroup(path, gid)
+        } catch {
+            throw SocketLocation.Failure(description: "cannot give \(path) to group \(group)", errno: error)
         }
     }
 }

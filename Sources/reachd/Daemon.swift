@@ -3,9 +3,7 @@ import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// The running daemon: the monitor feeding the varlink server, and the signal handling.
 final class Daemon: @unchecked Sendable {
@@ -119,19 +117,19 @@ final class Daemon: @unchecked Sendable {
         metrics?.stop()
         modemSource?.stop()
         monitor?.stop()
-        exit(0)
+        ProcessSetup.exit(0)
     }
 
     private func installSignalHandlers() {
-        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler { [weak self] in self?.stop(signal: name) }
+        for signal in [Signal.terminate, .interrupt] {
+            signal.ignore()
+            let source = DispatchSource.makeSignalSource(signal: signal.number, queue: .main)
+            source.setEventHandler { [weak self] in self?.stop(signal: signal.name) }
             source.resume()
             signalSources.append(source)
         }
-        signal(SIGHUP, SIG_IGN)
-        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
+        Signal.hangup.ignore()
+        let hangup = DispatchSource.makeSignalSource(signal: Signal.hangup.number, queue: .main)
         hangup.setEventHandler { [weak self] in self?.reload() }
         hangup.resume()
         signalSources.append(hangup)

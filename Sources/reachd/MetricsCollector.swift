@@ -3,9 +3,7 @@ import FoundationEssentials
 import ReachabilityCore
 import ReachabilityLinux
 import ReachabilityServer
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// reachd's metrics (`[Metrics]`): counts what the monitor, the connectivity check and the server
 /// do, and renders it for the HTTP responder and the textfile.
@@ -39,9 +37,7 @@ final class MetricsCollector: @unchecked Sendable {
     /// CLOCK_MONOTONIC in nanoseconds: never steps with the wall clock, and stands still while the
     /// machine is suspended (when reachd sees no state at all).
     static func clock() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+        MonotonicClock.nanoseconds()
     }
 
     /// An event of the monitor (on the monitor's queue): timed now, counted on `queue`.

@@ -1,7 +1,5 @@
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// `DIR/reachd.prom` for node_exporter's textfile collector, replaced atomically: the text goes
 /// to a temporary file in the same directory (a name the collector ignores, since it reads only
@@ -13,34 +11,36 @@ struct MetricsTextfile {
 
     var path: String { directory + "/" + Self.fileName }
 
-    /// A failed step, with the path and the errno text.
+    /// A failed step, with the path and the errno.
     struct Failure: Error, CustomStringConvertible {
-        let description: String
+        let what: String
+        let errno: Errno
+        var description: String { "\(what): \(errno.text)" }
     }
 
-    func write(_ text: String) throws {
-        var template = Array((directory + "/.reachd.prom.XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
-        guard fd >= 0 else { throw Self.failure("cannot create a temporary file in \(directory)") }
-        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var ok = false
-        defer { if !ok { unlink(temporary) } }
-        let bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { let f = Self.failure("cannot write \(temporary)"); close(fd); throw f }
-            written += n
+    func write(_ text: String) throws(Failure) {
+        var temporary = ""
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.createTemporary(template: directory + "/.reachd.prom.XXXXXX", path: &temporary)
+        } catch {
+            throw Failure(what: "cannot create a temporary file in \(directory)", errno: error)
         }
-        // mkstemp makes 0600; the collector may run as another user.
-        _ = fchmod(fd, 0o644)
-        guard close(fd) == 0 else { throw Self.failure("cannot write \(temporary)") }
-        guard rename(temporary, path) == 0 else { throw Self.failure("cannot rename \(temporary) to \(path)") }
+        var ok = false
+        defer { if !ok { try? FileSystem.remove(temporary) } }
+        do {
+            try file.writeAll(text)
+            // mkstemp makes 0600; the collector may run as another user.
+            try? file.setPermissions(0o644)
+            try file.close()
+        } catch {
+            throw Failure(what: "cannot write \(temporary)", errno: error)
+        }
+        do {
+            try FileSystem.rename(temporary, to: path)
+        } catch {
+            throw Failure(what: "cannot rename \(temporary) to \(path)", errno: error)
+        }
         ok = true
-    }
-
-    private static func failure(_ what: String) -> Failure {
-        Failure(description: "\(what): \(String(cString: strerror(errno)))")
     }
 }

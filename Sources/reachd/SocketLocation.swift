@@ -2,14 +2,16 @@ import FoundationEssentials
 import ReachabilityCore
 import ReachabilityClient
 import ReachabilityServer
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// Where the daemon listens and how it takes the path over (the order is `ReachabilitySocketPath`'s).
 enum SocketLocation {
+    /// Why the socket path cannot be used; `errno` when a system call said so.
     struct Failure: Error, CustomStringConvertible {
-        let description: String
+        let problem: String
+        var errno: Errno?
+        init(description: String, errno: Errno? = nil) { self.problem = description; self.errno = errno }
+        var description: String { errno.map { "\(problem): \($0.text)" } ?? problem }
     }
 
     /// `--socket`, then `REACHD_SOCKET`, then `/run/reachd/…`, then `$XDG_RUNTIME_DIR/reachd/…`
@@ -23,7 +25,7 @@ enum SocketLocation {
         let system = ReachabilitySocketPath.systemPath
         do {
             try makeDirectory(for: system)
-            guard access(parent(of: system), W_OK) == 0 else { throw Failure(description: "\(parent(of: system)) is not writable") }
+            guard FileSystem.isWritable(parent(of: system)) else { throw Failure(description: "\(parent(of: system)) is not writable") }
             return system
         } catch {
             guard let user = ReachabilitySocketPath.userPath(environment: environment) else {
@@ -54,25 +56,29 @@ enum SocketLocation {
     private static func makeDirectory(for path: String) throws {
         let directory = parent(of: path)
         guard !directory.isEmpty else { return }
-        var isDirectory = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory else { throw Failure(description: "\(directory) is not a directory") }
+        if let kind = try? FileSystem.kind(at: directory, followingLinks: true) {
+            guard kind == .directory else { throw Failure(description: "\(directory) is not a directory") }
             return
         }
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o755])
+            try FileSystem.createDirectories(directory, mode: 0o755)
         } catch {
-            throw Failure(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
+            throw Failure(description: "cannot create \(directory)", errno: error)
         }
     }
 
     /// Makes `path` free for a new socket: refuses when another daemon answers there, removes a
     /// stale socket file (nobody listening), refuses to remove anything that is not a socket.
     static func claim(_ path: String) throws {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }   // nothing there
-        guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+        let kind: FileSystem.Kind?
+        do {
+            kind = try FileSystem.kind(at: path)
+        } catch {
+            // As before: a path that cannot be looked at is left for bind(2) to report.
+            return
+        }
+        guard let kind else { return }   // nothing there
+        guard kind == .socket else {
             throw Failure(description: "\(path) exists and is not a socket; not removing it")
         }
         do {
@@ -80,8 +86,10 @@ enum SocketLocation {
             connection.close()
             throw Failure(description: "another reachd is already running on \(path)")
         } catch ReachabilityClientError.daemonNotRunning {
-            guard unlink(path) == 0 || errno == ENOENT else {
-                throw Failure(description: "cannot remove stale socket \(path): \(String(cString: strerror(errno)))")
+            do {
+                try FileSystem.remove(path)
+            } catch {
+                throw Failure(description: "cannot remove stale socket \(path)", errno: error)
             }
         }
     }

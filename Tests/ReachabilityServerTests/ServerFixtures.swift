@@ -2,6 +2,7 @@ import Foundation
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilityServer
+import ReachabilitySystem
 import TestSupport
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilityServer
+import ReachabilitySystem
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -209,7 +210,7 @@ final class RawClient: @unchecked Sendable {
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard rc == 0 else { close(fd); throw SocketError("connect", path: path) }
+        guard rc == 0 else { let error = Errno.current("connect", path: path); close(fd); throw error }
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -218,7 +219,7 @@ final class RawClient: @unchecked Sendable {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw SocketError("send") }
+            guard n > 0 else { throw Errno.current("send") }
             offset += n
         }
     }

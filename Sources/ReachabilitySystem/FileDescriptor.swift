@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An open file descriptor that this value owns: closed exactly once, by `close()` or when the
+/// value ends without having been closed or handed on (`release()`).
+///
+/// Non-copyable, so the compiler rules out a second close and a use after close. A descriptor
+/// shared with Dispatch sources lives in an `Optional` that is emptied (`take()`) to close it.
+public struct FileDescriptor: ~Copyable, Sendable {
+    /// The descriptor number, for calls the layer does not wrap (Dispatch sources, libnl).
+    public let rawValue: CInt
+
+    /// Takes ownership of `rawValue` (which must be open).
+    public init(adopting rawValue: CInt) {
+        self.rawValue = rawValue
+    }
+
+    deinit {
+        _ = Glibc.close(rawValue)
+    }
+
+    /// Closes the descriptor (`close(2)`, never retried: Linux frees it even on EINTR).
+    public consuming func close() throws(Errno) {
+        let fd = rawValue
+        discard self
+        _ = try checkingErrno("close") { Glibc.close(fd) }
+    }
+
+    /// Hands the descriptor number on without closing it: the caller owns it now.
+    public consuming func release() -> CInt {
+        let fd = rawValue
+        discard self
+        return fd
+    }
+
+    /// How `open` opens a file.
+    public enum AccessMode: Sendable {
+        /// `O_RDONLY`.
+        case readOnly
+        /// `O_WRONLY`.
+        case writeOnly
+        /// `O_RDWR`.
+        case readWrite
+    }
+
+    /// Opens an existing file (`open(2)` with `O_RDONLY`, `O_WRONLY` or `O_RDWR`, and
+    /// `O_CLOEXEC`).
+    public static func open(_ path: String, _ mode: AccessMode = .readOnly) throws(Errno) -> FileDescriptor {
+        let flags: CInt
+        switch mode {
+        case .readOnly: flags = O_RDONLY
+        case .writeOnly: flags = O_WRONLY
+        case .readWrite: flags = O_RDWR
+        }
+        let fd = try retryingOnInterrupt("open", path: path) { Glibc.open(path, flags | O_CLOEXEC) }
+        return FileDescriptor(adopting: fd)
+    }
+
+    /// Creates and opens a new file whose name is `template` with its trailing `XXXXXX` made
+    /// unique (`mkstemp(3)`: mode 0600; then close-on-exec); `path` receives the name.
+    public static func createTemporary(template: String, path: inout String) throws(Errno) -> FileDescriptor {
+        var name = Array(template.utf8CString)
+        // mkostemp(3), which takes O_CLOEXEC, is hidden behind _GNU_SOURCE.
+        let fd = name.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
+        guard fd >= 0 else { throw Errno.current("mkstemp", path: template) }
+        path = String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let file = FileDescriptor(adopting: fd)
+        try? file.setCloseOnExec()
+        return file
+    }
+
+    /// Sets the permission bits (`fchmod(2)`).
+    public borrowing func setPermissions(_ mode: mode_t) throws(Errno) {
+        _ = try checkingErrno("fchmod") { fchmod(rawValue, mode) }
+    }
+
+    /// Reads what is there, at most `buffer.count` bytes (`read(2)`); 0 at end of file.
+    public borrowing func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Reads everything up to end of file (`read(2)` until it returns 0): a configuration file,
+    /// a script.
+    public borrowing func readToEnd() throws(Errno) -> [UInt8] {
+        let fd = rawValue
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try retryingOnInterrupt("read") { Glibc.read(fd, raw.baseAddress, raw.count) } }
+            }
+            let count = try received.get()
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: buffer[..<count])
+        }
+    }
+
+    /// Writes some of `bytes` (`write(2)`); returns how many went.
+    public borrowing func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try retryingOnInterrupt("write") { Glibc.write(rawValue, bytes.baseAddress, bytes.count) }
+    }
+
+    /// Writes all of `bytes` (`write(2)` until done: a short write goes on with the rest).
+    public borrowing func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        try Self.writeAll(bytes, to: rawValue)
+    }
+
+    /// Writes all of `text` as UTF-8 (see `writeAll(_:)`).
+    public borrowing func writeAll(_ text: String) throws(Errno) {
+        try Self.writeAll(text, to: rawValue)
+    }
+
+    static func writeAll(_ text: String, to fd: CInt) throws(Errno) {
+        var text = text
+        let result: Result<Void, Errno> = text.withUTF8 { bytes in
+            Result { () throws(Errno) in try writeAll(UnsafeRawBufferPointer(bytes), to: fd) }
+        }
+        try result.get()
+    }
+
+    /// `write(2)` to a descriptor this process does not own (stdout, stderr) until all is written.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: CInt) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = try retryingOnInterrupt("write") {
+                Glibc.write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+            }
+            // Zero from a regular write means no progress is possible (a full device).
+            guard written > 0 else { throw Errno(EIO, call: "write") }
+            offset += written
+        }
+    }
+
+    /// Sets or clears `O_NONBLOCK` (`fcntl(2)` `F_GETFL`/`F_SETFL`).
+    public borrowing func setNonBlocking(_ on: Bool = true) throws(Errno) {
+        try Self.setNonBlocking(rawValue, on)
+    }
+
+    static func setNonBlocking(_ fd: CInt, _ on: Bool) throws(Errno) {
+        let flags = try checkingErrno("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        let wanted = on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
+        _ = try checkingErrno("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, wanted) }
+    }
+
+    /// Sets `FD_CLOEXEC` (`fcntl(2)` `F_SETFD`), so programs this one starts do not inherit it.
+    public borrowing func setCloseOnExec() throws(Errno) {
+        _ = try checkingErrno("fcntl(F_SETFD)") { fcntl(rawValue, F_SETFD, FD_CLOEXEC) }
+    }
+}
+
+/// The standard output and error of the process (never closed by this layer).
+public enum StandardStream: CInt, Sendable {
+    /// Descriptor 1.
+    case output = 1
+    /// Descriptor 2.
+    case error = 2
+
+    /// Writes all of `text` (`write(2)`, short writes continued, EINTR retried); a failure is
+    /// ignored: there is nowhere left to report it.
+    public func write(_ text: String) {
+        try? FileDescriptor.writeAll(text, to: rawValue)
+    }
+
+    /// True when the stream is a terminal (`isatty(3)`).
+    public var isTerminal: Bool { isatty(rawValue) == 1 }
+}
+
+/// Writes `text` whole to standard output or error (see `StandardStream.write`).
+public func emit(_ text: String, to stream: StandardStream = .output) {
+    stream.write(text)
+}

@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file-system calls of the daemon around its socket and files.
+public enum FileSystem {
+    /// What is at a path, as `lstat(2)` sees it (a link is not followed).
+    public enum Kind: Sendable, Equatable {
+        /// `S_IFSOCK`, `S_IFDIR`, `S_IFREG`; `other` for links, devices, pipes.
+        case socket, directory, regularFile, other
+    }
+
+    /// What is at `path` (`lstat(2)`, or `stat(2)` when `followingLinks`); nil when nothing is.
+    public static func kind(at path: String, followingLinks: Bool = false) throws(Errno) -> Kind? {
+        var info = stat()
+        let result = followingLinks ? stat(path, &info) : lstat(path, &info)
+        guard result == 0 else {
+            let error = Errno.current(followingLinks ? "stat" : "lstat", path: path)
+            if error == .noSuchFile { return nil }
+            throw error
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFSOCK: return .socket
+        case S_IFDIR: return .directory
+        case S_IFREG: return .regularFile
+        default: return .other
+        }
+    }
+
+    /// Creates `path` and the directories above it that are missing, with `mode` (`mkdir(2)`,
+    /// as `mkdir -p`). An existing directory is no error.
+    public static func createDirectories(_ path: String, mode: UInt32) throws(Errno) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + component
+            guard mkdir(prefix, mode) != 0 else { continue }
+            let error = Errno.current("mkdir", path: prefix)
+            guard error.rawValue == EEXIST, try kind(at: prefix, followingLinks: true) == .directory else { throw error }
+        }
+    }
+
+    /// Removes `path` (`unlink(2)`); a path already gone is no error.
+    public static func remove(_ path: String) throws(Errno) {
+        guard unlink(path) == 0 else {
+            let error = Errno.current("unlink", path: path)
+            if error == .noSuchFile { return }
+            throw error
+        }
+    }
+
+    /// Renames `source` to `destination` atomically (`rename(2)`).
+    public static func rename(_ source: String, to destination: String) throws(Errno) {
+        _ = try checkingErrno("rename", path: destination) { Glibc.rename(source, destination) }
+    }
+
+    /// Sets the permission bits (`chmod(2)`).
+    public static func setMode(_ path: String, _ mode: UInt32) throws(Errno) {
+        _ = try checkingErrno("chmod", path: path) { chmod(path, mode) }
+    }
+
+    /// True when this process may write in `path` (`access(2)` with `W_OK`).
+    public static func isWritable(_ path: String) -> Bool {
+        access(path, W_OK) == 0
+    }
+
+    /// Gives `path` to group `group`, leaving the owner (`chown(2)`).
+    public static func setGroup(_ path: String, _ group: UInt32) throws(Errno) {
+        _ = try checkingErrno("chown", path: path) { chown(path, uid_t.max, group) }
+    }
+}
+
+/// The user and group database (`/etc/passwd`, `/etc/group`, NSS).
+public enum UserDatabase {
+    /// The group id of `name` (`getgrnam(3)`); nil when there is no such group.
+    public static func groupID(named name: String) -> UInt32? {
+        getgrnam(name).map { $0.pointee.gr_gid }
+    }
+
+    /// `gid` and the supplementary groups of `uid`'s user (`getpwuid(3)`, `getgrouplist(3)`);
+    /// just `gid` when the user is unknown.
+    public static func groups(ofUser uid: UInt32, primaryGroup gid: UInt32) -> [UInt32] {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return [gid] }
+        var count: CInt = 64
+        while true {
+            var groups = [gid_t](repeating: 0, count: Int(count))
+            let wanted = count
+            if getgrouplist(name, gid, &groups, &count) >= 0 {
+                return [gid] + groups.prefix(Int(count)).map { UInt32($0) }
+            }
+            // Too small: `count` now holds the number needed.
+            guard count > wanted else { return [gid] }
+        }
+    }
+}
+
+/// `CLOCK_MONOTONIC`: never steps with the wall clock, and stands still while the machine is
+/// suspended.
+public enum MonotonicClock {
+    /// Now, in nanoseconds (`clock_gettime(2)`).
+    public static func nanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+}

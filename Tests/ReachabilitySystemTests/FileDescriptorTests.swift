@@ -1,0 +1,96 @@
+import Glibc
+import ReachabilitySystem
+import Testing
+
+@Suite struct FileDescriptorTests {
+    /// True when `fd` is open in this process (`fcntl(F_GETFD)`).
+    private func isOpen(_ fd: CInt) -> Bool { fcntl(fd, F_GETFD) != -1 }
+
+    @Test func closeClosesOnceAndReportsErrors() throws {
+        let pipe = try FileDescriptor.Pipe()
+        let readEnd = pipe.readEnd.rawValue
+        let writeEnd = pipe.writeEnd.rawValue
+        #expect(isOpen(readEnd) && isOpen(writeEnd))
+        // Non-copyable: closing consumes the value, so it cannot be closed or used again.
+        let descriptor = FileDescriptor(adopting: dup(writeEnd))
+        let number = descriptor.rawValue
+        try descriptor.close()
+        #expect(!isOpen(number))
+        // A number not open is an error of close(2), named so.
+        #expect(throws: Errno(rawValue: EBADF)) { try FileDescriptor(adopting: number).close() }
+        _ = consume pipe
+        #expect(!isOpen(readEnd) && !isOpen(writeEnd))
+    }
+
+    @Test func aDescriptorNotClosedIsClosedWhenItEnds() throws {
+        var number: CInt = -1
+        do {
+            let descriptor = try FileDescriptor.open("/dev/null")
+            number = descriptor.rawValue
+            #expect(isOpen(number))
+        }
+        #expect(!isOpen(number))
+    }
+
+    @Test func releaseHandsTheNumberOnWithoutClosing() throws {
+        let descriptor = try FileDescriptor.open("/dev/null")
+        let number = descriptor.release()
+        #expect(isOpen(number))
+        Glibc.close(number)
+    }
+
+    @Test func anOptionalDescriptorTakenIsClosedOnce() throws {
+        var held: FileDescriptor? = try FileDescriptor.open("/dev/null")
+        let number = held?.rawValue ?? -1
+        if let descriptor = held.take() { try descriptor.close() }
+        #expect(held?.rawValue == nil)
+        #expect(!isOpen(number))
+    }
+
+    @Test func opensAreCloseOnExec() throws {
+        let descriptor = try FileDescriptor.open("/dev/null")
+        #expect(fcntl(descriptor.rawValue, F_GETFD) & FD_CLOEXEC != 0)
+    }
+
+    @Test func writeAllThenReadBackThroughAPipe() throws {
+        let pipe = try FileDescriptor.Pipe()
+        try pipe.writeEnd.writeAll("hello, pipe")
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = try buffer.withUnsafeMutableBytes { (raw) throws(Errno) in try pipe.readEnd.read(into: raw) }
+        #expect(String(decoding: buffer[0..<count], as: UTF8.self) == "hello, pipe")
+    }
+
+    @Test func readToEndReadsPastOneBufferUntilEndOfFile() throws {
+        // More than one 16 KiB read, and not a multiple of it, so the last read is short.
+        let text = String(repeating: "reachd.conf line\n", count: 3000)
+        var path = ""
+        let file = try FileDescriptor.createTemporary(template: "/tmp/reachd-read-XXXXXX", path: &path)
+        defer { unlink(path) }
+        try file.writeAll(text)
+        try file.close()
+        let bytes = try FileDescriptor.open(path).readToEnd()
+        #expect(bytes.count == text.utf8.count)
+        #expect(String(decoding: bytes, as: UTF8.self) == text)
+        #expect(try FileDescriptor.open("/dev/null").readToEnd().isEmpty)
+    }
+
+    @Test func readToEndOfAWriteOnlyDescriptorNamesTheCall() throws {
+        let descriptor = try FileDescriptor.open("/dev/null", .writeOnly)
+        #expect(throws: Errno.badFileDescriptor) { try descriptor.readToEnd() }
+        do {
+            _ = try descriptor.readToEnd()
+        } catch {
+            #expect(error.call == "read")
+        }
+    }
+
+    @Test func openingAMissingFileNamesCallAndPath() {
+        do {
+            _ = try FileDescriptor.open("/nonexistent/reachd-test")
+            Issue.record("opened a missing file")
+        } catch {
+            #expect(error == .noSuchFile)
+            #expect(error.description == "open /nonexistent/reachd-test: No such file or directory")
+        }
+    }
+}
