@@ -1,10 +1,8 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilitySystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension ReachabilityClient {
     /// Reachability events delivered to callbacks: first the current state (`initial`), then every change.
@@ -75,18 +73,7 @@ extension ReachabilityClient {
         /// Starts the thread; called once, by `subscribe` or by `events()` after setting up its stream.
         func start() {
             // Unnamed: a thread name is at most 15 bytes.
-            let context = Unmanaged.passRetained(self)
-            var thread = pthread_t()
-            var attributes = pthread_attr_t()
-            pthread_attr_init(&attributes)
-            defer { pthread_attr_destroy(&attributes) }
-            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-            let rc = pthread_create(&thread, &attributes, { argument in
-                guard let argument else { return nil }
-                Unmanaged<EventSubscription>.fromOpaque(argument).takeRetainedValue().run()
-                return nil
-            }, context.toOpaque())
-            if rc != 0 { context.release() }
+            try? DetachedThread.start { [self] in run() }
         }
 
         /// Ends the subscription: the thread stops soon (a blocked read is woken), and no `onEvent`

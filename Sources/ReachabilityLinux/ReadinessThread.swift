@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ReachabilitySystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -50,38 +51,15 @@ final class ReadinessThread: @unchecked Sendable {
         self.body = body
     }
 
-    /// Starts the thread (`pthread_create`, detached, named `name`); false when none could be made.
+    /// Starts the thread (detached, named `name`); false when none could be made.
     @discardableResult
     func start() -> Bool {
-        let context = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let rc = pthread_create(&thread, &attributes, { argument in
-            guard let argument else { return nil }
-            let reader = Unmanaged<ReadinessThread>.fromOpaque(argument).takeRetainedValue()
-            reader.nameThisThread()
-            reader.run()
-            return nil
-        }, context.toOpaque())
-        guard rc == 0 else {
-            context.release()
+        do {
+            try DetachedThread.start(name: name) { [self] in run() }
+            return true
+        } catch {
             return false
         }
-        return true
-    }
-
-    /// What `pthread_setname_np(pthread_self(), name)` does (hidden without `_GNU_SOURCE`):
-    /// names the calling thread for `top -H`, `perf` and /proc; a name over 15 bytes is not set.
-    private func nameThisThread() {
-        let bytes = Array(name.utf8)
-        guard bytes.count <= 15 else { return }
-        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
     }
 
     /// Asks the thread to end; returns at once. Calling it twice does nothing.

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import ReachabilitySystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -101,25 +102,14 @@ public final class WorkerPool: @unchecked Sendable {
 
     /// Starts one thread; the caller counts it in `threads`.
     private static func spawn(_ state: State) -> Bool {
-        let box = Unmanaged.passRetained(state)
-        var thread = pthread_t()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        // Resolver calls (NSS modules included) need little stack; 512 KiB of address space per
-        // thread, of which an idle one touches a few pages.
-        pthread_attr_setstacksize(&attributes, 512 * 1024)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        let rc = pthread_create(&thread, &attributes, { argument in
-            let state = Unmanaged<State>.fromOpaque(argument!).takeRetainedValue()
-            state.run()
-            return nil
-        }, box.toOpaque())
-        if rc != 0 {
-            box.release()
+        do {
+            // Resolver calls (NSS modules included) need little stack; 512 KiB of address space
+            // per thread, of which an idle one touches a few pages.
+            try DetachedThread.start(stackSize: 512 * 1024) { state.run() }
+            return true
+        } catch {
             return false
         }
-        return true
     }
 
     /// What the threads share.
