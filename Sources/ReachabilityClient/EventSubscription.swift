@@ -71,9 +71,14 @@ extension ReachabilityClient {
         }
 
         /// Starts the thread; called once, by `subscribe` or by `events()` after setting up its stream.
+        /// No thread (`pthread_create` failing under `TasksMax=`) ends the subscription at once,
+        /// so that no caller waits for events that cannot come.
         func start() {
-            // Unnamed: a thread name is at most 15 bytes.
-            try? DetachedThread.start { [self] in run() }
+            do {
+                try DetachedThread.start(name: "reachd-sub") { [self] in run() }
+            } catch {
+                end(error)
+            }
         }
 
         /// Ends the subscription: the thread stops soon (a blocked read is woken), and no `onEvent`

@@ -79,14 +79,7 @@ public struct KernelStateTable: Equatable, Sendable {
 
     /// Applies one decoded netlink message.
     public mutating func apply(_ change: KernelChange) {
-        var touched: Set<Int> = []
-        apply(change, touching: &touched)
-    }
-
-    /// Applies one decoded netlink message and adds to `touched` every index whose link,
-    /// addresses or routes it may have changed.
-    public mutating func apply(_ change: KernelChange, touching touched: inout Set<Int>) {
-        var contents: Set<Int> = []
+        var touched: Set<Int> = [], contents: Set<Int> = []
         apply(change, touching: &touched, contents: &contents)
     }
 

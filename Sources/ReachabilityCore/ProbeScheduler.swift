@@ -178,15 +178,17 @@ public struct ProbeScheduler: Sendable {
         return actions
     }
 
-    /// New settings (SIGHUP). Any change (enabled, URL, Response, interval, backoff) restarts the
-    /// schedule with a check at once.
+    /// New settings (SIGHUP). Any change of what a check asks or when (enabled, URL, Response,
+    /// interval, backoff) restarts the schedule with a check at once; a new request rate or
+    /// Timeout= applies from the next check.
     public mutating func reconfigure(_ newConfiguration: Configuration, now: Date) -> [Action] {
         guard newConfiguration != configuration else { return [] }
-        let onlyRate = { (c: Configuration) -> Configuration in var c = c; c.probeMinInterval = 0; return c }
-        let rateOnly = onlyRate(newConfiguration) == onlyRate(configuration)
+        let schedulingPart = { (c: Configuration) -> Configuration in
+            var c = c; c.probeMinInterval = 0; c.connectivity.timeoutSeconds = 0; return c
+        }
+        let schedulingUnchanged = schedulingPart(newConfiguration) == schedulingPart(configuration)
         configuration = newConfiguration
-        // A new request rate alone is no reason to check again.
-        if rateOnly { return [] }
+        if schedulingUnchanged { return [] }
         lastCheck = nil
         guard started else { return [] }
         var actions = stopRunning()

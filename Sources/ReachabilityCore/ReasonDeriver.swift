@@ -4,7 +4,11 @@
 public enum ReasonDeriver {
     public static func reason(from old: NetworkSnapshot, to new: NetworkSnapshot,
                               focus: Set<String> = []) -> Reason? {
-        let old = IndexedSnapshot(old), new = IndexedSnapshot(new)
+        reason(from: IndexedSnapshot(old), to: IndexedSnapshot(new), focus: focus)
+    }
+
+    /// The same for two snapshots grouped by index, every index compared.
+    static func reason(from old: IndexedSnapshot, to new: IndexedSnapshot, focus: Set<String>) -> Reason? {
         let indexes = Set(old.slices.keys).union(new.slices.keys)
         return reason(slices: indexes.map { (old.slice(at: $0), new.slice(at: $0)) },
                       modemsChanged: old.modems != new.modems, oldProbe: old.probe, newProbe: new.probe, focus: focus)

@@ -37,12 +37,7 @@ public struct StatusTracker: Sendable {
         let old = indexed
         indexed = IndexedSnapshot(newSnapshot)
         let new = indexed
-        return evaluate(reason: forcedReason, now: now) { focus in
-            let indexes = Set(old.slices.keys).union(new.slices.keys)
-            return ReasonDeriver.reason(slices: indexes.map { (old.slice(at: $0), new.slice(at: $0)) },
-                                        modemsChanged: old.modems != new.modems,
-                                        oldProbe: old.probe, newProbe: new.probe, focus: focus)
-        }
+        return evaluate(reason: forcedReason, now: now) { ReasonDeriver.reason(from: old, to: new, focus: $0) }
     }
 
     /// Takes what changed since the last update: the slices of the indexes that changed (each

@@ -97,7 +97,7 @@ public enum HTTPProbe {
                 "https is not supported (reachd has no TLS): use an http:// URL")), rttMs: nil)
         }
         let deadline = Date().addingTimeInterval(request.timeout)
-        let addresses: [ProbePeer]
+        let addresses: [SocketAddress]
         switch resolve(request) {
         case .success(let resolved): addresses = resolved
         case .failure(let failure): return Result(outcome: .failure(failure), rttMs: nil)
@@ -134,9 +134,10 @@ public enum HTTPProbe {
 extension HTTPProbe {
     /// The URL's host as socket addresses: a literal at once, a name through the resolver
     /// (which gives up after its timeout while a stuck getaddrinfo finishes on its own thread).
-    static func resolve(_ request: Request) -> Swift.Result<[ProbePeer], ProbeFailure> {
+    static func resolve(_ request: Request) -> Swift.Result<[SocketAddress], ProbeFailure> {
         let url = request.url
-        if let literal = ProbePeer(url.host, port: url.port) { return .success([literal]) }
+        let port = UInt16(truncatingIfNeeded: url.port)
+        if let literal = SocketAddress(ip: url.host, port: port) { return .success([literal]) }
         let resolver = request.resolver ?? {
             var configuration = HostResolver.Configuration()
             configuration.timeout = request.timeout
@@ -145,7 +146,7 @@ extension HTTPProbe {
         }()
         switch resolver.resolve(.name(url.host), host: url.host) {
         case .success(let texts):
-            let addresses = texts.compactMap { ProbePeer($0, port: url.port) }
+            let addresses = texts.compactMap { SocketAddress(ip: $0, port: port) }
             guard !addresses.isEmpty else { return .failure(ProbeFailure(.dnsFailure, "\(url.host): no usable address")) }
             return .success(addresses)
         case .failure(let error):
@@ -154,30 +155,18 @@ extension HTTPProbe {
     }
 }
 
-/// An address the check connects to, with its text for messages.
-struct ProbePeer {
-    var address: SocketAddress
-    var text: String
-
-    init?(_ text: String, port: Int) {
-        guard let address = SocketAddress(ip: text, port: UInt16(truncatingIfNeeded: port)) else { return nil }
-        self.address = address
-        self.text = text
-    }
-}
-
 /// One TCP connection of a check: connect, send, read; every step bounded by the deadline.
 private struct Connection: ~Copyable {
     let request: HTTPProbe.Request
-    let address: ProbePeer
+    let address: SocketAddress
     let deadline: Date
     let cancelFD: Int32?
     let socket: FileDescriptor
 
     /// socket(2) inside the namespace, then SO_BINDTODEVICE, or bind(2) to a source address.
-    init(request: HTTPProbe.Request, address: ProbePeer, deadline: Date, cancelFD: Int32?) throws(ProbeFailure) {
+    init(request: HTTPProbe.Request, address: SocketAddress, deadline: Date, cancelFD: Int32?) throws(ProbeFailure) {
         self.request = request; self.address = address; self.deadline = deadline; self.cancelFD = cancelFD
-        socket = try Self.open(request, to: address.address)
+        socket = try Self.open(request, to: address)
     }
 
     private static func open(_ request: HTTPProbe.Request, to peer: SocketAddress) throws(ProbeFailure) -> FileDescriptor {
@@ -206,10 +195,8 @@ private struct Connection: ~Copyable {
         return socket
     }
 
-    var peer: String {
-        guard case .ip(let ip, _) = address.address.kind, ip.family == .ipv6 else { return "\(address.text):\(request.url.port)" }
-        return "[\(address.text)]:\(request.url.port)"
-    }
+    /// `192.0.2.1:80`, `[2001:db8::1]:80`, for messages.
+    var peer: String { address.description }
 
     func exchange() -> Result<HTTPResponse, ProbeFailure> {
         do {
@@ -224,7 +211,7 @@ private struct Connection: ~Copyable {
     /// Non-blocking connect(2), waiting for writability, then SO_ERROR.
     private func connect() throws(ProbeFailure) {
         do {
-            try socket.connect(to: address.address)
+            try socket.connect(to: address)
             return
         } catch where error == .inProgress {
         } catch {

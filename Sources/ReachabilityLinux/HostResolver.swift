@@ -2,10 +2,10 @@ import CNetlink
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilitySystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
-import ReachabilitySystem
 #endif
 
 /// Resolves host names to every address they have, with a timeout.

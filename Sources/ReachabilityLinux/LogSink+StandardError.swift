@@ -10,9 +10,8 @@ extension LogSink {
     public static func standardError(threshold: LogLevel = .info,
                                      environment: [String: String] = ProcessInfo.processInfo.environment) -> LogSink {
         let journal = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
-        let writer = StandardErrorWriter()
         return LogSink(threshold: threshold) { level, message in
-            writer.write(standardErrorLine(level, message, journal: journal) + "\n")
+            standardErrorWriter.write(standardErrorLine(level, message, journal: journal) + "\n")
         }
     }
 
@@ -21,6 +20,9 @@ extension LogSink {
         journal ? "<\(level.priority)>\(message)" : "reachd: \(level >= .warning ? "\(level.rawValue): " : "")\(message)"
     }
 }
+
+/// The one writer every sink shares, so that lines of all of them never interleave.
+private let standardErrorWriter = StandardErrorWriter()
 
 /// Writes whole lines to stderr: one write(2) per line, under a lock, so that lines from several
 /// threads never interleave.

@@ -2,9 +2,6 @@ import Dispatch
 import FoundationEssentials
 import ReachabilitySystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A bounded set of threads that run blocking jobs (a resolver call, an HTTP check) with a
 /// bounded queue: all created when the pool is made (`eager`), or as jobs need them.

@@ -70,8 +70,6 @@ final class Acceptor: @unchecked Sendable {
                 }
             }
             guard let connection = accepted else { return }
-            // A connection that cannot be made non-blocking is dropped (and closed).
-            guard (try? connection.setNonBlocking()) != nil else { continue }
             onConnection(connection)
         }
     }

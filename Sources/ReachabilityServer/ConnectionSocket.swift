@@ -25,9 +25,6 @@ final class ConnectionSocket: @unchecked Sendable {
         self.queue = queue
     }
 
-    /// The credentials of the peer when it connected (`SO_PEERCRED`).
-    var peerCredentials: (pid: Int32, uid: UInt32, gid: UInt32)? { descriptor?.peerCredentials() }
-
     /// A read source on the socket (resumed by the caller); `handler` runs on the queue.
     func makeReadSource(_ handler: @escaping () -> Void) -> DispatchSourceRead {
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor?.rawValue ?? -1, queue: queue)

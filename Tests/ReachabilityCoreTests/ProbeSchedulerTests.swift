@@ -227,6 +227,18 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         #expect(response == [.cancelProbe(id: id + 1), .startProbe(id: id + 2, path: eth)])
     }
 
+    /// A new Timeout= or request rate is no reason to check again: the running check goes on.
+    @Test func aNewTimeoutOrRateAloneLeavesTheRunningCheck() throws {
+        var s = scheduler()
+        _ = try #require(started(s.start(path: eth, now: now)))
+        var slower = settings(url: url, minManualInterval: 5)
+        slower.connectivity.timeoutSeconds = 30
+        #expect(s.reconfigure(slower, now: now) == [])
+        var otherURL = slower
+        otherURL.connectivity.url = "http://10.77.0.1/other"
+        #expect(s.reconfigure(otherURL, now: now) != [])
+    }
+
     @Test func stopCancelsEverything() throws {
         var s = scheduler()
         let id = try #require(started(s.start(path: eth, now: now)))

@@ -281,8 +281,9 @@ extension SystemTests {
         #expect(configuration.response == "ok")
         #expect(configuration.intervalSeconds == 60)
         #expect(configuration.timeoutSeconds == 3)
-        // The defaults agree with the file's documented defaults.
+        // An empty file gives the documented defaults (README, reachd.conf(5)).
         let defaults = ConnectivityChecker.Configuration(ReachdConfiguration())
-        #expect(defaults == ConnectivityChecker.Configuration())
+        #expect(defaults.enabled && defaults.url == "http://connectivity-check.ubuntu.com/" && defaults.response == "")
+        #expect(defaults.intervalSeconds == 300 && defaults.timeoutSeconds == 5 && defaults.probeMinInterval == 1)
     }
 }
