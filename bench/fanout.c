@@ -115,8 +115,9 @@ int main(int argc, char **argv) {
                 }
                 size_t start = 0;
                 s->len += (size_t)r;
-                for (size_t j = s->len - (size_t)r; j < s->len; j++) {
-                    if (s->buf[j] != '\0') continue;
+                for (char *nul = memchr(s->buf + s->len - (size_t)r, '\0', (size_t)r); nul;
+                     nul = memchr(nul + 1, '\0', (size_t)(s->buf + s->len - nul - 1))) {
+                    size_t j = (size_t)(nul - s->buf);
                     char *msg = s->buf + start;
                     size_t msg_len = j - start;
                     start = j + 1;
