@@ -34,7 +34,8 @@ let package = Package(
         .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
         .testTarget(name: "ReachabilitySystemTests", dependencies: ["ReachabilitySystem"]),
-        .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux", "TestSupport"]),
+        // CNetlink: libnl's own parsers, the reference the decoder is compared with.
+        .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux", "TestSupport", "CNetlink"]),
         .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem", "TestSupport"]),
         // End-to-end tests of the built reachd/reachctl binaries (REACHD_BIN_DIR) in network namespaces.
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport"]),

@@ -5,7 +5,7 @@ import ReachabilityCore
 /// The netlink decoder as a function of raw bytes, for the libFuzzer target in `fuzz/` and the
 /// regression test that replays saved inputs: the bytes as a buffer the kernel sent, cut into
 /// messages as libnl's receive loop does (`nlmsg_ok`, `nlmsg_next`), each converted to an
-/// `nl_msg` and decoded with libnl's parsers, the changes applied to a state table.
+/// `nl_msg` as libnl receives it and decoded, the changes applied to a state table.
 public enum NetlinkFuzzTarget {
     /// - Returns: how many changes the bytes decoded to.
     @discardableResult

@@ -5,133 +5,159 @@ import ReachabilityCore
 import Glibc
 #endif
 
-/// Turns rtnetlink messages into `KernelChange`s with libnl's parsers (`nl_msg_parse` →
-/// `rtnl_link` / `rtnl_addr` / `rtnl_route`), so no attribute is decoded by hand.
+/// Turns rtnetlink messages into `KernelChange`s by reading them in place: the fixed header
+/// (`struct ifinfomsg`, `ifaddrmsg`, `rtmsg` of <linux/rtnetlink.h>) and the attributes reachd
+/// needs, every length checked against the message. It reads what libnl's parsers read for
+/// `rtnl_link`, `rtnl_addr` and `rtnl_route` (the tests compare the two on a real kernel's
+/// messages), without building their objects: on an event's path that was most of the time
+/// between the netlink read and classification.
 enum NetlinkMessageDecoder {
-    /// The context of one `nl_msg_parse` call (capture-free callback + `Unmanaged`).
-    private final class Parse {
-        let type: Int
-        let flags: Int32
-        var changes: [KernelChange] = []
-        init(type: Int, flags: Int32) { self.type = type; self.flags = flags }
-    }
-
-    /// Decodes one message; messages that do not matter (other types, AF_BRIDGE port news) give none.
+    /// Decodes one message received by libnl (`nlmsg_hdr`; libnl has checked that its length
+    /// fits what was received).
     static func changes(in message: OpaquePointer) -> [KernelChange] {
         guard let header = nlmsg_hdr(message) else { return [] }
-        let type = Int(header.pointee.nlmsg_type)
+        return changes(in: UnsafeRawBufferPointer(start: header, count: Int(header.pointee.nlmsg_len)))
+    }
+
+    /// Decodes one message: its `nlmsghdr` and payload. Messages that do not matter (other types,
+    /// AF_BRIDGE port news, other tables' routes, malformed ones) give none.
+    static func changes(in message: UnsafeRawBufferPointer) -> [KernelChange] {
+        let headerSize = MemoryLayout<nlmsghdr>.size
+        guard message.count >= headerSize else { return [] }
+        let length = min(Int(message.load(as: UInt32.self)), message.count)
+        let type = Int(message.load(fromByteOffset: 4, as: UInt16.self))
+        let flags = Int32(message.load(fromByteOffset: 6, as: UInt16.self))
+        guard length >= headerSize else { return [] }
+        let body = UnsafeRawBufferPointer(rebasing: message[headerSize..<length])
         switch type {
-        case RTM_NEWLINK, RTM_DELLINK, RTM_NEWADDR, RTM_DELADDR, RTM_NEWROUTE, RTM_DELROUTE: break
+        case RTM_NEWLINK, RTM_DELLINK: return link(body, removed: type == RTM_DELLINK)
+        case RTM_NEWADDR, RTM_DELADDR: return address(body, removed: type == RTM_DELADDR)
+        case RTM_NEWROUTE, RTM_DELROUTE: return route(body, removed: type == RTM_DELROUTE, replace: flags & Int32(NLM_F_REPLACE) != 0)
         default: return []
         }
-        if type == RTM_NEWLINK || type == RTM_DELLINK {
-            // A bridge reports its ports with AF_BRIDGE link messages; their RTM_DELLINK means
-            // "left the bridge", not "deleted". Read the family from the raw `ifinfomsg`: libnl
-            // reports AF_BRIDGE for every link of kind bridge too.
-            guard Int(header.pointee.nlmsg_len) >= MemoryLayout<nlmsghdr>.size + MemoryLayout<ifinfomsg>.size,
-                  let body = nlmsg_data(header) else { return [] }
-            let family = body.assumingMemoryBound(to: ifinfomsg.self).pointee.ifi_family
-            guard Int32(family) != AF_BRIDGE else { return [] }
-        }
-        if type == RTM_NEWROUTE || type == RTM_DELROUTE {
-            guard Int(header.pointee.nlmsg_len) >= MemoryLayout<nlmsghdr>.size + MemoryLayout<rtmsg>.size,
-                  let body = nlmsg_data(header) else { return [] }
-            // Routes of another table than main (the local table's, which every address and every
-            // IPv6 link brings) are dropped by the state table anyway: skip libnl's parse of them,
-            // which a change with IPv6 on pays several times before its event. A table above 255
-            // is only in RTA_TABLE (`rtm_table` says RT_TABLE_COMPAT): those are parsed as before.
-            let table = Int32(body.assumingMemoryBound(to: rtmsg.self).pointee.rtm_table)
-            guard table == Int32(RT_TABLE_MAIN.rawValue) || table == Int32(RT_TABLE_COMPAT.rawValue)
-                    || table == Int32(RT_TABLE_UNSPEC.rawValue) else { return [] }
-            // libnl 3.7 loops for ever, allocating, on a next hop of length 0: never hand it one.
-            guard multipathIsWellFormed(header) else { return [] }
-        }
-        let parse = Parse(type: type, flags: Int32(header.pointee.nlmsg_flags))
-        let context = Unmanaged.passRetained(parse)
-        defer { context.release() }
-        _ = nl_msg_parse(message, { object, arg in
-            guard let object, let arg else { return }
-            let parse = Unmanaged<Parse>.fromOpaque(arg).takeUnretainedValue()
-            parse.changes += NetlinkMessageDecoder.decode(object, type: parse.type, flags: parse.flags)
-        }, context.toOpaque())
-        return parse.changes
     }
 
-    /// Whether every next hop in the route message's RTA_MULTIPATH (if any) has a length that
-    /// covers its header and stays inside the attribute. Found by fuzzing: libnl's parser does
-    /// not check, and a zero length never advances.
-    static func multipathIsWellFormed(_ header: UnsafeMutablePointer<nlmsghdr>) -> Bool {
-        let total = Int(header.pointee.nlmsg_len)
-        let headerSize = MemoryLayout<nlmsghdr>.size, routeSize = MemoryLayout<rtmsg>.size
-        guard total >= headerSize + routeSize else { return true }   // libnl refuses a short one itself
-        let bytes = UnsafeRawPointer(header)
-        func u16(_ offset: Int) -> Int { Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)) }
-        func align(_ n: Int) -> Int { (n + 3) & ~3 }
-        var offset = headerSize + align(routeSize)
-        while offset + 4 <= total {
-            let length = u16(offset), type = u16(offset + 2) & 0x3fff
-            guard length >= 4, offset + length <= total else { return true }   // libnl stops at a bad attribute
-            if type == Int(RTA_MULTIPATH.rawValue) {
-                var hop = offset + 4
-                let end = offset + length
-                while hop + 8 <= end {
-                    let hopLength = u16(hop)
-                    guard hopLength >= 8, hop + hopLength <= end else { return false }
-                    hop += align(hopLength)
+    private static func link(_ body: UnsafeRawBufferPointer, removed: Bool) -> [KernelChange] {
+        // struct ifinfomsg: family, pad, type (u16), index (s32), flags (u32), change (u32).
+        guard body.count >= MemoryLayout<ifinfomsg>.size else { return [] }
+        // A bridge reports its ports with AF_BRIDGE link messages; their RTM_DELLINK means "left
+        // the bridge", not "deleted".
+        guard Int32(body[0]) != AF_BRIDGE else { return [] }
+        let arpType = Int(body.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        let index = Int(body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+        let flags = body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+        var name: String?, kind: String?, operstate = 0
+        let wellFormed = NetlinkAttributes.forEach(in: body, from: MemoryLayout<ifinfomsg>.size) { type, payload in
+            switch type {
+            case Int(IFLA_IFNAME): name = NetlinkAttributes.string(payload)
+            case Int(IFLA_OPERSTATE): if let value = payload.first { operstate = Int(value) }
+            case Int(IFLA_LINKINFO):
+                _ = NetlinkAttributes.forEach(in: payload, from: 0) { infoType, info in
+                    if infoType == Int(IFLA_INFO_KIND) { kind = NetlinkAttributes.string(info) }
+                    return true
                 }
+            default: break
             }
-            offset += align(length)
+            return true
         }
-        return true
+        // libnl refuses a link without a name, and so does the state table's model of one.
+        guard wellFormed, let name else { return [] }
+        if removed { return [.linkRemoved(index: index)] }
+        return [.link(LinkFacts(index: index, name: name, rtnlKind: kind, arpType: arpType,
+                                up: flags & UInt32(IFF_UP.rawValue) != 0,
+                                carrier: flags & UInt32(IFF_LOWER_UP.rawValue) != 0,
+                                loopback: flags & UInt32(IFF_LOOPBACK.rawValue) != 0,
+                                operstate: LinkFacts.operstateName(operstate)))]
     }
 
-    static func decode(_ object: OpaquePointer, type: Int, flags: Int32) -> [KernelChange] {
-        switch type {
-        case RTM_NEWLINK, RTM_DELLINK:
-            let index = Int(rtnl_link_get_ifindex(object))
-            if type == RTM_DELLINK { return [.linkRemoved(index: index)] }
-            let flags = rtnl_link_get_flags(object)
-            let facts = LinkFacts(
-                index: index,
-                name: rtnl_link_get_name(object).map { String(cString: $0) } ?? "if\(index)",
-                rtnlKind: rtnl_link_get_type(object).map { String(cString: $0) },
-                arpType: Int(rtnl_link_get_arptype(object)),
-                up: flags & UInt32(IFF_UP.rawValue) != 0,
-                carrier: flags & UInt32(IFF_LOWER_UP.rawValue) != 0,
-                loopback: flags & UInt32(IFF_LOOPBACK.rawValue) != 0,
-                operstate: LinkFacts.operstateName(Int(rtnl_link_get_operstate(object))))
-            return [.link(facts)]
-        case RTM_NEWADDR, RTM_DELADDR:
-            guard let family = family(rtnl_addr_get_family(object)),
-                  let local = rtnl_addr_get_local(object), let text = string(local) else { return [] }
-            let addressFlags = rtnl_addr_get_flags(object)
-            let address = AddressState(
-                ifindex: Int(rtnl_addr_get_ifindex(object)), family: family, address: text,
-                prefixLength: Int(rtnl_addr_get_prefixlen(object)), scope: scope(rtnl_addr_get_scope(object)),
-                tentative: addressFlags & UInt32(IFA_F_TENTATIVE | IFA_F_DADFAILED) != 0)
-            return [type == RTM_NEWADDR ? .addressAdded(address) : .addressRemoved(address)]
-        case RTM_NEWROUTE, RTM_DELROUTE:
-            guard let family = family(Int32(rtnl_route_get_family(object))) else { return [] }
-            // Cached clones (RTM_F_CLONED) are not routes of the table.
-            guard rtnl_route_get_flags(object) & UInt32(RTM_F_CLONED) == 0 else { return [] }
-            let destination = rtnl_route_get_dst(object)
-            let prefixLength = destination.map { Int(nl_addr_get_prefixlen($0)) } ?? 0
-            let destinationText = prefixLength == 0 ? nil : destination.flatMap(string)
-            var hops: [(oif: Int, gateway: String?)] = []
-            for i in 0..<max(0, rtnl_route_get_nnexthops(object)) {
-                guard let hop = rtnl_route_nexthop_n(object, i) else { continue }
-                hops.append((Int(rtnl_route_nh_get_ifindex(hop)), rtnl_route_nh_get_gateway(hop).flatMap(string)))
+    private static func address(_ body: UnsafeRawBufferPointer, removed: Bool) -> [KernelChange] {
+        // struct ifaddrmsg: family, prefixlen, flags, scope (u8 each), index (u32).
+        guard body.count >= MemoryLayout<ifaddrmsg>.size, let family = family(Int32(body[0])) else { return [] }
+        var addressFlags = UInt32(body[2])
+        var local: UnsafeRawBufferPointer?, address: UnsafeRawBufferPointer?
+        let wellFormed = NetlinkAttributes.forEach(in: body, from: MemoryLayout<ifaddrmsg>.size) { type, payload in
+            switch type {
+            case Int(IFA_LOCAL): local = payload
+            case Int(IFA_ADDRESS): address = payload
+            // The flags that do not fit the header's byte.
+            case Int(IFA_FLAGS): if payload.count >= 4 { addressFlags = payload.loadUnaligned(as: UInt32.self) }
+            default: break
             }
-            if hops.isEmpty { hops = [(0, nil)] }
-            let routeType = RouteLookup.routeType(rtm: rtnl_route_get_type(object))
-            return hops.map { hop in
-                let route = RouteState(family: family, table: rtnl_route_get_table(object), destination: destinationText,
-                                       prefixLength: prefixLength, gateway: hop.gateway, oif: hop.oif,
-                                       metric: rtnl_route_get_priority(object), type: routeType)
-                return type == RTM_NEWROUTE ? .routeAdded(route, replace: flags & Int32(NLM_F_REPLACE) != 0) : .routeRemoved(route)
+            return true
+        }
+        // IPv6 sends its address as IFA_ADDRESS alone; IPv4 sends IFA_LOCAL too, and then
+        // IFA_ADDRESS is the peer's (point-to-point) when they differ: the local one is ours.
+        guard wellFormed, let ours = local ?? address, let text = string(ours, family: family) else { return [] }
+        let state = AddressState(ifindex: Int(body.loadUnaligned(fromByteOffset: 4, as: UInt32.self)), family: family, address: text,
+                                 prefixLength: Int(body[1]), scope: scope(Int32(body[3])),
+                                 tentative: addressFlags & UInt32(IFA_F_TENTATIVE | IFA_F_DADFAILED) != 0)
+        return [removed ? .addressRemoved(state) : .addressAdded(state)]
+    }
+
+    private static func route(_ body: UnsafeRawBufferPointer, removed: Bool, replace: Bool) -> [KernelChange] {
+        // struct rtmsg: family, dst_len, src_len, tos, table, protocol, scope, type (u8 each), flags (u32).
+        guard body.count >= MemoryLayout<rtmsg>.size, let family = family(Int32(body[0])) else { return [] }
+        // Routes of another table than main (the local table's, which every address and every
+        // IPv6 link brings) are dropped by the state table anyway. A table above 255 is only in
+        // RTA_TABLE (`rtm_table` says RT_TABLE_COMPAT).
+        var table = UInt32(body[4])
+        guard table == RT_TABLE_MAIN.rawValue || table == RT_TABLE_COMPAT.rawValue || table == RT_TABLE_UNSPEC.rawValue else { return [] }
+        // Cached clones (RTM_F_CLONED) are not routes of the table.
+        guard body.loadUnaligned(fromByteOffset: 8, as: UInt32.self) & UInt32(RTM_F_CLONED) == 0 else { return [] }
+        let prefixLength = Int(body[1])
+        var destination: String?, gateway: String?, oif = 0, metric: UInt32 = 0
+        var hops: [(oif: Int, gateway: String?)] = []
+        let wellFormed = NetlinkAttributes.forEach(in: body, from: MemoryLayout<rtmsg>.size) { type, payload in
+            switch type {
+            case Int(RTA_DST.rawValue): destination = string(payload, family: family)
+            case Int(RTA_GATEWAY.rawValue): gateway = string(payload, family: family)
+            case Int(RTA_OIF.rawValue): if payload.count >= 4 { oif = Int(payload.loadUnaligned(as: UInt32.self)) }
+            case Int(RTA_PRIORITY.rawValue): if payload.count >= 4 { metric = payload.loadUnaligned(as: UInt32.self) }
+            case Int(RTA_TABLE.rawValue): if payload.count >= 4 { table = payload.loadUnaligned(as: UInt32.self) }
+            case Int(RTA_MULTIPATH.rawValue):
+                guard let multipath = nextHops(payload, family: family) else { return false }
+                hops = multipath
+            default: break
             }
-        default:
-            return []
+            return true
+        }
+        guard wellFormed else { return [] }
+        // Without RTA_MULTIPATH the route's own RTA_OIF and RTA_GATEWAY are its one next hop.
+        if hops.isEmpty { hops = [(oif, gateway)] }
+        let routeType = RouteLookup.routeType(rtm: body[7])
+        return hops.map { hop in
+            let route = RouteState(family: family, table: table, destination: prefixLength == 0 ? nil : destination,
+                                   prefixLength: prefixLength, gateway: hop.gateway, oif: hop.oif, metric: metric, type: routeType)
+            return removed ? .routeRemoved(route) : .routeAdded(route, replace: replace)
+        }
+    }
+
+    /// The next hops of RTA_MULTIPATH (`struct rtnexthop`: len (u16), flags, hops (u8 each),
+    /// ifindex (s32), then the hop's attributes); nil when a hop's length does not cover its
+    /// header or leaves the attribute.
+    private static func nextHops(_ payload: UnsafeRawBufferPointer, family: AddressFamily) -> [(oif: Int, gateway: String?)]? {
+        var hops: [(oif: Int, gateway: String?)] = []
+        var offset = 0
+        while offset + 8 <= payload.count {
+            let length = Int(payload.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            guard length >= 8, offset + length <= payload.count else { return nil }
+            var gateway: String?
+            let hop = UnsafeRawBufferPointer(rebasing: payload[offset..<(offset + length)])
+            _ = NetlinkAttributes.forEach(in: hop, from: 8) { type, value in
+                if type == Int(RTA_GATEWAY.rawValue) { gateway = string(value, family: family) }
+                return true
+            }
+            hops.append((Int(hop.loadUnaligned(fromByteOffset: 4, as: Int32.self)), gateway))
+            offset += NetlinkAttributes.aligned(length)
+        }
+        return hops
+    }
+
+    private static func string(_ payload: UnsafeRawBufferPointer, family: AddressFamily) -> String? {
+        guard let base = payload.baseAddress else { return nil }
+        switch family {
+        case .ipv4: return RouteLookup.string(family: AF_INET, bytes: base, length: payload.count)
+        case .ipv6: return RouteLookup.string(family: AF_INET6, bytes: base, length: payload.count)
         }
     }
 
@@ -151,11 +177,5 @@ enum NetlinkMessageDecoder {
         case RT_SCOPE_LINK.rawValue: return .link
         default: return .host
         }
-    }
-
-    /// The address of an `nl_addr` in text, without prefix length.
-    static func string(_ address: OpaquePointer) -> String? {
-        guard let bytes = nl_addr_get_binary_addr(address) else { return nil }
-        return RouteLookup.string(family: nl_addr_get_family(address), bytes: bytes, length: Int(nl_addr_get_len(address)))
     }
 }
