@@ -170,7 +170,7 @@ enum NetlinkMessageDecoder {
     }
 
     /// RT_SCOPE_* → scope.
-    private static func scope(_ value: Int32) -> AddressScope {
+    static func scope(_ value: Int32) -> AddressScope {
         switch UInt32(truncatingIfNeeded: value) {
         case RT_SCOPE_UNIVERSE.rawValue: return .global
         case RT_SCOPE_SITE.rawValue: return .site

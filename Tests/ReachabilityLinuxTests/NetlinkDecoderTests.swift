@@ -59,7 +59,7 @@ enum LibnlReferenceDecoder {
             guard let family = family(rtnl_addr_get_family(object)), let local = rtnl_addr_get_local(object),
                   let text = string(local) else { return [] }
             let address = AddressState(ifindex: Int(rtnl_addr_get_ifindex(object)), family: family, address: text,
-                                       prefixLength: Int(rtnl_addr_get_prefixlen(object)), scope: scope(rtnl_addr_get_scope(object)),
+                                       prefixLength: Int(rtnl_addr_get_prefixlen(object)), scope: NetlinkMessageDecoder.scope(rtnl_addr_get_scope(object)),
                                        tentative: rtnl_addr_get_flags(object) & UInt32(IFA_F_TENTATIVE | IFA_F_DADFAILED) != 0)
             return [type == RTM_NEWADDR ? .addressAdded(address) : .addressRemoved(address)]
         case RTM_NEWROUTE, RTM_DELROUTE:
@@ -88,15 +88,6 @@ enum LibnlReferenceDecoder {
 
     private static func family(_ value: Int32) -> AddressFamily? {
         value == AF_INET ? .ipv4 : value == AF_INET6 ? .ipv6 : nil
-    }
-
-    private static func scope(_ value: Int32) -> AddressScope {
-        switch UInt32(truncatingIfNeeded: value) {
-        case RT_SCOPE_UNIVERSE.rawValue: return .global
-        case RT_SCOPE_SITE.rawValue: return .site
-        case RT_SCOPE_LINK.rawValue: return .link
-        default: return .host
-        }
     }
 
     private static func string(_ address: OpaquePointer) -> String? {
