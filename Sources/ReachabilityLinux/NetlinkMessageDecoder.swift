@@ -24,9 +24,9 @@ enum NetlinkMessageDecoder {
     static func changes(in message: UnsafeRawBufferPointer) -> [KernelChange] {
         let headerSize = MemoryLayout<nlmsghdr>.size
         guard message.count >= headerSize else { return [] }
-        let length = min(Int(message.load(as: UInt32.self)), message.count)
-        let type = Int(message.load(fromByteOffset: 4, as: UInt16.self))
-        let flags = Int32(message.load(fromByteOffset: 6, as: UInt16.self))
+        let length = min(Int(message.loadUnaligned(as: UInt32.self)), message.count)
+        let type = Int(message.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
+        let flags = Int32(message.loadUnaligned(fromByteOffset: 6, as: UInt16.self))
         guard length >= headerSize else { return [] }
         let body = UnsafeRawBufferPointer(rebasing: message[headerSize..<length])
         switch type {

@@ -242,5 +242,8 @@ extension SystemTests {
                                              (Int(RTA_GATEWAY.rawValue), [10, 0, 0, 1])])
         #expect(Self.decode(good).count == 1)
         for length in 0..<good.count { _ = Self.decode(Array(good.prefix(length))) }
+        // At an odd address: the same, read without alignment.
+        let unaligned = ([0] + good).withUnsafeBytes { NetlinkMessageDecoder.changes(in: UnsafeRawBufferPointer(rebasing: $0[1...])) }
+        #expect(unaligned == Self.decode(good))
     }
 }
