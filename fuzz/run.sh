@@ -13,13 +13,17 @@ seconds=${FUZZ_SECONDS:-60}
 targets=${FUZZ_TARGETS:-"varlink configuration http modemmanager netlink"}
 out=.build/fuzz
 mkdir -p "$out"
-flags=(-parse-as-library -sanitize=fuzzer,address -Onone -g)
+flags=(-parse-as-library -sanitize=fuzzer,address -Onone -g -package-name reachd)
 # The linker warns about sanitizer-internal symbols; that noise is not ours.
 quiet() { "$@" 2> >(grep -v "Cannot export local symbol" >&2); }
 
 echo "fuzz: building ReachabilityCore with coverage instrumentation"
 quiet swiftc "${flags[@]}" -module-name ReachabilityCore -emit-module -emit-module-path "$out/ReachabilityCore.swiftmodule" \
   -emit-library -static -o "$out/libReachabilityCore.a" Sources/ReachabilityCore/*.swift
+
+echo "fuzz: building ReachabilitySystem with coverage instrumentation"
+quiet swiftc "${flags[@]}" -module-name ReachabilitySystem -emit-module -emit-module-path "$out/ReachabilitySystem.swiftmodule" \
+  -emit-library -static -o "$out/libReachabilitySystem.a" Sources/ReachabilitySystem/*.swift
 
 nl_cflags=$(pkg-config --cflags libnl-route-3.0 | sed 's/-I/-Xcc -I/g')
 nl_libs=$(pkg-config --libs libnl-route-3.0)
@@ -32,10 +36,12 @@ for target in $targets; do
       # shellcheck disable=SC2086
       quiet swiftc "${flags[@]}" -module-name ReachabilityLinuxFuzz -emit-module -emit-module-path "$out/ReachabilityLinuxFuzz.swiftmodule" \
         -emit-library -static -o "$out/libReachabilityLinuxFuzz.a" -I "$out" -I Sources/CNetlink $nl_cflags \
-        Sources/ReachabilityLinux/NetlinkMessageDecoder.swift Sources/ReachabilityLinux/NetlinkFuzzTarget.swift
+        Sources/ReachabilityLinux/NetlinkMessageDecoder.swift Sources/ReachabilityLinux/NetlinkAttributes.swift \
+        Sources/ReachabilityLinux/NetlinkFuzzTarget.swift Sources/ReachabilityLinux/RouteLookup.swift \
+        Sources/ReachabilityLinux/NetworkNamespace.swift
       # shellcheck disable=SC2086
       quiet swiftc "${flags[@]}" -I "$out" -I Sources/CNetlink $nl_cflags fuzz/targets/netlink.swift \
-        "$out/libReachabilityLinuxFuzz.a" "$out/libReachabilityCore.a" $nl_libs -o "$out/fuzz-$target" ;;
+        "$out/libReachabilityLinuxFuzz.a" "$out/libReachabilityCore.a" "$out/libReachabilitySystem.a" $nl_libs -o "$out/fuzz-$target" ;;
     *)
       quiet swiftc "${flags[@]}" -I "$out" "fuzz/targets/$target.swift" "$out/libReachabilityCore.a" -o "$out/fuzz-$target" ;;
   esac
