@@ -33,17 +33,7 @@ final class Connection: @unchecked Sendable {
     private var pending: [(call: VarlinkCall, size: Int)] = []
     /// A call is in progress (an asynchronous handler, or a subscription).
     var busy = false
-    var subscription: SubscriptionFilter? {
-        didSet {
-            isSubscriber = subscription != nil
-            filtersEvents = subscription?.filters ?? false
-        }
-    }
-    /// `subscription != nil`, kept apart: the fan-out asks it of every connection for every
-    /// event, and reading the optional filter (a whole `Status` inside) copies it.
-    private(set) var isSubscriber = false
-    /// The subscription passes only some events (`subscription?.filters`), kept apart likewise.
-    private var filtersEvents = false
+    var subscription: SubscriptionFilter?
     /// The peer's credentials when it connected; nil if the kernel would not tell.
     let peer: (pid: Int32, uid: UInt32, gid: UInt32)?
     /// Dropped: flush what is queued (the error), then close.
@@ -207,7 +197,7 @@ final class Connection: @unchecked Sendable {
         case .queued:
             flush()
         case .overflow(let dropped):
-            if isSubscriber {
+            if subscription != nil {
                 dropTooSlow(dropped: dropped)
             } else {
                 reject(.notReading, "does not read its replies; closing")
@@ -218,10 +208,10 @@ final class Connection: @unchecked Sendable {
 
     /// Delivers a published event if this subscription's filter admits it.
     func deliver(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
-        guard !closing, isSubscriber else { return }
+        guard !closing, let filters = subscription?.filters else { return }
         // Without a filter every event goes out and the filter keeps nothing worth updating:
         // no copy of it per subscriber and event.
-        guard filtersEvents else { return send(bytes, force: force) }
+        guard filters else { return send(bytes, force: force) }
         guard var filter = subscription else { return }
         guard filter.admit(event) else { return }
         subscription = filter

@@ -227,7 +227,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     public var connectionCount: Int { onQueue { connections.count } }
 
     /// Connections with a live subscription.
-    public var subscriberCount: Int { onQueue { connections.values.filter { $0.isSubscriber }.count } }
+    public var subscriberCount: Int { onQueue { connections.values.filter { $0.subscription != nil }.count } }
 
     /// Subscribers dropped for not reading since start.
     public var droppedSubscriberCount: Int { onQueue { droppedSubscribers } }
@@ -401,14 +401,14 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
             let resync = ReachabilityEvent(sequence: event.sequence, timestamp: event.timestamp, event: .initial,
                                            reason: Reason(code: .resync), previous: nil, current: event.current)
             let bytes = encodeEvent(resync)
-            for connection in connections.values where connection.isSubscriber {
+            for connection in connections.values where connection.subscription != nil {
                 connection.deliver(resync, bytes: bytes, force: true)
             }
         case .reachabilityChanged:
             current = event.current
             let bytes = encodeEvent(event)
             history.append(HistoryEntry(event: event, bytes: bytes), sequence: event.sequence)
-            for connection in connections.values where connection.isSubscriber {
+            for connection in connections.values where connection.subscription != nil {
                 connection.deliver(event, bytes: bytes, force: false)
             }
         }
