@@ -37,7 +37,8 @@ for target in $targets; do
       quiet swiftc "${flags[@]}" -module-name ReachabilityLinuxFuzz -emit-module -emit-module-path "$out/ReachabilityLinuxFuzz.swiftmodule" \
         -emit-library -static -o "$out/libReachabilityLinuxFuzz.a" -I "$out" -I Sources/CNetlink $nl_cflags \
         Sources/ReachabilityLinux/NetlinkMessageDecoder.swift Sources/ReachabilityLinux/NetlinkAttributes.swift \
-        Sources/ReachabilityLinux/NetlinkFuzzTarget.swift Sources/ReachabilityLinux/RouteLookup.swift \
+        Sources/ReachabilityLinux/NetlinkFuzzTarget.swift Sources/ReachabilityLinux/NetlinkDatagram.swift \
+        Sources/ReachabilityLinux/RouteLookup.swift \
         Sources/ReachabilityLinux/NetworkNamespace.swift
       # shellcheck disable=SC2086
       quiet swiftc "${flags[@]}" -I "$out" -I Sources/CNetlink $nl_cflags fuzz/targets/netlink.swift \

@@ -1,5 +1,6 @@
 import CNetlink
 import FoundationEssentials
+import ReachabilitySystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,21 +28,25 @@ public struct NetlinkError: Error, CustomStringConvertible, Equatable, Sendable 
 
 /// What one `receive()` call on a socket ended with.
 enum NetlinkReceiveResult: Equatable {
-    /// At least one datagram was read and handed to the callback.
+    /// A datagram was read and its messages handed on.
     case received
-    /// `-NLE_AGAIN`: nothing left to read (non-blocking socket).
+    /// `EAGAIN`: nothing left to read.
     case drained
-    /// `-NLE_NOMEM` (ENOBUFS): the kernel dropped messages; keep draining, then re-dump.
+    /// Messages were lost: the kernel dropped some (`ENOBUFS`, or `NLMSG_OVERRUN`), or a datagram
+    /// was larger than the buffer. Keep draining, then re-dump.
     case overrun
-    case failed(NetlinkError)
+    case failed(Errno)
 }
 
 /// A thin owner of one `struct nl_sock` on NETLINK_ROUTE (swift-system style: each method names
-/// the libnl function it wraps and throws `NetlinkError`). Every valid message received is handed
-/// to `handler`, from the thread that calls `receive()` or `dump(_:)`.
+/// the C function it wraps and throws `NetlinkError`). Every valid message of a dump is handed to
+/// `handler`, from the thread that calls `dump(_:)`; notifications are read by `receive(_:)`.
 final class NetlinkSocket {
     private let sock: OpaquePointer
     private let receiver: Receiver
+    /// Where `receive(_:)` reads datagrams: allocated at the first one, grown when one did not fit.
+    private var datagramBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    private let initialDatagramBufferSize: Int
 
     /// Holds the message handler for the capture-free C callback: a C function pointer cannot
     /// capture, so the callback gets its context through an `Unmanaged` pointer.
@@ -52,7 +57,13 @@ final class NetlinkSocket {
 
     /// `nl_socket_alloc` + `nl_connect(NETLINK_ROUTE)` + `nl_socket_modify_cb(NL_CB_VALID)`.
     /// The socket belongs to the network namespace of the calling thread for its whole life.
-    init(handler: @escaping (OpaquePointer) -> Void) throws {
+    /// - Parameters:
+    ///   - handler: gets each message of a dump (`dump(_:)`), as libnl received it.
+    ///   - datagramBufferSize: where `receive(_:)` starts. The kernel builds a notification in a
+    ///     page or a few (`NLMSG_GOODSIZE`, or the exact size of a link's attributes), so a larger
+    ///     datagram is rare, and costs a re-dump once; tests make it small to see that happen.
+    init(handler: @escaping (OpaquePointer) -> Void = { _ in }, datagramBufferSize: Int = 32 * 1024) throws {
+        self.initialDatagramBufferSize = max(datagramBufferSize, NetlinkDatagram.headerSize)
         guard let sock = nl_socket_alloc() else { throw NetlinkError(function: "nl_socket_alloc", code: NLE_NOMEM) }
         self.sock = sock
         self.receiver = Receiver(handler)
@@ -71,7 +82,10 @@ final class NetlinkSocket {
         }, context)
     }
 
-    deinit { nl_socket_free(sock) }
+    deinit {
+        nl_socket_free(sock)
+        datagramBuffer.deallocate()
+    }
 
     /// The socket's file descriptor (`nl_socket_get_fd`), for a `DispatchSourceRead`.
     var fileDescriptor: Int32 { nl_socket_get_fd(sock) }
@@ -81,9 +95,6 @@ final class NetlinkSocket {
         let rc = nl_socket_set_nonblocking(sock)
         guard rc == 0 else { throw NetlinkError(function: "nl_socket_set_nonblocking", code: rc) }
     }
-
-    /// `nl_socket_disable_seq_check`: notifications carry sequence number 0.
-    func disableSequenceCheck() { nl_socket_disable_seq_check(sock) }
 
     /// `nl_socket_set_buffer_size` (SO_RCVBUF, capped by net.core.rmem_max), then, when allowed
     /// (CAP_NET_ADMIN), SO_RCVBUFFORCE so a big buffer is really big.
@@ -102,15 +113,52 @@ final class NetlinkSocket {
         }
     }
 
-    /// `nl_recvmsgs_default`: reads one datagram (or one multipart reply) and runs the callback on each message.
-    func receive() -> NetlinkReceiveResult {
-        let rc = nl_recvmsgs_default(sock)
-        if rc >= 0 { return .received }
-        switch -rc {
-        case NLE_AGAIN: return .drained
-        case NLE_NOMEM: return .overrun
-        default: return .failed(NetlinkError(function: "nl_recvmsgs", code: rc))
+    /// Reads one datagram (`recvfrom(2)`, `MSG_DONTWAIT | MSG_TRUNC`) and hands each message of
+    /// it to `body` in place (`NetlinkDatagram`). This is the notifications' path: it reads once
+    /// per datagram into a buffer kept for the next one, where libnl's `nl_recvmsgs` peeks first
+    /// (`MSG_PEEK`), allocates a buffer per datagram and copies each message into an `nl_msg`.
+    /// A datagram that did not come from the kernel (sender port not 0) is dropped unread:
+    /// another process may send to this socket, and only the kernel's word counts.
+    func receive(_ body: (UnsafeRawBufferPointer) -> Void) -> NetlinkReceiveResult {
+        if datagramBuffer.baseAddress == nil {
+            datagramBuffer = .allocate(byteCount: initialDatagramBufferSize, alignment: 8)
         }
+        var sender = sockaddr_nl()
+        var senderLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
+        let received: Int
+        do {
+            received = try withUnsafeMutablePointer(to: &sender) { (pointer) throws(Errno) -> Int in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (address) throws(Errno) -> Int in
+                    try retryingOnInterrupt("recvfrom (netlink)") {
+                        recvfrom(fileDescriptor, datagramBuffer.baseAddress, datagramBuffer.count,
+                                 CInt(MSG_DONTWAIT | MSG_TRUNC), address, &senderLength)
+                    }
+                }
+            }
+        } catch {
+            switch error.rawValue {
+            case EAGAIN: return .drained
+            case ENOBUFS: return .overrun
+            default: return .failed(error)
+            }
+        }
+        guard sender.nl_pid == 0 else { return .received }
+        guard received <= datagramBuffer.count else {
+            // MSG_TRUNC gave the datagram's real length: the rest of it is gone. Make room for
+            // one that size and have the state read again.
+            datagramBuffer.deallocate()
+            datagramBuffer = .allocate(byteCount: NetlinkDatagram.aligned(received), alignment: 8)
+            return .overrun
+        }
+        var overrun = false
+        NetlinkDatagram.forEach(in: UnsafeRawBufferPointer(rebasing: datagramBuffer[0..<received])) { item in
+            switch item {
+            case .message(let message): body(message)
+            case .overrun: overrun = true
+            case .error: break   // an answer to a request; this socket sends none
+            }
+        }
+        return overrun ? .overrun : .received
     }
 
     /// `nl_rtgen_request(type, AF_UNSPEC, NLM_F_DUMP)` then `nl_recvmsgs_default` until the dump

@@ -10,10 +10,11 @@ import Synchronization
 /// One raw libnl socket, subscribed to the link, IPv4/IPv6 address and IPv4/IPv6 route groups,
 /// is waited on by a thread of its own (`ReadinessThread`, blocked in `poll` as `ip monitor` is in
 /// `recvmsg`), which then drains it on `queue` (`queue.sync`). Each time the socket is readable the monitor
-/// drains it (`nl_recvmsgs` until EAGAIN), applies every message to its `KernelStateTable` and
+/// drains it (one `recvfrom` per datagram until EAGAIN, messages decoded in place), applies every
+/// message to its `KernelStateTable` and
 /// classifies once, so a burst of messages yields at most one event. The socket subscribes
-/// before the monitor dumps the kernel's state, so nothing falls between the two. When the kernel
-/// overruns the socket (ENOBUFS, seen as `-NLE_NOMEM`) the monitor keeps draining, re-dumps
+/// before the monitor dumps the kernel's state, so nothing falls between the two. When messages
+/// are lost (ENOBUFS: the kernel overran the socket) the monitor keeps draining, re-dumps
 /// everything and reports the difference with reason `resync`.
 ///
 /// One serial queue owns all state; observers are called on that queue and must not block it.
@@ -130,9 +131,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             guard socket == nil else { return }
             let configuration = config
             let socket = try NetworkNamespace.run(in: configuration.networkNamespace) { () throws -> NetlinkSocket in
-                let socket = try NetlinkSocket { [weak self] message in self?.handle(message) }
+                let socket = try NetlinkSocket()
                 try socket.setNonBlocking()
-                socket.disableSequenceCheck()
                 try socket.setReceiveBufferSize(configuration.receiveBufferSize)
                 try socket.addMemberships([RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
                                            RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE])
@@ -265,8 +265,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     // MARK: Netlink
 
-    /// Called by the socket's NL_CB_VALID callback, on `queue`, inside `drain()`.
-    private func handle(_ message: OpaquePointer) {
+    /// One message read by `drain()`, on `queue`.
+    private func handle(_ message: UnsafeRawBufferPointer) {
         for change in NetlinkMessageDecoder.changes(in: message) {
             table.apply(change, touching: &touched, contents: &contentsTouched)
             // A new link may reuse the index and name of a deleted one: decide its kind afresh.
@@ -280,7 +280,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         guard let socket else { return }
         var overrun = false
         reading: while true {
-            switch socket.receive() {
+            switch socket.receive({ handle($0) }) {
             case .received: continue
             case .drained: break reading
             case .overrun:

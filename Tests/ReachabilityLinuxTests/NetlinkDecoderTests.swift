@@ -105,10 +105,31 @@ extension SystemTests {
     /// Every message decoded both ways; the pairs that differ, and how many messages there were.
     final class Comparison: @unchecked Sendable {
         let state = Mutex((messages: 0, changes: 0, types: Set<Int>(), mismatches: [String]()))
+        /// A message of a dump, as libnl received it.
         func compare(_ message: OpaquePointer) {
             let ours = NetlinkMessageDecoder.changes(in: message)
             let reference = LibnlReferenceDecoder.changes(in: message)
-            let type = Int(nlmsg_hdr(message)?.pointee.nlmsg_type ?? 0)
+            record(type: Int(nlmsg_hdr(message)?.pointee.nlmsg_type ?? 0), ours: ours, reference: reference)
+        }
+
+        /// A notification, as the monitor's receive hands it on: libnl's decoder gets a copy
+        /// converted to an `nl_msg`, as its own receive would have made.
+        func compare(_ message: UnsafeRawBufferPointer) {
+            let ours = NetlinkMessageDecoder.changes(in: message)
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: message.count, alignment: 8)
+            defer { copy.deallocate() }
+            copy.copyMemory(from: message)
+            guard let converted = copy.baseAddress.flatMap({ nlmsg_convert($0.assumingMemoryBound(to: nlmsghdr.self)) }) else {
+                Issue.record("nlmsg_convert failed")
+                return
+            }
+            defer { nlmsg_free(converted) }
+            nlmsg_set_proto(converted, NETLINK_ROUTE)
+            let reference = LibnlReferenceDecoder.changes(in: converted)
+            record(type: Int(copy.load(fromByteOffset: 4, as: UInt16.self)), ours: ours, reference: reference)
+        }
+
+        private func record(type: Int, ours: [KernelChange], reference: [KernelChange]) {
             state.withLock { state in
                 state.messages += 1
                 state.changes += ours.count
@@ -149,8 +170,7 @@ extension SystemTests {
         // Notifications: everything the namespace goes through, from an empty start to its
         // dismantling (new and deleted links, addresses, routes).
         let listener = try NetworkNamespace.run(in: ns.name) {
-            let socket = try NetlinkSocket { comparison.compare($0) }
-            socket.disableSequenceCheck()
+            let socket = try NetlinkSocket()
             try socket.setReceiveBufferSize(4 << 20)
             try socket.addMemberships([RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE])
             try socket.setNonBlocking()
@@ -172,7 +192,7 @@ extension SystemTests {
         try ns.ip("link del ve0")
         var drained = false
         while !drained {
-            switch listener.receive() {
+            switch listener.receive({ comparison.compare($0) }) {
             case .received: continue
             case .drained: drained = true
             case .overrun, .failed: Issue.record("the listener lost messages"); drained = true

@@ -3,7 +3,7 @@ import ReachabilityLinux
 import Testing
 
 /// Every saved netlink fuzz input (`fuzz/corpus/netlink`, `fuzz/regressions/netlink`) goes
-/// through libnl and the decoder again: none may crash; `ok-…` seeds decode to changes.
+/// through the datagram splitter and the decoder again: none may crash; `ok-…` seeds decode to changes.
 @Suite struct NetlinkFuzzRegressionTests {
     @Test func savedInputs() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../fuzz").standardized.path
