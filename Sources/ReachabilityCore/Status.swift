@@ -158,6 +158,9 @@ public struct Status: Codable, Equatable, Sendable {
              flags, interfaces, probe, simulated
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
+
+        /// Every field, sorted by name, as `changes(from:)` lists them: sorted once, not per event.
+        static let byName: [Field] = allCases.sorted()
     }
 
     /// The fields of `Subscribe(statusOnly: true)`.
@@ -169,9 +172,7 @@ public struct Status: Codable, Equatable, Sendable {
     /// verdict equal to its status's `connectivity` (not checked yet, or checks disabled), so a
     /// check that confirms what the status already says is no change either.
     public func changes(from previous: Status) -> [Field] {
-        var fields: [Field] = []
-        for field in Field.allCases where differs(in: field, from: previous) { fields.append(field) }
-        return fields.sorted()
+        Field.byName.filter { differs(in: $0, from: previous) }
     }
 
     /// True when `field` differs from `other` by the rules of `changes(from:)`.
@@ -199,7 +200,7 @@ public struct Status: Codable, Equatable, Sendable {
 
     /// True when the two differ in a field an event reports (see `changes(from:)`).
     public func differs(from other: Status) -> Bool {
-        Field.allCases.contains { differs(in: $0, from: other) }
+        Field.byName.contains { differs(in: $0, from: other) }
     }
 
     /// True when `status`, `connectivity` or `primary` differ: the filter of `Subscribe(statusOnly:)`.
