@@ -228,6 +228,24 @@ def iface(status, name):
     return None
 
 
+SELF_TIMING = re.compile(r"#\d+ timing: netlink read to event (\d+) µs, to the end of the fan-out (\d+) µs")
+
+
+def self_timing(log_path):
+    """reachd's own timing of each event, from its debug log: median and p90 in µs."""
+    event, sent = [], []
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            m = SELF_TIMING.search(line)
+            if m:
+                event.append(int(m.group(1)))
+                sent.append(int(m.group(2)))
+    if not event:
+        return {"events": 0}
+    return {"events": len(event), "event_median_us": statistics.median(event), "event_p90_us": pct(event, 90),
+            "sent_median_us": statistics.median(sent), "sent_p90_us": pct(sent, 90)}
+
+
 def latency_run(args, topo, daemon, mode, count, gap):
     """`mode` "carrier": toggle the peer in ns B (rb0 loses/gains carrier; the default route stays).
     `mode` "admin": toggle rb0 itself; after each up the default route is re-added outside the
@@ -696,6 +714,11 @@ def table(res):
         if sc:
             rows.append(f"| (scraper during that run: {sc.get('scrapes', '—')} scrapes of /metrics, {sc.get('failed', '—')} failed, "
                         f"median {fmt(sc.get('median_ms'), 1)} ms each) | | | | | | | | |")
+        st = l.get("self_timing")
+        if st and st.get("events"):
+            rows.append(f"| (reachd's own timing in that run, {st['events']} events: netlink read → event median {fmt(st['event_median_us'], 0)} µs "
+                        f"(p90 {fmt(st['event_p90_us'], 0)}), → end of the fan-out median {fmt(st['sent_median_us'], 0)} µs "
+                        f"(p90 {fmt(st['sent_p90_us'], 0)})) | | | | | | | | |")
     for o in res.get("others", []):
         if "error" in o:
             rows.append(f"| {o['name']}: not measured — {o['error']} | | | | | | | | |")
@@ -874,6 +897,17 @@ def main():
                 l["label"] = "carrier up/down, /metrics scraped every 100 ms"
                 res["latency"].append(l)
                 d.stop()
+                # Once more at debug level, where reachd logs each event's own timing: from the
+                # start of its netlink read to the classified event, and to the end of the fan-out (its sends
+                # done; a subscriber woken by its send may run first, on a machine of 2 cores).
+                d = daemon_started(args, topo.a, "latency-debug",
+                                   config_args=["--config", conf] + args.daemon_args.split() + ["--log-level", "debug"])
+                log(f"latency: {args.changes} carrier changes, {args.gap_ms} ms apart, reachd at debug level")
+                l = latency_run(args, topo, d, "carrier", args.changes, args.gap_ms / 1e3)
+                d.stop()
+                l["label"] = "carrier up/down, reachd at --log-level debug"
+                l["self_timing"] = self_timing(d.log_path)
+                res["latency"].append(l)
         if "fanout" in only:
             res["fanout"] = []
             for n in [int(x) for x in args.fanout.split(",") if x]:

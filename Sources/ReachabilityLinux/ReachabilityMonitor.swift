@@ -62,6 +62,19 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// The configuration in force.
     public var configuration: Configuration { published.withLock { $0.configuration } }
 
+    /// When the event being handed to the observers began: the start of the netlink read that
+    /// brought its first message, and the end of its classification (`DispatchTime` uptime, ns).
+    public struct EventTiming: Equatable, Sendable {
+        public var readStarted: UInt64
+        public var classified: UInt64
+    }
+
+    /// The timing of the event the observers are being given now; nil at any other time, and for
+    /// an event no netlink message caused (the checker's verdict, modems, a reload). Read it on
+    /// `queue`, from an observer: reachd logs from it, at debug level, how long an event took
+    /// from the kernel's message to the end of its fan-out.
+    public private(set) var eventTiming: EventTiming?
+
     // MARK: Queue-confined state.
 
     package let queueConfinement: QueueConfinement
@@ -91,6 +104,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private var verdictChanged = false
     /// The reason the next event must carry (resync after an overrun), overriding the derived one.
     private var pendingReason: Reason?
+    /// When the read began that made the state dirty (see `eventTiming`).
+    private var dirtyReadStarted: UInt64?
     /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
     private var evaluationScheduled = false
     private var generation = 0
@@ -278,6 +293,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// Reads everything the socket holds, then classifies once.
     private func drain() {
         guard let socket else { return }
+        let readStarted = DispatchTime.now().uptimeNanoseconds
         var overrun = false
         reading: while true {
             switch socket.receive({ handle($0) }) {
@@ -304,6 +320,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             }
         }
         guard dirty else { return }
+        if dirtyReadStarted == nil { dirtyReadStarted = readStarted }
         scheduleEvaluation()
     }
 
@@ -347,6 +364,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     /// Classifies the table once and emits an event if the status changed.
     private func evaluate() {
+        let readStarted = dirtyReadStarted
+        dirtyReadStarted = nil
         dirty = false
         evaluationScheduled = false
         let reason = pendingReason
@@ -365,6 +384,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         switch action {
         case .none: break
         case .emit(let event):
+            eventTiming = readStarted.map { EventTiming(readStarted: $0, classified: DispatchTime.now().uptimeNanoseconds) }
+            defer { eventTiming = nil }
             for id in observers.keys.sorted() { observers[id]?(event) }
             for id in streams.keys.sorted() { streams[id]?.yield(event) }
         }

@@ -91,6 +91,33 @@ extension SystemTests {
         #expect(daemon.child.stderr.contains("stopping"))
     }
 
+    /// At debug level reachd says how long each event took from the netlink read to the end of its fan-out.
+    @Test(.needsRoot()) func debugLogTimesEachNetlinkEvent() throws {
+        let host = try TestNamespace(tag: "t"), network = try TestNamespace(tag: "u")
+        defer { host.destroy(); network.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        defer { _ = daemon.stop() }
+        let uplink = try VethUplink(host: host, uplink: network)
+        defer { withExtendedLifetime(uplink) {} }
+        let pattern = /#(\d+) timing: netlink read to event (\d+) µs, to the end of the fan-out (\d+) µs/
+        func timings() -> [(sequence: Int, event: Int, sent: Int)] {
+            daemon.child.stderr.split(separator: "\n").compactMap { line in
+                guard let match = line.firstMatch(of: pattern), let sequence = Int(match.1), let event = Int(match.2),
+                      let sent = Int(match.3) else { return nil }
+                return (sequence, event, sent)
+            }
+        }
+        #expect(waitUntil(timeout: 15) { daemon.child.stderr.contains(": ethernet") && !timings().isEmpty }, "\(daemon.child.stderr)")
+        let seen = timings()
+        #expect(seen.allSatisfy { $0.event <= $0.sent }, "\(seen)")
+        // The line follows the event's own line, with its number.
+        let lines = daemon.child.stderr.split(separator: "\n")
+        for timing in seen {
+            let index = try #require(lines.firstIndex { $0.contains("#\(timing.sequence) timing:") })
+            #expect(lines[..<index].contains { $0.contains("#\(timing.sequence) ") && !$0.contains("timing:") }, "\(lines)")
+        }
+    }
+
     @Test(.needsRoot()) func removesAStaleSocket() throws {
         let ns = try TestNamespace(tag: "s")
         defer { ns.destroy() }

@@ -2,11 +2,48 @@ import Foundation
 import Testing
 import ReachabilityCore
 import ReachabilityLinux
+import Synchronization
 import TestSupport
 
 extension SystemTests {
 /// The monitor against real kernel objects in network namespaces made by each test.
 @Suite struct MonitorNamespaceTests {
+    /// `eventTiming` is there while observers get an event a netlink message caused, and only then.
+    @Test(.needsRoot()) func eventTimingForNetlinkEventsOnly() throws {
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
+        try monitor.start()
+        defer { monitor.stop() }
+        let timings = Mutex([(ReachabilityEvent, ReachabilityMonitor.EventTiming?)]())
+        let token = monitor.addObserver { event in
+            let timing = monitor.eventTiming
+            timings.withLock { $0.append((event, timing)) }
+        }
+        defer { monitor.removeObserver(token) }
+
+        let uplink = try VethUplink(host: host, uplink: network)
+        defer { withExtendedLifetime(uplink) {} }
+        #expect(waitUntil { monitor.status.status == .ethernet })
+        let linkEvents = timings.withLock { $0 }
+        #expect(!linkEvents.isEmpty)
+        for (event, timing) in linkEvents {
+            let timing = try #require(timing, "event \(event.sequence) (\(event.reason.code)) has no timing")
+            #expect(timing.readStarted <= timing.classified)
+        }
+        #expect(monitor.queue.sync { monitor.eventTiming } == nil)
+
+        // A verdict of the connectivity checker is an event no netlink message caused.
+        let path = try #require(ProbePath(monitor.status))
+        let full = Probe(url: "http://127.0.0.1/check", result: .full, httpStatus: 204, checkedAt: Date())
+        monitor.setProbe(full, path: path)
+        #expect(waitUntil { monitor.status.connectivity == .full })
+        let last = try #require(timings.withLock { $0.last })
+        #expect(last.0.current.connectivity == .full)
+        #expect(last.1 == nil)
+    }
+
     @Test(.needsRoot()) func ethernetCarrierLossAndLinkDown() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }
