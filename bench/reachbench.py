@@ -768,6 +768,9 @@ def table(res):
         rows.append("Binaries: " + "; ".join(
             f"{name} {fmt(v['stripped_bytes'] / 1e6 if v.get('stripped_bytes') else None, 1)} MB stripped "
             f"({fmt(v['built_bytes'] / 1e6, 1)} MB as built)" for name, v in b.items()))
+    if res.get("pipeline"):
+        rows.append("Event path outside the daemon (`bench/pipeline`: one carrier change applied to the table, its slice, the tracker, "
+                    "the event's JSON, in a loop; medians, p90 in brackets): " + " ".join(res["pipeline"]))
     rows.append(f"Total benchmark wall time: {fmt(res.get('wall_s'), 0)} s")
     return "\n".join(rows)
 
@@ -792,6 +795,7 @@ def main():
     ap.add_argument("--reachd", help="path of the reachd binary")
     ap.add_argument("--fake", action="store_true", help="benchmark bench/fake_reachd.py (harness self-check)")
     ap.add_argument("--fanout-bin", default=os.path.join(OUT, "fanout"))
+    ap.add_argument("--pipeline-bin", default="", help="bench/pipeline's binary (bench/run.sh builds it)")
     ap.add_argument("--build", default="release")
     ap.add_argument("--changes", type=int, default=200)
     ap.add_argument("--gap-ms", type=float, default=20.0)
@@ -800,7 +804,7 @@ def main():
     ap.add_argument("--storm", type=int, default=10000)
     ap.add_argument("--idle", type=int, default=60)
     ap.add_argument("--startup-runs", type=int, default=5)
-    ap.add_argument("--only", default="latency,fanout,storm,idle,startup,others")
+    ap.add_argument("--only", default="latency,fanout,storm,idle,startup,others,pipeline")
     ap.add_argument("--others-script", default=os.path.join(HERE, "others.py"))
     ap.add_argument("--no-write", action="store_true", help="don't touch BENCHMARKS.md")
     ap.add_argument("--nice", type=int, default=-10,
@@ -908,6 +912,10 @@ def main():
                 l["label"] = "carrier up/down, reachd at --log-level debug"
                 l["self_timing"] = self_timing(d.log_path)
                 res["latency"].append(l)
+        if "pipeline" in only and args.pipeline_bin and not args.fake:
+            log("the event path outside the daemon (bench/pipeline)")
+            out = subprocess.run([args.pipeline_bin], capture_output=True, text=True, timeout=300, check=True).stdout
+            res["pipeline"] = [line for line in out.splitlines() if line.strip()]
         if "fanout" in only:
             res["fanout"] = []
             for n in [int(x) for x in args.fanout.split(",") if x]:

@@ -1,0 +1,11 @@
+// swift-tools-version:6.0
+// The event path of reachd in a loop, outside the daemon: `make bench-pipeline` (bench/pipeline/run.sh).
+import PackageDescription
+
+let package = Package(
+    name: "pipeline",
+    dependencies: [.package(name: "reachd", path: "../..")],
+    targets: [
+        .executableTarget(name: "pipeline", dependencies: [.product(name: "ReachabilityCore", package: "reachd")]),
+    ]
+)

@@ -1,0 +1,95 @@
+// What one carrier change costs reachd between the netlink message and the bytes of its event,
+// done in a loop outside the daemon: the message applied to the state table, the link's slice,
+// the tracker (classification, changes, reason, event), and the event's JSON. Twice: back to
+// back (everything in the caches), and with a 3 ms sleep before each change, as an idle daemon
+// meets a change (the CPU went idle; caches, TLBs and branch predictors went cold).
+//
+//   pipeline [CHANGES]        (default 20000 back to back, 400 after a sleep)
+import Dispatch
+import FoundationEssentials
+import Glibc
+import ReachabilityCore
+
+struct Stages {
+    let names = ["table + slice", "tracker", "event JSON"]
+    var samples: [[UInt64]] = [[], [], []]
+
+    func report(_ title: String) {
+        var line = "\(title):"
+        for (name, values) in zip(names, samples) {
+            let sorted = values.sorted()
+            line += " \(name) \(Self.microseconds(sorted[sorted.count / 2])) (\(Self.microseconds(sorted[sorted.count * 9 / 10]))),"
+        }
+        let totals = (0..<samples[0].count).map { i in samples.reduce(0) { $0 + $1[i] } }.sorted()
+        print(line + " all three \(Self.microseconds(totals[totals.count / 2])) (\(Self.microseconds(totals[totals.count * 9 / 10]))).")
+    }
+
+    static func microseconds(_ nanoseconds: UInt64) -> String {
+        "\(nanoseconds / 1000).\(nanoseconds % 1000 / 100) µs"
+    }
+}
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// lo and an Ethernet uplink `rb0` with IPv4 and IPv6 addresses and a default route, as the
+/// benchmark's namespace has them.
+func makeTable() -> (KernelStateTable, LinkFacts) {
+    var table = KernelStateTable()
+    var touched = Set<Int>(), contents = Set<Int>()
+    let uplink = LinkFacts(index: 10, name: "rb0", rtnlKind: "veth", up: true, carrier: true, operstate: "up")
+    let changes: [KernelChange] = [
+        .link(LinkFacts(index: 1, name: "lo", up: true, carrier: true, loopback: true, operstate: "unknown")),
+        .link(uplink),
+        .addressAdded(AddressState(ifindex: 1, family: .ipv4, address: "127.0.0.1", prefixLength: 8, scope: .host)),
+        .addressAdded(AddressState(ifindex: 10, family: .ipv4, address: "10.200.0.2", prefixLength: 24, scope: .global)),
+        .addressAdded(AddressState(ifindex: 10, family: .ipv6, address: "fd00:200::2", prefixLength: 64, scope: .global)),
+        .routeAdded(RouteState(family: .ipv4, destination: nil, prefixLength: 0, gateway: "10.200.0.1", oif: 10, metric: 0), replace: false),
+        .routeAdded(RouteState(family: .ipv4, destination: "10.200.0.0", prefixLength: 24, gateway: nil, oif: 10, metric: 0), replace: false),
+    ]
+    for change in changes { table.apply(change, touching: &touched, contents: &contents) }
+    return (table, uplink)
+}
+
+func run(changes: Int, sleepMicroseconds: UInt32) -> Stages {
+    var (table, uplink) = makeTable()
+    let kinds: [Int: InterfaceKind] = [1: .loopback, 10: .ethernet]
+    var tracker = StatusTracker(snapshot: table.snapshot(kinds: kinds), firstSequence: 1)
+    var interfaces = InterfaceJSONCache()
+    var previousJSON = WireJSONWriter.json(tracker.status, interfaces: &interfaces)
+    var stages = Stages()
+    var touched = Set<Int>(), contents = Set<Int>()
+    var bytes = 0
+    for i in 0..<changes {
+        if sleepMicroseconds > 0 { usleep(sleepMicroseconds) }
+        uplink.carrier = i % 2 == 1
+        touched.removeAll(keepingCapacity: true)
+        contents.removeAll(keepingCapacity: true)
+        let t0 = now()
+        table.apply(.link(uplink), touching: &touched, contents: &contents)
+        let slices = touched.map { index in
+            table.slice(at: index, kind: kinds[index] ?? .other, metered: false, ignored: false,
+                        previous: contents.contains(index) ? nil : tracker.indexed.slices[index])
+        }
+        let t1 = now()
+        let action = tracker.update(slices: slices)
+        let t2 = now()
+        guard case .emit(let event) = action else { fatalError("change \(i) made no event") }
+        let currentJSON = WireJSONWriter.json(event.current, interfaces: &interfaces)
+        var writer = WireJSONWriter(capacity: 64 + previousJSON.count + 2 * currentJSON.count)
+        writer.raw(#"{"continues":true,"parameters":{"event":"#)
+        writer.write(event, previousJSON: previousJSON, currentJSON: currentJSON)
+        writer.raw("}}\0")
+        let t3 = now()
+        previousJSON = currentJSON
+        bytes += writer.bytes.count
+        stages.samples[0].append(t1 - t0)
+        stages.samples[1].append(t2 - t1)
+        stages.samples[2].append(t3 - t2)
+    }
+    precondition(bytes > 0)
+    return stages
+}
+
+let count = CommandLine.arguments.dropFirst().first.flatMap { Int($0) }
+run(changes: count ?? 20_000, sleepMicroseconds: 0).report("back to back")
+run(changes: min(count ?? 400, 2_000), sleepMicroseconds: 3_000).report("after a 3 ms sleep")
