@@ -42,8 +42,10 @@ public enum Classifier {
         let primaryLink = underlayRoute.flatMap { snapshot.link($0.oif) } ?? vpnLink
 
         let interfaces = snapshot.linkIndexes.compactMap { index in snapshot.slices[index].flatMap { facts.interface(for: $0) } }
-        let primary = primaryLink.flatMap { snapshot.slices[$0.index] }.flatMap { facts.interface(for: $0) }
-        let vpn = vpnLink.flatMap { snapshot.slices[$0.index] }.flatMap { facts.interface(for: $0) }
+        // Both are links of the snapshot, so their interfaces are in the list: taken from it
+        // rather than made again from copies of their slices.
+        let primary = primaryLink.flatMap { link in interfaces.first { $0.index == link.index } }
+        let vpn = vpnLink.flatMap { link in interfaces.first { $0.index == link.index } }
 
         let primaryKind = primaryLink.flatMap { facts.kind(of: $0.index) }
         let modem = primaryLink.flatMap { facts.modem(for: $0.name) }

@@ -4,14 +4,14 @@
 public enum ReasonDeriver {
     public static func reason(from old: NetworkSnapshot, to new: NetworkSnapshot,
                               focus: Set<String> = []) -> Reason? {
-        reason(from: IndexedSnapshot(old), to: IndexedSnapshot(new), focus: focus)
+        reason(from: IndexedSnapshot(old), to: IndexedSnapshot(new), focusing: Array(focus))
     }
 
     /// The same for two snapshots grouped by index, every index compared.
-    static func reason(from old: IndexedSnapshot, to new: IndexedSnapshot, focus: Set<String>) -> Reason? {
+    static func reason(from old: IndexedSnapshot, to new: IndexedSnapshot, focusing focus: [String]) -> Reason? {
         let indexes = Set(old.slices.keys).union(new.slices.keys)
         return reason(slices: indexes.map { (old.slice(at: $0), new.slice(at: $0)) },
-                      modemsChanged: old.modems != new.modems, oldProbe: old.probe, newProbe: new.probe, focus: focus)
+                      modemsChanged: old.modems != new.modems, oldProbe: old.probe, newProbe: new.probe, focusing: focus)
     }
 
     /// The same reason from the slices that changed, each as it was and as it is: what differs
@@ -19,6 +19,12 @@ public enum ReasonDeriver {
     /// `oldProbe` and `newProbe` describe the rest of the two snapshots.
     public static func reason(slices: [(old: LinkSlice, new: LinkSlice)], modemsChanged: Bool,
                               oldProbe: Probe?, newProbe: Probe?, focus: Set<String> = []) -> Reason? {
+        reason(slices: slices, modemsChanged: modemsChanged, oldProbe: oldProbe, newProbe: newProbe, focusing: Array(focus))
+    }
+
+    /// The same with the names in focus as a list: the tracker's are at most four.
+    static func reason(slices: [(old: LinkSlice, new: LinkSlice)], modemsChanged: Bool,
+                       oldProbe: Probe?, newProbe: Probe?, focusing focus: [String]) -> Reason? {
         var candidates: [Reason] = []
         for (old, new) in slices where old != new {
             switch (old.link, new.link) {
@@ -64,7 +70,7 @@ public enum ReasonDeriver {
     /// Only when nothing above explains a change: the kernel settles operstate after up/carrier
     /// (linkwatch, about a second later), and a link can be renamed. Named by where it went,
     /// rather than left unexplained.
-    private static func linkAttributeChange(slices: [(old: LinkSlice, new: LinkSlice)], focus: Set<String>) -> Reason? {
+    private static func linkAttributeChange(slices: [(old: LinkSlice, new: LinkSlice)], focus: [String]) -> Reason? {
         var candidates: [Reason] = []
         for (old, new) in slices {
             guard let before = old.link, let now = new.link else { continue }
@@ -79,7 +85,7 @@ public enum ReasonDeriver {
         return candidates.min { rank($0, focus) < rank($1, focus) }
     }
 
-    private static func rank(_ reason: Reason, _ focus: Set<String>) -> (Int, Int, String, String) {
+    private static func rank(_ reason: Reason, _ focus: [String]) -> (Int, Int, String, String) {
         let inFocus = reason.interface.map { focus.contains($0) } ?? false
         return (inFocus ? 0 : 1, priority(reason.code), reason.interface ?? "", reason.detail ?? "")
     }

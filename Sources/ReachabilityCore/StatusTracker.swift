@@ -37,7 +37,7 @@ public struct StatusTracker: Sendable {
         let old = indexed
         indexed = IndexedSnapshot(newSnapshot)
         let new = indexed
-        return evaluate(reason: forcedReason, now: now) { ReasonDeriver.reason(from: old, to: new, focus: $0) }
+        return evaluate(reason: forcedReason, now: now) { ReasonDeriver.reason(from: old, to: new, focusing: $0) }
     }
 
     /// Takes what changed since the last update: the slices of the indexes that changed (each
@@ -56,13 +56,13 @@ public struct StatusTracker: Sendable {
         let newModems = indexed.modems, newProbe = indexed.probe
         return evaluate(reason: forcedReason, now: now) {
             ReasonDeriver.reason(slices: pairs, modemsChanged: oldModems != newModems,
-                                 oldProbe: oldProbe, newProbe: newProbe, focus: $0)
+                                 oldProbe: oldProbe, newProbe: newProbe, focusing: $0)
         }
     }
 
     /// Classifies `indexed` and decides; `derive` gives the reason for the interfaces in focus,
     /// asked only when there is an event.
-    private mutating func evaluate(reason forcedReason: Reason?, now: Date, derive: (Set<String>) -> Reason?) -> Action {
+    private mutating func evaluate(reason forcedReason: Reason?, now: Date, derive: ([String]) -> Reason?) -> Action {
         var candidate = Classifier.classify(indexed, since: status.since, previous: status, now: now)
         let changes = candidate.changes(from: status)
         guard !changes.isEmpty else {
@@ -72,7 +72,8 @@ public struct StatusTracker: Sendable {
             return .none
         }
         candidate.since = now
-        let focus = Set([status.primary?.name, candidate.primary?.name, status.vpn?.name, candidate.vpn?.name].compactMap { $0 })
+        // At most four names: a list to search, not a set to hash.
+        let focus = [status.primary?.name, candidate.primary?.name, status.vpn?.name, candidate.vpn?.name].compactMap { $0 }
         let reason = forcedReason ?? derive(focus) ?? Reason(code: .resync)
         let previous = status
         status = candidate
