@@ -10,101 +10,93 @@ extension SystemTests {
 @Suite struct MonitorNamespaceTests {
     /// `eventTiming` is there while observers get an event a netlink message caused, and only then.
     @Test(.needsRoot()) func eventTimingForNetlinkEventsOnly() throws {
-        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
-        defer { host.destroy(); network.destroy() }
-        let sysfs = try FakeSysfs()
-        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
-        try monitor.start()
-        defer { monitor.stop() }
-        let timings = Mutex([(ReachabilityEvent, ReachabilityMonitor.EventTiming?)]())
-        let token = monitor.addObserver { event in
-            let timing = monitor.eventTiming
-            timings.withLock { $0.append((event, timing)) }
-        }
-        defer { monitor.removeObserver(token) }
+        try withStartedMonitor { monitor, host, network, sysfs in
+            let timings = Mutex([(ReachabilityEvent, ReachabilityMonitor.EventTiming?)]())
+            let token = monitor.addObserver { event in
+                let timing = monitor.eventTiming
+                timings.withLock { $0.append((event, timing)) }
+            }
+            defer { monitor.removeObserver(token) }
 
-        let uplink = try VethUplink(host: host, uplink: network)
-        defer { withExtendedLifetime(uplink) {} }
-        #expect(waitUntil { monitor.status.status == .ethernet })
-        let linkEvents = timings.withLock { $0 }
-        #expect(!linkEvents.isEmpty)
-        for (event, timing) in linkEvents {
-            let timing = try #require(timing, "event \(event.sequence) (\(event.reason.code)) has no timing")
-            #expect(timing.readStarted <= timing.classified)
-        }
-        #expect(monitor.queue.sync { monitor.eventTiming } == nil)
+            let uplink = try VethUplink(host: host, uplink: network)
+            defer { withExtendedLifetime(uplink) {} }
+            #expect(waitUntil { monitor.status.status == .ethernet })
+            let linkEvents = timings.withLock { $0 }
+            #expect(!linkEvents.isEmpty)
+            for (event, timing) in linkEvents {
+                let timing = try #require(timing, "event \(event.sequence) (\(event.reason.code)) has no timing")
+                #expect(timing.readStarted <= timing.classified)
+            }
+            #expect(monitor.queue.sync { monitor.eventTiming } == nil)
 
-        // A verdict of the connectivity checker is an event no netlink message caused.
-        let path = try #require(ProbePath(monitor.status))
-        let full = Probe(url: "http://127.0.0.1/check", result: .full, httpStatus: 204, checkedAt: Date())
-        monitor.setProbe(full, path: path)
-        #expect(waitUntil { monitor.status.connectivity == .full })
-        let last = try #require(timings.withLock { $0.last })
-        #expect(last.0.current.connectivity == .full)
-        #expect(last.1 == nil)
+            // A verdict of the connectivity checker is an event no netlink message caused.
+            let path = try #require(ProbePath(monitor.status))
+            let full = Probe(url: "http://127.0.0.1/check", result: .full, httpStatus: 204, checkedAt: Date())
+            monitor.setProbe(full, path: path)
+            #expect(waitUntil { monitor.status.connectivity == .full })
+            let last = try #require(timings.withLock { $0.last })
+            #expect(last.0.current.connectivity == .full)
+            #expect(last.1 == nil)
+        }
     }
 
     @Test(.needsRoot()) func ethernetCarrierLossAndLinkDown() throws {
-        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
-        defer { host.destroy(); network.destroy() }
-        let sysfs = try FakeSysfs()
-        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
-        try monitor.start()
-        defer { monitor.stop() }
-        #expect(monitor.status.status == .notReachable)
-        #expect(monitor.status.interfaces.map(\.name) == ["lo"])
-        let recorder = EventRecorder(monitor)
+        try withStartedMonitor { monitor, host, network, sysfs in
+            #expect(monitor.status.status == .notReachable)
+            #expect(monitor.status.interfaces.map(\.name) == ["lo"])
+            let recorder = EventRecorder(monitor)
 
-        let uplink = try VethUplink(host: host, uplink: network)
-        #expect(waitUntil { monitor.status.status == .ethernet })
-        let online = monitor.status
-        #expect(online.primary?.name == "eth0")
-        #expect(online.primary?.kind == .ethernet)
-        #expect(online.gateways == ["10.77.0.1"])
-        #expect(online.ipv4)
-        #expect(online.flags.contains(.reachable))
-        #expect(online.primary?.addresses.contains("10.77.0.2/24") == true)
+            let uplink = try VethUplink(host: host, uplink: network)
+            #expect(waitUntil { monitor.status.status == .ethernet })
+            let online = monitor.status
+            #expect(online.primary?.name == "eth0")
+            #expect(online.primary?.kind == .ethernet)
+            #expect(online.gateways == ["10.77.0.1"])
+            #expect(online.ipv4)
+            #expect(online.flags.contains(.reachable))
+            #expect(online.primary?.addresses.contains("10.77.0.2/24") == true)
 
-        var seen = recorder.events.count
-        try uplink.dropCarrier()
-        #expect(waitUntil { monitor.status.status == .notReachable })
-        let lost = recorder.first(after: seen) { $0.status == .notReachable }
-        #expect(lost?.reason.code == .carrierLost)
-        #expect(lost?.reason.interface == "eth0")
-        #expect(lost?.previous?.status == .ethernet)
-        #expect(monitor.status.interfaces.first { $0.name == "eth0" }?.carrier == false)
+            var seen = recorder.events.count
+            try uplink.dropCarrier()
+            #expect(waitUntil { monitor.status.status == .notReachable })
+            let lost = recorder.first(after: seen) { $0.status == .notReachable }
+            #expect(lost?.reason.code == .carrierLost)
+            #expect(lost?.reason.interface == "eth0")
+            #expect(lost?.previous?.status == .ethernet)
+            #expect(monitor.status.interfaces.first { $0.name == "eth0" }?.carrier == false)
 
-        seen = recorder.events.count
-        try uplink.restoreCarrier()
-        #expect(waitUntil { monitor.status.status == .ethernet })
-        #expect(recorder.first(after: seen) { $0.status == .ethernet }?.reason.code == .carrierGained)
+            seen = recorder.events.count
+            try uplink.restoreCarrier()
+            #expect(waitUntil { monitor.status.status == .ethernet })
+            #expect(recorder.first(after: seen) { $0.status == .ethernet }?.reason.code == .carrierGained)
 
-        seen = recorder.events.count
-        try host.ip("link set eth0 down")
-        #expect(waitUntil { monitor.status.status == .notReachable })
-        let down = recorder.first(after: seen) { $0.status == .notReachable }
-        #expect(down?.reason.code == .linkDown)
-        #expect(down?.reason.interface == "eth0")
+            seen = recorder.events.count
+            try host.ip("link set eth0 down")
+            #expect(waitUntil { monitor.status.status == .notReachable })
+            let down = recorder.first(after: seen) { $0.status == .notReachable }
+            #expect(down?.reason.code == .linkDown)
+            #expect(down?.reason.interface == "eth0")
 
-        // The IPv4 default route went with the link (no RTM_DELROUTE): bringing it up is not enough.
-        seen = recorder.events.count
-        try host.ip("link set eth0 up")
-        #expect(waitUntil { monitor.status.interfaces.first { $0.name == "eth0" }?.carrier == true })
-        #expect(monitor.status.status == .notReachable)
-        #expect(monitor.status.flags.contains(.connectionRequired))
-        try host.ip("route add default via 10.77.0.1 dev eth0")
-        #expect(waitUntil { monitor.status.status == .ethernet })
-        #expect(recorder.first(after: seen) { $0.status == .ethernet }?.reason.code == .routeAdded)
+            // The IPv4 default route went with the link (no RTM_DELROUTE): bringing it up is not enough.
+            seen = recorder.events.count
+            try host.ip("link set eth0 up")
+            #expect(waitUntil { monitor.status.interfaces.first { $0.name == "eth0" }?.carrier == true })
+            #expect(monitor.status.status == .notReachable)
+            #expect(monitor.status.flags.contains(.connectionRequired))
+            try host.ip("route add default via 10.77.0.1 dev eth0")
+            #expect(waitUntil { monitor.status.status == .ethernet })
+            #expect(recorder.first(after: seen) { $0.status == .ethernet }?.reason.code == .routeAdded)
 
-        // Deleting the link removes everything about it.
-        seen = recorder.events.count
-        try host.ip("link del eth0")
-        #expect(waitUntil { monitor.status.interfaces.map(\.name) == ["lo"] })
-        #expect(monitor.status.status == .notReachable)
-        #expect(recorder.first(after: seen) { $0.status == .notReachable }.map { [.linkDown, .linkRemoved].contains($0.reason.code) } == true)
+            // Deleting the link removes everything about it.
+            seen = recorder.events.count
+            try host.ip("link del eth0")
+            #expect(waitUntil { monitor.status.interfaces.map(\.name) == ["lo"] })
+            #expect(monitor.status.status == .notReachable)
+            #expect(recorder.first(after: seen) { $0.status == .notReachable }.map { [.linkDown, .linkRemoved].contains($0.reason.code) } == true)
 
-        #expect(recorder.duplicates.isEmpty)
-        #expect(recorder.isChained)
+            #expect(recorder.duplicates.isEmpty)
+            #expect(recorder.isChained)
+        }
     }
 
     @Test(.needsRoot()) func metricSwitchChangesPrimary() throws {
@@ -138,37 +130,33 @@ extension SystemTests {
     }
 
     @Test(.needsRoot()) func tunWithDefaultRouteIsVPNOverEthernet() throws {
-        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
-        defer { host.destroy(); network.destroy() }
-        let sysfs = try FakeSysfs()
-        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
-        try monitor.start()
-        defer { monitor.stop() }
-        let recorder = EventRecorder(monitor)
-        _ = try VethUplink(host: host, uplink: network)
-        #expect(waitUntil { monitor.status.status == .ethernet })
+        try withStartedMonitor { monitor, host, network, sysfs in
+            let recorder = EventRecorder(monitor)
+            _ = try VethUplink(host: host, uplink: network)
+            #expect(waitUntil { monitor.status.status == .ethernet })
 
-        try host.ip("tuntap add dev tun0 mode tun")
-        let reader = try TunReader(namespace: host, name: "tun0")
-        defer { reader.stop() }
-        try host.ip("addr add 10.8.0.2/24 dev tun0")
-        try host.ip("link set tun0 up")
-        #expect(waitUntil { monitor.status.interfaces.first { $0.name == "tun0" }?.carrier == true })
-        #expect(monitor.status.interfaces.first { $0.name == "tun0" }?.kind == .vpn)
-        try host.ip("route add default dev tun0 metric 50")
-        #expect(waitUntil { monitor.status.vpn?.name == "tun0" })
-        let status = monitor.status
-        #expect(status.status == .ethernet)
-        #expect(status.primary?.name == "eth0")
-        #expect(status.flags.contains(.transientConnection))
-        #expect(recorder.first { $0.vpn != nil }?.reason.code == .routeAdded)
+            try host.ip("tuntap add dev tun0 mode tun")
+            let reader = try TunReader(namespace: host, name: "tun0")
+            defer { reader.stop() }
+            try host.ip("addr add 10.8.0.2/24 dev tun0")
+            try host.ip("link set tun0 up")
+            #expect(waitUntil { monitor.status.interfaces.first { $0.name == "tun0" }?.carrier == true })
+            #expect(monitor.status.interfaces.first { $0.name == "tun0" }?.kind == .vpn)
+            try host.ip("route add default dev tun0 metric 50")
+            #expect(waitUntil { monitor.status.vpn?.name == "tun0" })
+            let status = monitor.status
+            #expect(status.status == .ethernet)
+            #expect(status.primary?.name == "eth0")
+            #expect(status.flags.contains(.transientConnection))
+            #expect(recorder.first { $0.vpn != nil }?.reason.code == .routeAdded)
 
-        // The reader goes away: the tun loses carrier and the VPN is gone.
-        reader.stop()
-        #expect(waitUntil { monitor.status.vpn == nil })
-        #expect(monitor.status.status == .ethernet)
-        #expect(recorder.duplicates.isEmpty)
-        #expect(recorder.isChained)
+            // The reader goes away: the tun loses carrier and the VPN is gone.
+            reader.stop()
+            #expect(waitUntil { monitor.status.vpn == nil })
+            #expect(monitor.status.status == .ethernet)
+            #expect(recorder.duplicates.isEmpty)
+            #expect(recorder.isChained)
+        }
     }
 
     @Test(.needsRoot()) func fakeSysfsMarksWifiAndOverridesWin() throws {
@@ -293,34 +281,30 @@ extension SystemTests {
     /// A bridge over the veth is `ethernet` (kind bridge); the AF_BRIDGE RTM_DELLINK a port sends
     /// when it leaves the bridge is not a link deletion.
     @Test(.needsRoot()) func bridgeAndItsPorts() throws {
-        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
-        defer { host.destroy(); network.destroy() }
-        let sysfs = try FakeSysfs()
-        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
-        try monitor.start()
-        defer { monitor.stop() }
-        let recorder = EventRecorder(monitor)
-        _ = try VethUplink(host: host, uplink: network, defaultRoute: false)
-        try host.ip("addr flush dev eth0")
-        try host.ip("link add br0 type bridge stp_state 0 forward_delay 0")
-        try host.ip("link set eth0 master br0")
-        // An address on the port, which must survive the port leaving the bridge.
-        try host.ip("addr add 192.0.2.77/32 dev eth0")
-        try host.ip("addr add 10.77.0.2/24 dev br0")
-        try host.ip("link set br0 up")
-        try host.ip("route add default via 10.77.0.1 dev br0")
-        #expect(waitUntil(timeout: 10) { monitor.status.primary?.name == "br0" })
-        #expect(monitor.status.status == .ethernet)
-        #expect(monitor.status.primary?.kind == .bridge)
+        try withStartedMonitor { monitor, host, network, sysfs in
+            let recorder = EventRecorder(monitor)
+            _ = try VethUplink(host: host, uplink: network, defaultRoute: false)
+            try host.ip("addr flush dev eth0")
+            try host.ip("link add br0 type bridge stp_state 0 forward_delay 0")
+            try host.ip("link set eth0 master br0")
+            // An address on the port, which must survive the port leaving the bridge.
+            try host.ip("addr add 192.0.2.77/32 dev eth0")
+            try host.ip("addr add 10.77.0.2/24 dev br0")
+            try host.ip("link set br0 up")
+            try host.ip("route add default via 10.77.0.1 dev br0")
+            #expect(waitUntil(timeout: 10) { monitor.status.primary?.name == "br0" })
+            #expect(monitor.status.status == .ethernet)
+            #expect(monitor.status.primary?.kind == .bridge)
 
-        try host.ip("link set eth0 nomaster")
-        #expect(waitUntil { monitor.status.status == .notReachable })
-        try host.ip("addr add 192.0.2.9/32 dev lo")
-        #expect(waitUntil { monitor.status.interfaces.first { $0.name == "lo" }?.addresses.contains("192.0.2.9/32") == true })
-        #expect(monitor.status.interfaces.first { $0.name == "eth0" }?.kind == .ethernet)
-        #expect(monitor.status.interfaces.first { $0.name == "eth0" }?.addresses.contains("192.0.2.77/32") == true)
-        #expect(recorder.duplicates.isEmpty)
-        #expect(recorder.isChained)
+            try host.ip("link set eth0 nomaster")
+            #expect(waitUntil { monitor.status.status == .notReachable })
+            try host.ip("addr add 192.0.2.9/32 dev lo")
+            #expect(waitUntil { monitor.status.interfaces.first { $0.name == "lo" }?.addresses.contains("192.0.2.9/32") == true })
+            #expect(monitor.status.interfaces.first { $0.name == "eth0" }?.kind == .ethernet)
+            #expect(monitor.status.interfaces.first { $0.name == "eth0" }?.addresses.contains("192.0.2.77/32") == true)
+            #expect(recorder.duplicates.isEmpty)
+            #expect(recorder.isChained)
+        }
     }
 
     /// Kinds as the kernel reports them (rtnl kind, ARPHRD), and an override by glob.
