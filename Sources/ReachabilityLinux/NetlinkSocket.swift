@@ -30,6 +30,8 @@ public struct NetlinkError: Error, CustomStringConvertible, Equatable, Sendable 
 enum NetlinkReceiveResult: Equatable {
     /// A datagram was read and its messages handed on.
     case received
+    /// A datagram another process sent to the socket (its port, not the kernel's 0): dropped unread.
+    case foreign(port: UInt32)
     /// `EAGAIN`: nothing left to read.
     case drained
     /// Messages were lost: the kernel dropped some (`ENOBUFS`, or `NLMSG_OVERRUN`), or a datagram
@@ -142,7 +144,7 @@ final class NetlinkSocket {
             default: return .failed(error)
             }
         }
-        guard sender.nl_pid == 0 else { return .received }
+        guard sender.nl_pid == 0 else { return .foreign(port: sender.nl_pid) }
         guard received <= datagramBuffer.count else {
             // MSG_TRUNC gave the datagram's real length: the rest of it is gone. Make room for
             // one that size and have the state read again.

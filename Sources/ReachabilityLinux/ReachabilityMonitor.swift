@@ -104,6 +104,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private var verdictChanged = false
     /// The reason the next event must carry (resync after an overrun), overriding the derived one.
     private var pendingReason: Reason?
+    /// Warnings about datagrams from other processes: a few, then one a minute.
+    private var foreignLog = LogRateLimiter(burst: 3, interval: 60)
     /// When the read began that made the state dirty (see `eventTiming`).
     private var dirtyReadStarted: UInt64?
     /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
@@ -298,6 +300,12 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         reading: while true {
             switch socket.receive({ handle($0) }) {
             case .received: continue
+            case .foreign(let port):
+                let (allowed, suppressed) = foreignLog.admit(now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+                if allowed {
+                    log.warning("dropped a netlink message sent by another process (port \(port)), not the kernel"
+                                + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
+                }
             case .drained: break reading
             case .overrun:
                 // Messages were lost; keep reading what is there, then re-read the kernel's state.

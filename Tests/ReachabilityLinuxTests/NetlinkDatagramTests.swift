@@ -1,6 +1,7 @@
 import CNetlink
 import Foundation
 import ReachabilityCore
+import Synchronization
 import Testing
 import TestSupport
 @testable import ReachabilityLinux
@@ -103,32 +104,42 @@ extension SystemTests {
         #expect(second.links.contains("rx0"), "\(second.links)")
     }
 
-    @Test(.needsRoot()) func aDatagramFromAnotherProcessIsDropped() throws {
-        let ns = try TestNamespace(tag: "s")
-        defer { ns.destroy() }
-        let (listener, sender) = try NetworkNamespace.run(in: ns.name) {
-            let listener = try NetlinkSocket()
-            try listener.addMemberships([RTNLGRP_LINK])
-            let sender = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), NETLINK_ROUTE)
-            return (listener, sender)
+    /// A well-formed RTM_NEWLINK of a link `name`, as the kernel would send it.
+    static func linkMessage(named name: String) -> [UInt8] {
+        let link: [UInt8] = [0, 0, 1, 0, 0xa0, 0x0f, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]   // index 4000, up
+        return NetlinkDecoderBoundsTests.message(type: RTM_NEWLINK, body: link,
+                                                 attributes: [(Int(IFLA_IFNAME), Array(name.utf8) + [0])])
+    }
+
+    /// The port of a netlink socket (`getsockname`).
+    static func port(of fd: Int32) throws -> UInt32 {
+        var address = sockaddr_nl()
+        var length = socklen_t(MemoryLayout<sockaddr_nl>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        try #require(named == 0 && address.nl_pid != 0)
+        return address.nl_pid
+    }
+
+    /// Sends `bytes` from a NETLINK_ROUTE socket of its own in namespace `ns`, to the socket with
+    /// port `port`, or to the multicast `groups` (and then to the sender itself, not the kernel).
+    static func send(_ bytes: [UInt8], in ns: TestNamespace, port: UInt32? = nil, groups: UInt32 = 0) throws {
+        let sender = try NetworkNamespace.run(in: ns.name) {
+            socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), NETLINK_ROUTE)
         }
         try #require(sender >= 0)
         defer { close(sender) }
         var own = sockaddr_nl()
-        var length = socklen_t(MemoryLayout<sockaddr_nl>.size)
-        let named = withUnsafeMutablePointer(to: &own) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener.fileDescriptor, $0, &length) }
+        own.nl_family = sa_family_t(AF_NETLINK)
+        let bound = withUnsafePointer(to: &own) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(sender, $0, socklen_t(MemoryLayout<sockaddr_nl>.size)) }
         }
-        try #require(named == 0 && own.nl_pid != 0)
-
-        // A well-formed notification of a link "spoof0", sent to the listener's port.
-        let link: [UInt8] = [0, 0, 1, 0, 7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
-        let bytes = NetlinkDecoderBoundsTests.message(type: RTM_NEWLINK, body: link,
-                                                      attributes: [(Int(IFLA_IFNAME), Array("spoof0".utf8) + [0])])
-        #expect(NetlinkDecoderBoundsTests.decode(bytes).count == 1)
+        try #require(bound == 0)
         var target = sockaddr_nl()
         target.nl_family = sa_family_t(AF_NETLINK)
-        target.nl_pid = own.nl_pid
+        target.nl_pid = try port ?? Self.port(of: sender)
+        target.nl_groups = groups
         let sent = bytes.withUnsafeBytes { payload in
             withUnsafePointer(to: &target) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -137,12 +148,46 @@ extension SystemTests {
             }
         }
         try #require(sent == bytes.count, "sendto: \(String(cString: strerror(errno)))")
+    }
+
+    @Test(.needsRoot()) func aDatagramFromAnotherProcessIsDropped() throws {
+        let ns = try TestNamespace(tag: "s")
+        defer { ns.destroy() }
+        let listener = try NetworkNamespace.run(in: ns.name) {
+            let listener = try NetlinkSocket()
+            try listener.addMemberships([RTNLGRP_LINK])
+            return listener
+        }
+        let bytes = Self.linkMessage(named: "spoof0")
+        #expect(NetlinkDecoderBoundsTests.decode(bytes).count == 1)
+        try Self.send(bytes, in: ns, port: try Self.port(of: listener.fileDescriptor))
         // And a real one after it, so the listener has something to show it still works.
         try ns.ip("link add real0 type veth peer name real1")
         let received = Self.drain(listener)
         #expect(!received.links.contains("spoof0"), "\(received.links)")
         #expect(received.links.contains("real0"), "\(received.links)")
-        #expect(received.results.allSatisfy { $0 == .received }, "\(received.results)")
+        let foreign = received.results.filter { if case .foreign = $0 { return true } else { return false } }
+        #expect(foreign.count == 1, "\(received.results)")
+        #expect(received.results.allSatisfy { $0 == .received || foreign.contains($0) }, "\(received.results)")
+    }
+
+    /// The same through the monitor, from a process that multicasts to the link group as root may:
+    /// the status never shows the link, and the monitor says what it dropped.
+    @Test(.needsRoot()) func theMonitorDropsALinkAnotherProcessAnnounces() throws {
+        let ns = try TestNamespace(tag: "m")
+        defer { ns.destroy() }
+        let lines = Mutex([String]())
+        let log = LogSink(threshold: .debug) { _, line in lines.withLock { $0.append(line) } }
+        let sysfs = try FakeSysfs()
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(ns, sysfs: sysfs), log: log)
+        try monitor.start()
+        defer { monitor.stop() }
+        try Self.send(Self.linkMessage(named: "spoof0"), in: ns, groups: UInt32(RTMGRP_LINK))
+        try ns.ip("link add real0 type veth peer name real1")
+        #expect(waitUntil { monitor.status.interfaces.contains { $0.name == "real0" } })
+        #expect(!monitor.status.interfaces.contains { $0.name == "spoof0" })
+        #expect(lines.withLock { $0 }.contains { $0.hasPrefix("dropped a netlink message sent by another process (port ") },
+                "\(lines.withLock { $0 })")
     }
 }
 }
