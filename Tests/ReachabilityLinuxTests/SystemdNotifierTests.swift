@@ -1,3 +1,7 @@
+// CNetlink as well as Glibc: both bring <sys/socket.h>, and when the compiler reads this file in
+// one batch with a netlink test that imports CNetlink, the socket constants belong to whichever
+// module it loaded first. Importing both keeps SOCK_DGRAM and SOCK_STREAM in sight either way.
+import CNetlink
 import Foundation
 import Testing
 import ReachabilityCore
