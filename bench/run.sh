@@ -30,17 +30,11 @@ trap 'exit 143' TERM
 
 mkdir -p bench/out
 gcc -O2 -Wall -Wextra -o bench/out/fanout bench/fanout.c
-# The event path outside the daemon (bench/pipeline), a package of its own over ReachabilityCore.
-# SwiftPM's incremental build of a path dependency misses files added to it: start afresh when
-# reachd's list of files changed.
+# The event path outside the daemon (bench/pipeline), a package of its own over ReachabilityCore,
+# in a scratch directory started afresh when reachd's list of files changed.
 SWIFT="${SWIFT:-swift}"
 scratch=.build/pipeline
-files=$(find Package.swift Sources -type f | sort | cksum)
-if [ "$(cat "$scratch/.reachd-files" 2>/dev/null)" != "$files" ]; then
-  rm -rf "$scratch"
-  mkdir -p "$scratch"
-  echo "$files" > "$scratch/.reachd-files"
-fi
+scripts/fresh-scratch.sh "$scratch"
 "$SWIFT" build -c release --package-path bench/pipeline --scratch-path "$scratch" >&2
 pipeline="$("$SWIFT" build -c release --package-path bench/pipeline --scratch-path "$scratch" --show-bin-path)/pipeline"
 start=$(date +%s)

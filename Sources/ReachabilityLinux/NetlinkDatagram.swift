@@ -15,9 +15,6 @@ enum NetlinkDatagram {
     static let headerSize = 16
     static let noop = 1, error = 2, done = 3, overrun = 4
 
-    /// `NLMSG_ALIGN`.
-    static func aligned(_ length: Int) -> Int { (length + 3) & ~3 }
-
     /// Calls `body` with each message of `datagram` but `NLMSG_NOOP` and `NLMSG_DONE`. Stops
     /// quietly, as `NLMSG_OK` does, at a header whose length does not cover itself or leaves the
     /// datagram: what the kernel sends is well formed, and nothing after a bad length can be
@@ -41,7 +38,8 @@ enum NetlinkDatagram {
             default:
                 body(.message(UnsafeRawBufferPointer(rebasing: datagram[position..<(position + length)])))
             }
-            position += aligned(length)
+            // NLMSG_ALIGN pads to 4 bytes, as NLA_ALIGN does.
+            position += NetlinkAttributes.aligned(length)
         }
     }
 }

@@ -20,10 +20,6 @@ public struct NetlinkError: Error, CustomStringConvertible, Equatable, Sendable 
     /// libnl's description of the code (`nl_geterror`).
     public var text: String { String(cString: nl_geterror(code)) }
     public var description: String { "\(function): \(text) (NLE \(code))" }
-
-    /// `-NLE_NOMEM` from a receive is the kernel's ENOBUFS: the socket buffer overflowed and
-    /// messages were lost, and the monitor must dump the kernel's state again.
-    public var isOverrun: Bool { code == NLE_NOMEM }
 }
 
 /// What one `receive()` call on a socket ended with.
@@ -149,7 +145,7 @@ final class NetlinkSocket {
             // MSG_TRUNC gave the datagram's real length: the rest of it is gone. Make room for
             // one that size and have the state read again.
             datagramBuffer.deallocate()
-            datagramBuffer = .allocate(byteCount: NetlinkDatagram.aligned(received), alignment: 8)
+            datagramBuffer = .allocate(byteCount: NetlinkAttributes.aligned(received), alignment: 8)
             return .overrun
         }
         var overrun = false

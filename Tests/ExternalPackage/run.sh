@@ -14,16 +14,10 @@ if [ "$(extract "$root/README.md")" != "$(extract "$here/Sources/SnippetApp/main
     exit 1
 fi
 
-# Its own scratch directory under the package's .build (ignored by git). SwiftPM's incremental
-# build of a path dependency misses source files added to it since the last build: start afresh
-# when reachd's list of files has changed.
+# Its own scratch directory under the package's .build (ignored by git), started afresh when
+# reachd's list of files has changed.
 scratch="$root/.build/external-package"
-files=$(cd "$root" && find Package.swift Sources -type f | sort | cksum)
-if [ "$(cat "$scratch/.reachd-files" 2>/dev/null)" != "$files" ]; then
-    rm -rf "$scratch"
-    mkdir -p "$scratch"
-    echo "$files" > "$scratch/.reachd-files"
-fi
+(cd "$root" && scripts/fresh-scratch.sh "$scratch")
 $SWIFT build --package-path "$here" --scratch-path "$scratch"
 app="$($SWIFT build --package-path "$here" --scratch-path "$scratch" --show-bin-path)/SnippetApp"
 

@@ -8,13 +8,11 @@ import TestSupport
 
 /// How a datagram is cut into messages: what the monitor's receive hands to the decoder.
 @Suite struct NetlinkDatagramTests {
-    /// A message of `type` with `payload`, its length field `lengthDelta` off the truth.
+    /// A message of `type` with `payload`, its length field `lengthDelta` off the truth, padded
+    /// as the next message of a datagram expects.
     static func message(type: Int, payload: [UInt8], lengthDelta: Int = 0) -> [UInt8] {
-        let length = 16 + payload.count + lengthDelta
-        let header: [UInt8] = [UInt8(length & 0xff), UInt8((length >> 8) & 0xff), 0, 0,
-                               UInt8(type & 0xff), UInt8(type >> 8), 0, 0] + [UInt8](repeating: 0, count: 8)
-        let padding = [UInt8](repeating: 0, count: NetlinkDatagram.aligned(payload.count) - payload.count)
-        return header + payload + padding
+        NetlinkDecoderBoundsTests.message(type: type, body: payload, attributes: [], lengthDelta: lengthDelta)
+            + [UInt8](repeating: 0, count: NetlinkAttributes.aligned(payload.count) - payload.count)
     }
 
     /// Each item as text: `message <type> <length>`, `overrun`, `error <number>`.
