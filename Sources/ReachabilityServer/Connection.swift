@@ -33,7 +33,18 @@ final class Connection: @unchecked Sendable {
     private var pending: [(call: VarlinkCall, size: Int)] = []
     /// A call is in progress (an asynchronous handler, or a subscription).
     var busy = false
-    var subscription: SubscriptionFilter?
+    /// What this connection subscribed with; nil while it is no subscriber. Becoming one (or
+    /// ceasing to be) enters it in (or takes it out of) the server's list of subscribers.
+    var subscription: SubscriptionFilter? {
+        didSet {
+            filtering = subscription?.filters ?? false
+            if (subscription != nil) != (subscriberSlot != nil) { server.subscriptionChanged(of: self) }
+        }
+    }
+    /// The subscription has a filter (`statusOnly`, `changes`): its events go one by one.
+    private var filtering = false
+    /// This connection's place in the server's list of subscribers; the server keeps it.
+    var subscriberSlot: Int?
     /// The peer's credentials when it connected; nil if the kernel would not tell.
     let peer: (pid: Int32, uid: UInt32, gid: UInt32)?
     /// Dropped: flush what is queued (the error), then close.
@@ -47,10 +58,20 @@ final class Connection: @unchecked Sendable {
         self.server = server
         self.peer = peer
         self.outgoing = OutgoingQueue(limits: server.configuration.queueLimits)
+        instances = server.connectionObjects
+        instances.add(1)
     }
 
+    /// The server's count of connection objects; kept here, as the server may be gone by `deinit`.
+    private let instances: InstanceCount
+
+    deinit { instances.add(-1) }
+
     func start() {
-        let source = socket.makeReadSource { [weak self] in self?.readAvailable() }
+        // Held strongly, as the write source's handler is: `close()` cancels both sources, which
+        // lets go of the handlers. A weak reference would give every connection a side table
+        // and make each retain on an event's fan-out take the slow path.
+        let source = socket.makeReadSource { self.readAvailable() }
         readSource = source
         source.resume()
     }
@@ -167,12 +188,18 @@ final class Connection: @unchecked Sendable {
     /// Sends a complete message (NUL included). A reply that does not fit the queue drops the
     /// connection: a subscriber with `SubscriberTooSlow`, anything else without a word.
     func send(_ message: Data, force: Bool = false) {
+        message.withUnsafeBytes { send(message, bytes: $0, force: force) }
+    }
+
+    /// `send(_:force:)` with `message`'s bytes already at hand: an event's fan-out takes them
+    /// once for every subscriber.
+    private func send(_ message: Data, bytes: UnsafeRawBufferPointer, force: Bool) {
         guard !closed && !closing else { return }
         // Nothing waiting: hand the (shared) bytes straight to the socket; only what it does not
         // take is queued. The bounds are checked as `enqueue` would, so a message too big for the
         // queue is refused alike.
         if outgoing.isEmpty && (force || (outgoing.limits.maxMessages >= 1 && message.count <= outgoing.limits.maxBytes)) {
-            let result = message.withUnsafeBytes { socket.send($0) }
+            let result = socket.send(bytes)
             if result == .processed(message.count) { return }
             let written: Int
             switch result {
@@ -208,14 +235,19 @@ final class Connection: @unchecked Sendable {
 
     /// Delivers a published event if this subscription's filter admits it.
     func deliver(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
-        guard !closing, let filters = subscription?.filters else { return }
+        bytes.withUnsafeBytes { deliver(event, message: bytes, bytes: $0, force: force) }
+    }
+
+    /// `deliver(_:bytes:force:)` with the message's bytes already at hand (an event's fan-out).
+    func deliver(_ event: ReachabilityEvent, message: Data, bytes: UnsafeRawBufferPointer, force: Bool) {
+        guard !closing, subscriberSlot != nil else { return }
         // Without a filter every event goes out and the filter keeps nothing worth updating:
         // no copy of it per subscriber and event.
-        guard filters else { return send(bytes, force: force) }
+        guard filtering else { return send(message, bytes: bytes, force: force) }
         guard var filter = subscription else { return }
         guard filter.admit(event) else { return }
         subscription = filter
-        send(bytes, force: force)
+        send(message, bytes: bytes, force: force)
     }
 
     private func dropTooSlow(dropped: Int) {
@@ -261,7 +293,7 @@ final class Connection: @unchecked Sendable {
 
     private func waitForWritable() {
         if writeSource == nil {
-            let source = socket.makeWriteSource { [weak self] in self?.flush() }
+            let source = socket.makeWriteSource { self.flush() }
             writeSource = source
             writeSourceActive = true
             source.resume()

@@ -15,7 +15,7 @@ extension ReachabilityServer {
         onQueue {
             var counts = Dictionary(uniqueKeysWithValues: Rejection.allCases.map { ($0, 0) })
             counts.merge(rejections) { _, new in new }
-            return Statistics(subscribers: connections.values.reduce(0) { $0 + ($1.subscription != nil ? 1 : 0) },
+            return Statistics(subscribers: subscribers.count,
                               rejections: counts)
         }
     }

@@ -92,6 +92,11 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     var history: EventHistory<HistoryEntry>
     var current: Status
     var connections: [Int: Connection] = [:]
+    /// The connections that subscribed, in one array: an event's fan-out walks it in order
+    /// instead of every connection in a dictionary. Each one knows its slot.
+    private(set) var subscribers: [Connection] = []
+    /// `Connection` objects not yet freed, closed ones included.
+    let connectionObjects = InstanceCount()
     private var nextConnectionID = 0
     private var acceptor: Acceptor?
     private var boundPath: String?
@@ -227,7 +232,12 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     public var connectionCount: Int { onQueue { connections.count } }
 
     /// Connections with a live subscription.
-    public var subscriberCount: Int { onQueue { connections.values.filter { $0.subscription != nil }.count } }
+    public var subscriberCount: Int { onQueue { subscribers.count } }
+
+    /// Connection objects still in memory, closed ones included: a closed connection that
+    /// something still holds (a source's handler, a pending reply) shows here, not in
+    /// `connectionCount`.
+    package var connectionObjectCount: Int { connectionObjects.value }
 
     /// Subscribers dropped for not reading since start.
     public var droppedSubscriberCount: Int { onQueue { droppedSubscribers } }
@@ -400,17 +410,39 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
             history.reset(sequence: event.sequence)
             let resync = ReachabilityEvent(sequence: event.sequence, timestamp: event.timestamp, event: .initial,
                                            reason: Reason(code: .resync), previous: nil, current: event.current)
-            let bytes = encodeEvent(resync)
-            for connection in connections.values where connection.subscription != nil {
-                connection.deliver(resync, bytes: bytes, force: true)
-            }
+            fanOut(resync, bytes: encodeEvent(resync), force: true)
         case .reachabilityChanged:
             current = event.current
             let bytes = encodeEvent(event)
             history.append(HistoryEntry(event: event, bytes: bytes), sequence: event.sequence)
-            for connection in connections.values where connection.subscription != nil {
-                connection.deliver(event, bytes: bytes, force: false)
+            fanOut(event, bytes: bytes, force: false)
+        }
+    }
+
+    /// Hands `event`'s one encoding to every subscriber.
+    private func fanOut(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
+        // The list as it is now: a delivery that fails closes its connection (or, making room in
+        // the queues, another one), which takes it out of `subscribers` while this walks them.
+        let recipients = subscribers
+        bytes.withUnsafeBytes { raw in
+            for connection in recipients { connection.deliver(event, message: bytes, bytes: raw, force: force) }
+        }
+    }
+
+    /// Keeps `subscribers` in step with `connection.subscription` (called when it became a
+    /// subscriber or ceased to be one). Leaving swaps the last subscriber into the slot.
+    func subscriptionChanged(of connection: Connection) {
+        if connection.subscription != nil {
+            guard connection.subscriberSlot == nil else { return }
+            connection.subscriberSlot = subscribers.count
+            subscribers.append(connection)
+        } else if let slot = connection.subscriberSlot {
+            let last = subscribers.removeLast()
+            if last !== connection {
+                subscribers[slot] = last
+                last.subscriberSlot = slot
             }
+            connection.subscriberSlot = nil
         }
     }
 

@@ -302,6 +302,32 @@ import Glibc
         #expect(received == 1000)
     }
 
+    /// The server keeps its subscribers in a list; leaving from its start, middle and end, and
+    /// joining after that, leaves every subscriber with each event exactly once. Closed
+    /// connections are freed, not kept alive by their own Dispatch sources.
+    @Test func subscribersLeavingInAnyOrderLeaveTheOthersReceivingEachEventOnce() throws {
+        let h = try ServerHarness()
+        var clients = try (0..<10).map { _ in try h.connect() }
+        for c in clients { try c.subscribe() }
+        for c in clients { #expect(try c.nextEvent().event == .initial) }
+        #expect(waitUntilTrue { h.server.subscriberCount == 10 })
+        for index in [9, 4, 0] { clients.remove(at: index).close() }
+        #expect(waitUntilTrue { h.server.subscriberCount == 7 })
+        let late = try h.connect()
+        try late.subscribe()
+        #expect(try late.nextEvent().event == .initial)
+        clients.append(late)
+        #expect(h.server.subscriberCount == 8)
+        let first = h.publishChange(), second = h.publishChange()
+        for c in clients {
+            #expect(try c.nextEvent() == first)
+            #expect(try c.nextEvent() == second)
+        }
+        for c in clients { c.close() }
+        #expect(waitUntilTrue { h.server.connectionCount == 0 })
+        #expect(waitUntilTrue { h.server.connectionObjectCount == 0 })
+    }
+
     @Test func aSubscriberThatNeverReadsIsDroppedWhileOthersKeepReceiving() throws {
         var configuration = ReachabilityServer.Configuration()
         configuration.queueLimits = .init(maxMessages: 16, maxBytes: 64 * 1024)
