@@ -5,10 +5,11 @@
  * Connects N varlink connections to SOCKET, subscribes on each and reads the initial event; then
  * prints "ready N" on stdout. From then on, for every event sequence number, once each live
  * subscriber has the complete message it prints
- *   "event SEQ FIRST LAST"
+ *   "event SEQ FIRST LAST BYTES"
  * with the CLOCK_MONOTONIC seconds at which the first and the last subscriber had it complete.
  * A varlink error reply prints "error NAME", a closed connection "closed". It exits when stdin is
- * closed (the driver went away), so it never outlives the benchmark.
+ * closed (the driver went away), so it never outlives the benchmark. A fifth field, BYTES, is the
+ * size of that event's message (NUL included) as the first subscriber had it.
  *
  * Why io_uring: with 5,000 connections the reader's own CPU is most of what the machine does
  * per event. A multishot receive per connection stays armed, so a message costs one completion
@@ -37,7 +38,7 @@
 static const char subscribe[] = "{\"method\":\"io.reachd.Reachability.Subscribe\",\"parameters\":{},\"more\":true}";
 
 struct sub { int fd; int alive; char *buf; size_t len, cap; int initial_seen; };
-struct seen { long long seq; int count; double first, last; };
+struct seen { long long seq; int count; double first, last; size_t bytes; };
 #define RING 1024
 static struct seen ring[RING];
 static int ring_next;
@@ -93,10 +94,10 @@ static void message(struct sub *s, const char *msg, size_t msg_len) {
     }
     double t = mono();
     struct seen *sl = slot(sequence_of(msg, msg_len));
-    if (sl->count++ == 0) sl->first = t;
+    if (sl->count++ == 0) { sl->first = t; sl->bytes = msg_len + 1; }
     sl->last = t;
     if (sl->count == live) {
-        printf("event %lld %.9f %.9f\n", sl->seq, sl->first, sl->last); fflush(stdout);
+        printf("event %lld %.9f %.9f %zu\n", sl->seq, sl->first, sl->last, sl->bytes); fflush(stdout);
     }
 }
 

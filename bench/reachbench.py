@@ -141,13 +141,13 @@ class Topology:
 # The daemon under test
 
 class Daemon:
-    def __init__(self, args, ns, label, env=None, config_args=None):
+    def __init__(self, args, ns, label, env=None, config_args=None, daemon_cmd=None):
         self.sock = os.path.join(OUT, f"{label}.sock")
         self.log_path = os.path.join(OUT, f"{label}.log")
         if os.path.exists(self.sock):
             os.unlink(self.sock)
         config_args = args.daemon_config_args if config_args is None else config_args
-        cmd = ["ip", "netns", "exec", ns] + args.daemon_cmd + ["--socket", self.sock] + config_args
+        cmd = ["ip", "netns", "exec", ns] + (daemon_cmd or args.daemon_cmd) + ["--socket", self.sock] + config_args
         self.logf = open(self.log_path, "w")
         e = dict(os.environ)
         e.pop("NOTIFY_SOCKET", None)
@@ -179,8 +179,8 @@ class Daemon:
         self.logf.close()
 
 
-def daemon_started(args, ns, label, env=None, config_args=None):
-    d = Daemon(args, ns, label, env, config_args)
+def daemon_started(args, ns, label, env=None, config_args=None, daemon_cmd=None):
+    d = Daemon(args, ns, label, env, config_args, daemon_cmd)
     d.wait_ready()
     return d
 
@@ -391,8 +391,14 @@ class Fanout:
         stop(self.proc)
 
 
-def fanout_run(args, topo, n, triggers):
-    d = daemon_started(args, topo.a, f"fanout{n}")
+def fanout_run(args, topo, n, triggers, floor_bytes=None):
+    """N subscribers of reachd; with `floor_bytes`, of bench/fanout_floor.c instead (events of that
+    size, no daemon logic: the machine's floor for the same fan-out)."""
+    if floor_bytes:
+        d = daemon_started(args, topo.a, f"fanout{n}-floor", config_args=[],
+                           daemon_cmd=[args.fanout_floor_bin, "--event-bytes", str(floor_bytes)])
+    else:
+        d = daemon_started(args, topo.a, f"fanout{n}")
     try:
         t_connect = now()
         fo = Fanout(args.fanout_bin, d.sock, n)
@@ -403,7 +409,7 @@ def fanout_run(args, topo, n, triggers):
         time.sleep(0.5)
         rss = d.status()
         toggler = nl.LinkToggler(topo.b, PEER)
-        lasts, firsts, events, errors = [], [], 0, []
+        lasts, firsts, events, errors, sizes = [], [], 0, [], []
         sampler = nl.ThreadSampler(d.pid)
         reader = nl.ThreadSampler(fo.proc.pid)
         state = True
@@ -416,10 +422,11 @@ def fanout_run(args, topo, n, triggers):
                 if line is None:
                     break
                 if line.startswith("event"):
-                    _, seq, first, last = line.split()
+                    _, seq, first, last, size = line.split()
                     events += 1
                     if got is None and float(first) >= t0:
                         got = (float(first) - t0, float(last) - t0)
+                        sizes.append(int(size))
                 elif line.startswith(("error", "closed")):
                     errors.append(line)
             d.check_alive()
@@ -436,7 +443,8 @@ def fanout_run(args, topo, n, triggers):
         wr = reader.stop()
         fo.stop()
         cpu_s, run_s = w["cpu_s_stat"], w["cpu_s_schedstat"]
-        return {"subscribers": n, "triggers": triggers, "events": events, "connect_s": connect_s,
+        return {"subscribers": n, "floor": bool(floor_bytes), "event_bytes": statistics.median(sizes) if sizes else None,
+                "triggers": triggers, "events": events, "connect_s": connect_s,
                 "first": summary_ms(firsts), "last": summary_ms(lasts), "errors": errors[:5],
                 "error_count": len(errors), "rss_kib": rss.get("VmRSS"),
                 "cpu_ms_per_event_stat": cpu_s / events * 1e3 if events else None,
@@ -730,7 +738,9 @@ def table(res):
     rows.append("| Fan-out | trigger → first subscriber (median) | trigger → last subscriber (median) | p99 last | reachd CPU per event | reader CPU per event | reachd RSS | errors |")
     rows.append("|---|---|---|---|---|---|---|---|")
     for f in res.get("fanout", []):
-        rows.append(f"| {f['subscribers']} subscribers ({f['triggers']} changes) | {fmt(f['first']['median_ms'], 3)} ms | {fmt(f['last']['median_ms'], 3)} ms | "
+        who = (f"{f['subscribers']} subscribers of `bench/fanout_floor.c`, the floor: events of {fmt(f['event_bytes'], 0)} bytes, no daemon logic "
+               f"(its CPU in the reachd column)" if f.get("floor") else f"{f['subscribers']} subscribers")
+        rows.append(f"| {who} ({f['triggers']} changes) | {fmt(f['first']['median_ms'], 3)} ms | {fmt(f['last']['median_ms'], 3)} ms | "
                     f"{fmt(f['last']['p99_ms'], 3)} ms | {fmt(f['cpu_ms_per_event_schedstat'], 3)} ms (stat: {fmt(f['cpu_ms_per_event_stat'], 1)} ms) | "
                     f"{fmt(f.get('reader_cpu_ms_per_event'), 3)} ms | {fmt((f['rss_kib'] or 0) / 1024, 1)} MiB | {f['error_count']} |")
     rows.append("")
@@ -750,7 +760,7 @@ def table(res):
                     f"CPU {fmt(i['cpu_ms_schedstat'], 3)} ms (stat {fmt(i['cpu_ms'], 0)} ms), context switches {i['voluntary']} voluntary + {i['nonvoluntary']} non-voluntary; "
                     f"threads {i['threads_at_start']} → {i['threads']} ({i['threads_born']} born, {i['threads_gone']} gone); events {i['events_while_idle']}")
     s = res.get("startup")
-    fo = {f["subscribers"]: f for f in res.get("fanout", [])}
+    fo = {f["subscribers"]: f for f in res.get("fanout", []) if not f.get("floor")}
     if i and s:
         rows.append(f"Footprint: RSS idle {fmt(i['rss_kib'] / 1024, 1)} MiB; with 1,000 subscribers {fmt(fo[1000]['rss_kib'] / 1024, 1) if fo.get(1000, {}).get('rss_kib') else '—'} MiB; "
                     f"start-up to {'READY=1' if s['ready_notify'] else 'first GetStatus answer (no READY=1 received)'} "
@@ -795,6 +805,8 @@ def main():
     ap.add_argument("--reachd", help="path of the reachd binary")
     ap.add_argument("--fake", action="store_true", help="benchmark bench/fake_reachd.py (harness self-check)")
     ap.add_argument("--fanout-bin", default=os.path.join(OUT, "fanout"))
+    ap.add_argument("--fanout-floor-bin", default=os.path.join(OUT, "fanout_floor"),
+                    help="bench/fanout_floor.c's binary; the largest fan-out is run against it too (empty: not)")
     ap.add_argument("--pipeline-bin", default="", help="bench/pipeline's binary (bench/run.sh builds it)")
     ap.add_argument("--build", default="release")
     ap.add_argument("--changes", type=int, default=200)
@@ -921,6 +933,12 @@ def main():
             for n in [int(x) for x in args.fanout.split(",") if x]:
                 log(f"fan-out: {n} subscribers")
                 res["fanout"].append(fanout_run(args, topo, n, args.fanout_triggers))
+            largest = max(res["fanout"], key=lambda f: f["subscribers"], default=None)
+            if largest and args.fanout_floor_bin and os.access(args.fanout_floor_bin, os.X_OK) and not args.fake:
+                n = largest["subscribers"]
+                size = int(largest["event_bytes"] or 2048)
+                log(f"fan-out: {n} subscribers of bench/fanout_floor.c, events of {size} bytes")
+                res["fanout"].append(fanout_run(args, topo, n, args.fanout_triggers, floor_bytes=size))
         if "storm" in only:
             res["storm"] = []
             for mode in ("admin", "carrier"):

@@ -15,6 +15,11 @@ public struct OutgoingQueue: Sendable {
         public init(maxMessages: Int = 256, maxBytes: Int = 1 << 20) {
             self.maxMessages = maxMessages; self.maxBytes = maxBytes
         }
+
+        /// Whether an empty queue takes a message of `size` bytes without `force`.
+        public func admits(messageOf size: Int) -> Bool {
+            maxMessages >= 1 && size <= maxBytes
+        }
     }
 
     public enum EnqueueResult: Equatable, Sendable {

@@ -37,14 +37,28 @@ final class Connection: @unchecked Sendable {
     /// ceasing to be) enters it in (or takes it out of) the server's list of subscribers.
     var subscription: SubscriptionFilter? {
         didSet {
+            let wasFiltering = filtering
             filtering = subscription?.filters ?? false
-            if (subscription != nil) != (subscriberSlot != nil) { server.subscriptionChanged(of: self) }
+            if (subscription != nil) != (subscriberSlot != nil) {
+                server.subscriptionChanged(of: self)
+            } else if filtering != wasFiltering {
+                server.directDescriptorChanged(of: self)
+            }
         }
     }
     /// The subscription has a filter (`statusOnly`, `changes`): its events go one by one.
     private var filtering = false
     /// This connection's place in the server's list of subscribers; the server keeps it.
     var subscriberSlot: Int?
+
+    /// The socket's descriptor while an event may go straight to it, the same bytes as to every
+    /// other subscriber (no filter, nothing queued, not closing); -1 otherwise. The server keeps
+    /// a copy per subscriber, told of every change, so an event's fan-out reads one array
+    /// instead of each connection's memory.
+    var directDescriptor: CInt {
+        guard !filtering, !closing, !closed, outgoing.isEmpty else { return -1 }
+        return socket.rawDescriptor ?? -1
+    }
     /// The peer's credentials when it connected; nil if the kernel would not tell.
     let peer: (pid: Int32, uid: UInt32, gid: UInt32)?
     /// Dropped: flush what is queued (the error), then close.
@@ -162,10 +176,11 @@ final class Connection: @unchecked Sendable {
 
     /// Runs `body`, which changes `outgoing`, and reports the change to the server's total.
     private func trackingQueue<T>(_ body: () -> T) -> T {
-        let before = outgoing.byteCount
+        let before = outgoing.byteCount, wasEmpty = outgoing.isEmpty
         let result = body()
         let delta = outgoing.byteCount - before
         if delta != 0 { server.queuedBytesChanged(by: delta) }
+        if outgoing.isEmpty != wasEmpty { server.directDescriptorChanged(of: self) }
         return result
     }
 
@@ -198,24 +213,8 @@ final class Connection: @unchecked Sendable {
         // Nothing waiting: hand the (shared) bytes straight to the socket; only what it does not
         // take is queued. The bounds are checked as `enqueue` would, so a message too big for the
         // queue is refused alike.
-        if outgoing.isEmpty && (force || (outgoing.limits.maxMessages >= 1 && message.count <= outgoing.limits.maxBytes)) {
-            let result = socket.send(bytes)
-            if result == .processed(message.count) { return }
-            let written: Int
-            switch result {
-            case .processed(let count): written = count
-            case .wouldBlock, .failed: written = -1
-            }
-            let blocked = result == .wouldBlock
-            server.makeRoomForQueued(message.count - max(written, 0))
-            if closed { return }
-            trackingQueue {
-                _ = outgoing.enqueue(message, force: true)
-                if written > 0 { outgoing.consume(written) }
-            }
-            // The socket is full: wait for it; anything else (an error) goes through `flush`,
-            // which closes.
-            if blocked || written > 0 { waitForWritable() } else { flush() }
+        if outgoing.isEmpty && (force || outgoing.limits.admits(messageOf: message.count)) {
+            finishDirectSend(message, result: socket.send(bytes))
             return
         }
         server.makeRoomForQueued(message.count)
@@ -231,6 +230,27 @@ final class Connection: @unchecked Sendable {
                 close()
             }
         }
+    }
+
+    /// Deals with what a send of all of `message` straight to the socket did, with nothing
+    /// queued before it: what the socket did not take is queued.
+    func finishDirectSend(_ message: Data, result: IOResult) {
+        guard result != .processed(message.count), !closed, !closing else { return }
+        let written: Int
+        switch result {
+        case .processed(let count): written = count
+        case .wouldBlock, .failed: written = -1
+        }
+        let blocked = result == .wouldBlock
+        server.makeRoomForQueued(message.count - max(written, 0))
+        if closed { return }
+        trackingQueue {
+            _ = outgoing.enqueue(message, force: true)
+            if written > 0 { outgoing.consume(written) }
+        }
+        // The socket is full: wait for it; anything else (an error) goes through `flush`,
+        // which closes.
+        if blocked || written > 0 { waitForWritable() } else { flush() }
     }
 
     /// Delivers a published event if this subscription's filter admits it.

@@ -46,6 +46,9 @@ final class ConnectionSocket: @unchecked Sendable {
         openSources += 1
     }
 
+    /// The descriptor's number while it is open, for a send to many sockets at once.
+    var rawDescriptor: CInt? { descriptor?.rawValue }
+
     /// `send(2)` without waiting and without SIGPIPE.
     func send(_ bytes: UnsafeRawBufferPointer) -> IOResult {
         do {

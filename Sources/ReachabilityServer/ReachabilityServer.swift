@@ -95,6 +95,10 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// The connections that subscribed, in one array: an event's fan-out walks it in order
     /// instead of every connection in a dictionary. Each one knows its slot.
     private(set) var subscribers: [Connection] = []
+    /// Each subscriber's `directDescriptor`, by slot: the fan-out's fast path reads only this.
+    private var directDescriptors: [CInt] = []
+    /// What each direct send did, by slot; kept between events.
+    private var fanOutResults: [Int] = []
     /// `Connection` objects not yet freed, closed ones included.
     let connectionObjects = InstanceCount()
     private var nextConnectionID = 0
@@ -419,13 +423,35 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         }
     }
 
-    /// Hands `event`'s one encoding to every subscriber.
+    /// Hands `event`'s one encoding to every subscriber: first the same bytes straight to each
+    /// socket that may take them (one walk over the descriptors), then, one by one, the
+    /// subscribers with a filter or a queue, and those whose socket did not take it all.
     private func fanOut(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
-        // The list as it is now: a delivery that fails closes its connection (or, making room in
-        // the queues, another one), which takes it out of `subscribers` while this walks them.
-        let recipients = subscribers
+        // The lists as they are now: a delivery that fails closes its connection (or, making
+        // room in the queues, another one), which takes it out of `subscribers` while this
+        // walks them.
+        let recipients = subscribers, descriptors = directDescriptors
+        let direct = force || configuration.queueLimits.admits(messageOf: bytes.count)
+        if fanOutResults.count < descriptors.count {
+            fanOutResults = [Int](repeating: 0, count: max(descriptors.count, 2 * fanOutResults.count))
+        }
         bytes.withUnsafeBytes { raw in
-            for connection in recipients { connection.deliver(event, message: bytes, bytes: raw, force: force) }
+            if direct {
+                descriptors.withUnsafeBufferPointer { descriptors in
+                    fanOutResults.withUnsafeMutableBufferPointer { FileDescriptor.send(raw, toEach: descriptors, sent: $0) }
+                }
+            }
+            for slot in recipients.indices {
+                guard direct, descriptors[slot] >= 0 else {
+                    recipients[slot].deliver(event, message: bytes, bytes: raw, force: force)
+                    continue
+                }
+                let sent = fanOutResults[slot]
+                if sent == raw.count { continue }
+                let result: IOResult = sent >= 0 ? .processed(sent)
+                    : sent == -Int(Errno.wouldBlock.rawValue) ? .wouldBlock : .failed(Errno(CInt(-sent), call: "send"))
+                recipients[slot].finishDirectSend(bytes, result: result)
+            }
         }
     }
 
@@ -436,14 +462,23 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
             guard connection.subscriberSlot == nil else { return }
             connection.subscriberSlot = subscribers.count
             subscribers.append(connection)
+            directDescriptors.append(connection.directDescriptor)
         } else if let slot = connection.subscriberSlot {
             let last = subscribers.removeLast()
+            let lastDescriptor = directDescriptors.removeLast()
             if last !== connection {
                 subscribers[slot] = last
+                directDescriptors[slot] = lastDescriptor
                 last.subscriberSlot = slot
             }
             connection.subscriberSlot = nil
         }
+    }
+
+    /// Takes a subscriber's new `directDescriptor` (its filter, queue or closing changed).
+    func directDescriptorChanged(of connection: Connection) {
+        guard let slot = connection.subscriberSlot else { return }
+        directDescriptors[slot] = connection.directDescriptor
     }
 
     /// The reply carrying `event`, encoded once, NUL included:

@@ -75,6 +75,25 @@ extension FileDescriptor {
         return try retryingOnInterrupt("send") { Glibc.send(rawValue, bytes.baseAddress, bytes.count, flags) }
     }
 
+    /// Sends the same `bytes` to each socket in `descriptors` (`send(2)` with `MSG_DONTWAIT |
+    /// MSG_NOSIGNAL`, one call each, retried on `EINTR`), skipping negative entries. `sent[i]`
+    /// becomes what went to `descriptors[i]`: a byte count, or the negated `errno` (`-EAGAIN`:
+    /// the socket is full); skipped entries are left as they are. The descriptors stay the
+    /// caller's, who keeps them open for the call. One event to thousands of subscribers is one
+    /// walk over two arrays.
+    public static func send(_ bytes: UnsafeRawBufferPointer, toEach descriptors: UnsafeBufferPointer<CInt>,
+                            sent: UnsafeMutableBufferPointer<Int>) {
+        precondition(sent.count >= descriptors.count, "one result per descriptor")
+        let flags = CInt(MSG_NOSIGNAL) | CInt(MSG_DONTWAIT)
+        for index in descriptors.indices where descriptors[index] >= 0 {
+            var result: Int
+            repeat {
+                result = Glibc.send(descriptors[index], bytes.baseAddress, bytes.count, flags)
+            } while result == -1 && errno == EINTR
+            sent[index] = result >= 0 ? result : -Int(errno)
+        }
+    }
+
     /// Sends one datagram to `address` (`sendto(2)` with `MSG_NOSIGNAL`); returns how many
     /// bytes went.
     public borrowing func send(_ bytes: UnsafeRawBufferPointer, to address: SocketAddress) throws(Errno) -> Int {
