@@ -238,6 +238,9 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// Connections with a live subscription.
     public var subscriberCount: Int { onQueue { subscribers.count } }
 
+    /// Reply and event bytes waiting in the connections' queues (their sockets were full).
+    package var queuedByteCount: Int { onQueue { queuedBytes } }
+
     /// Connection objects still in memory, closed ones included: a closed connection that
     /// something still holds (a source's handler, a pending reply) shows here, not in
     /// `connectionCount`.

@@ -328,6 +328,51 @@ import Glibc
         #expect(waitUntilTrue { h.server.connectionObjectCount == 0 })
     }
 
+    /// Events go straight to a socket while nothing is queued for it, and through the queue
+    /// once it is full: a subscriber that stops reading for 300 events (its socket fills, the
+    /// rest waits in its queue), then reads while 300 more are published, gets every event
+    /// once, in order — none goes straight to the socket ahead of what is still queued.
+    @Test func aSubscriberThatFallsBehindAndCatchesUpGetsEveryEventOnceInOrder() throws {
+        var configuration = ReachabilityServer.Configuration()
+        configuration.queueLimits = OutgoingQueue.Limits(maxMessages: 10_000, maxBytes: 64 << 20)
+        let h = try ServerHarness(configuration: configuration)
+        let lagging = try h.connect(), reading = try h.connect()
+        for c in [lagging, reading] {
+            try c.subscribe()
+            #expect(try c.nextEvent().event == .initial)
+        }
+        var published: [ReachabilityEvent] = []
+        func publish() throws {
+            published.append(h.publishChange())
+            #expect(try reading.nextEvent() == published.last)
+        }
+        for _ in 0..<300 { try publish() }
+        // More than a socket holds: the server queued the rest.
+        #expect(waitUntilTrue { h.server.queuedByteCount > 0 })
+        // Read on another thread while the main one publishes; handed over by the semaphore.
+        final class Received: @unchecked Sendable { var events: [ReachabilityEvent] = []; var error: (any Error)? }
+        let received = Received()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            do {
+                for _ in 0..<600 { received.events.append(try lagging.nextEvent()) }
+            } catch {
+                received.error = error
+            }
+            done.signal()
+        }
+        for _ in 0..<300 { try publish() }
+        try #require(done.wait(timeout: .now() + 60) == .success)
+        #expect(received.error == nil, "\(received.error.map { "\($0)" } ?? "")")
+        let events = received.events
+        try #require(events.map(\.sequence) == published.map(\.sequence))
+        #expect(events == published)
+        #expect(waitUntilTrue { h.server.queuedByteCount == 0 })
+        let event = h.publishChange()
+        #expect(try lagging.nextEvent() == event)
+        #expect(try reading.nextEvent() == event)
+    }
+
     @Test func aSubscriberThatNeverReadsIsDroppedWhileOthersKeepReceiving() throws {
         var configuration = ReachabilityServer.Configuration()
         configuration.queueLimits = .init(maxMessages: 16, maxBytes: 64 * 1024)
