@@ -6,6 +6,36 @@ import Testing
     /// True when `fd` is open in this process (`fcntl(F_GETFD)`).
     private func isOpen(_ fd: CInt) -> Bool { fcntl(fd, F_GETFD) != -1 }
 
+    /// One message to many sockets: each gets all of it, a full one `-EAGAIN`, one whose peer
+    /// is gone `-EPIPE` (no SIGPIPE), and a negative entry is skipped, its result untouched.
+    @Test func sendToEachReportsEverySocketOnItsOwn() throws {
+        var pairs: [[CInt]] = []
+        for _ in 0..<3 {
+            var ends: [CInt] = [-1, -1]
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+            pairs.append(ends)
+        }
+        defer { for ends in pairs { for end in ends where end >= 0 { close(end) } } }
+        // The second socket is full: fill it without waiting until it takes no more.
+        let filler = [UInt8](repeating: 1, count: 65536)
+        while filler.withUnsafeBytes({ Glibc.send(pairs[1][0], $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+        // The third one's peer is gone.
+        close(pairs[2][1])
+        pairs[2][1] = -1
+        let message = Array("event\0".utf8)
+        let descriptors: [CInt] = [pairs[0][0], pairs[1][0], pairs[2][0], -1]
+        var sent = [Int](repeating: 42, count: 4)
+        message.withUnsafeBytes { bytes in
+            descriptors.withUnsafeBufferPointer { descriptors in
+                sent.withUnsafeMutableBufferPointer { FileDescriptor.send(bytes, toEach: descriptors, sent: $0) }
+            }
+        }
+        #expect(sent == [message.count, -Int(EAGAIN), -Int(EPIPE), 42])
+        var received = [UInt8](repeating: 0, count: 64)
+        let count = recv(pairs[0][1], &received, received.count, Int32(MSG_DONTWAIT))
+        #expect(Array(received[0..<max(count, 0)]) == message)
+    }
+
     @Test func closeClosesOnceAndReportsErrors() throws {
         let pipe = try FileDescriptor.Pipe()
         let readEnd = pipe.readEnd.rawValue
