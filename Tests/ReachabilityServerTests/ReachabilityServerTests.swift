@@ -175,16 +175,21 @@ import Glibc
         #expect(event.sequence == 15 && event.current == h.status)
     }
 
+    /// A filtered subscriber next to one without a filter (whose events go the direct way):
+    /// each gets its own share.
     @Test func statusOnlySkipsMinorChanges() throws {
         let h = try ServerHarness()
-        let c = try h.connect()
+        let c = try h.connect(), everything = try h.connect()
         try c.subscribe(statusOnly: true)
+        try everything.subscribe()
         _ = try c.nextEvent()
+        _ = try everything.nextEvent()
         let essential1 = h.publishChange()           // reachable
-        h.publishChange(gatewayOnly: true)            // gateway only: filtered
+        let minor = h.publishChange(gatewayOnly: true) // gateway only: filtered
         let essential2 = h.publishChange()           // not reachable
         #expect(try c.nextEvent() == essential1)
         #expect(try c.nextEvent() == essential2)
+        for event in [essential1, minor, essential2] { #expect(try everything.nextEvent() == event) }
     }
 
     /// `changes: [status]` gets only the events that change the status, each carrying its
