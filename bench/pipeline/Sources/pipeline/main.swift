@@ -1,10 +1,13 @@
 // What one carrier change costs reachd between the netlink message and the bytes of its event,
 // done in a loop outside the daemon: the message applied to the state table, the link's slice,
-// the tracker (classification, changes, reason, event), and the event's JSON. Twice: back to
-// back (everything in the caches), and with a 3 ms sleep before each change, as an idle daemon
-// meets a change (the CPU went idle; caches, TLBs and branch predictors went cold).
+// the tracker (classification, changes, reason, event), and the event's JSON. Four times: back
+// to back (everything in the caches); with a 3 ms sleep before each change, as an idle daemon
+// meets a change (the CPU went idle; caches, TLBs and branch predictors went cold); with 3 ms
+// of spinning instead (the CPU stays busy with almost nothing: no idle, little eviction); and
+// with 3 ms of walking 8 MiB of other memory (busy, and the caches evicted). Where the sleep
+// lands between the last two says whether idle itself or the eviction costs the time.
 //
-//   pipeline [CHANGES]        (default 20000 back to back, 400 after a sleep)
+//   pipeline [CHANGES]        (default 20000 back to back, 400 after each kind of pause)
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -50,7 +53,33 @@ func makeTable() -> (KernelStateTable, LinkFacts) {
     return (table, uplink)
 }
 
-func run(changes: Int, sleepMicroseconds: UInt32) -> Stages {
+/// What happens for 3 ms before each change.
+enum Pause {
+    case none, sleep, spin, evict
+
+    static let microseconds: UInt64 = 3_000
+    /// Larger than the L2 and most of an L3 share on the machines this runs on.
+    static let evictionBytes = 8 << 20
+
+    /// Returns a byte of `other` so that its walk is not optimised away.
+    func wait(_ other: inout [UInt8]) -> UInt8 {
+        let end = now() + Self.microseconds * 1000
+        switch self {
+        case .none: return 0
+        case .sleep: usleep(UInt32(Self.microseconds)); return 0
+        case .spin: while now() < end {}; return 0
+        case .evict:
+            while now() < end {
+                for offset in stride(from: 0, to: other.count, by: 64) { other[offset] &+= 1 }
+            }
+            return other[0]
+        }
+    }
+}
+
+func run(changes: Int, pause: Pause) -> Stages {
+    var other = pause == .evict ? [UInt8](repeating: 0, count: Pause.evictionBytes) : []
+    var walked = 0
     var (table, uplink) = makeTable()
     let kinds: [Int: InterfaceKind] = [1: .loopback, 10: .ethernet]
     var tracker = StatusTracker(snapshot: table.snapshot(kinds: kinds), firstSequence: 1)
@@ -60,7 +89,7 @@ func run(changes: Int, sleepMicroseconds: UInt32) -> Stages {
     var touched = Set<Int>(), contents = Set<Int>()
     var bytes = 0
     for i in 0..<changes {
-        if sleepMicroseconds > 0 { usleep(sleepMicroseconds) }
+        walked &+= Int(pause.wait(&other))
         uplink.carrier = i % 2 == 1
         touched.removeAll(keepingCapacity: true)
         contents.removeAll(keepingCapacity: true)
@@ -86,10 +115,13 @@ func run(changes: Int, sleepMicroseconds: UInt32) -> Stages {
         stages.samples[1].append(t2 - t1)
         stages.samples[2].append(t3 - t2)
     }
-    precondition(bytes > 0)
+    precondition(bytes > 0 && walked >= 0)
     return stages
 }
 
 let count = CommandLine.arguments.dropFirst().first.flatMap { Int($0) }
-run(changes: count ?? 20_000, sleepMicroseconds: 0).report("back to back")
-run(changes: min(count ?? 400, 2_000), sleepMicroseconds: 3_000).report("after a 3 ms sleep")
+run(changes: count ?? 20_000, pause: .none).report("back to back")
+let paused = min(count ?? 400, 2_000)
+run(changes: paused, pause: .sleep).report("after a 3 ms sleep")
+run(changes: paused, pause: .spin).report("after 3 ms of spinning")
+run(changes: paused, pause: .evict).report("after 3 ms of walking 8 MiB")
