@@ -10,6 +10,19 @@ enum IOResult: Equatable {
     case failed(Errno)
 }
 
+extension IOResult {
+    /// What `FileDescriptor.send(_:toEach:sent:)` reported for one socket: a byte count, or the
+    /// negated `errno`.
+    init(sent: Int) {
+        if sent >= 0 {
+            self = .processed(sent)
+        } else {
+            let error = Errno(CInt(truncatingIfNeeded: -sent), call: "send")
+            self = error == .wouldBlock ? .wouldBlock : .failed(error)
+        }
+    }
+}
+
 /// The socket of one accepted connection and the Dispatch sources watching it, confined to one
 /// queue. The descriptor is closed exactly once: when the owner has closed the connection and
 /// every source on it has finished, since closing it earlier would let a new connection take

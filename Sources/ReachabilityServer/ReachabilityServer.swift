@@ -451,9 +451,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
                 }
                 let sent = fanOutResults[slot]
                 if sent == raw.count { continue }
-                let result: IOResult = sent >= 0 ? .processed(sent)
-                    : sent == -Int(Errno.wouldBlock.rawValue) ? .wouldBlock : .failed(Errno(CInt(-sent), call: "send"))
-                recipients[slot].finishDirectSend(bytes, result: result)
+                recipients[slot].finishDirectSend(bytes, result: IOResult(sent: sent))
             }
         }
     }
