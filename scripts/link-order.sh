@@ -7,6 +7,10 @@
 # resident. Laid out together they fill a few windows. A stale list costs nothing but that:
 # names the linker does not find are skipped.
 #
+# The functions of an event — from reading the netlink socket to the subscriber's send — come
+# first, side by side: an idle daemon meets each change with its caches and TLBs cold, and the
+# fewer pages that code spans, the less the first event after a pause pays for it.
+#
 # How: runs the release reachd given (default: the one `make release` built) under valgrind's
 # callgrind in a network namespace of its own, through what a running daemon does — start-up,
 # GetStatus, a subscriber, link, address and route changes, connectivity checks against an HTTP
@@ -93,8 +97,39 @@ kill -TERM "$daemon"
 wait "$daemon" || true
 [ -s "$work/callgrind.out" ] || { cat "$work/reachd.log" >&2; echo "link-order: no profile written" >&2; exit 1; }
 
-# The functions reachd defines, in callgrind's order; the C libraries' are not ours to place.
+# The event path on its own: a second run that counts only inside the monitor's drain() (the
+# read, the classification, the observers, the server's fan-out), while a subscriber listens
+# and the link's carrier goes down and up.
+ip -n "$ns" link set eth0 up
+ip -n "$ns" addr replace 10.91.0.2/24 dev eth0
+ip -n "$ns" route replace default via 10.91.0.1 dev eth0
+printf '[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n' > "$work/event.conf"
+rm -f "$sock"
+ip netns exec "$ns" valgrind -q --tool=callgrind --demangle=no --dump-instr=no --compress-strings=no --compress-pos=no \
+  --toggle-collect='$s17ReachabilityLinux0A7MonitorC5drain*' \
+  --callgrind-out-file="$work/event.out" "$reachd" --config "$work/event.conf" --socket "$sock" \
+  >"$work/event.log" 2>&1 &
+daemon=$!
+for _ in $(seq 1 300); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || { cat "$work/event.log" >&2; echo "link-order: reachd did not start" >&2; exit 1; }
+sleep 2
+"$reachctl" --socket "$sock" monitor >/dev/null 2>&1 &
+monitor=$!
+sleep 1
+for _ in $(seq 1 20); do
+  ip -n "$ns" link set up0 down; sleep 0.3
+  ip -n "$ns" link set up0 up; sleep 0.3
+done
+kill "$monitor" 2>/dev/null || true
+sleep 1
+kill -TERM "$daemon"
+wait "$daemon" || true
+[ -s "$work/event.out" ] || { cat "$work/event.log" >&2; echo "link-order: no event-path profile written" >&2; exit 1; }
+
+# The functions reachd defines, the event path's first, then the others in callgrind's order;
+# the C libraries' are not ours to place.
 nm --defined-only "$reachd" | awk '$2 ~ /^[tTwW]$/ {print $3}' | sort -u > "$work/defined"
-grep '^fn=' "$work/callgrind.out" | sed 's/^fn=//' | awk '!seen[$0]++' \
+grep -h '^fn=' "$work/event.out" "$work/callgrind.out" | sed 's/^fn=//' | awk '!seen[$0]++' \
   | awk 'NR == FNR { defined[$0] = 1; next } ($0 in defined)' "$work/defined" - > scripts/reachd.order
-echo "link-order: scripts/reachd.order: $(wc -l < scripts/reachd.order) functions"
+event_path=$(grep '^fn=' "$work/event.out" | sed 's/^fn=//' | sort -u | comm -12 - "$work/defined" | wc -l)
+echo "link-order: scripts/reachd.order: $(wc -l < scripts/reachd.order) functions, the first $event_path on the event path"
