@@ -5,7 +5,10 @@
 // meets a change (the CPU went idle; caches, TLBs and branch predictors went cold); with 3 ms
 // of spinning instead (the CPU stays busy with almost nothing: no idle, little eviction); and
 // with 3 ms of walking 8 MiB of other memory (busy, and the caches evicted). Where the sleep
-// lands between the last two says whether idle itself or the eviction costs the time.
+// lands between the last two says whether idle itself or the eviction costs the time. Once
+// more after the walk and after a sleep, with the same change made first on a second, separate
+// copy of the state: the code is then warm and the measured copy's data still cold, which says
+// how much of the cold cost is the code and how much the values.
 //
 //   pipeline [CHANGES]        (default 20000 back to back, 400 after each kind of pause)
 import Dispatch
@@ -77,20 +80,26 @@ enum Pause {
     }
 }
 
-func run(changes: Int, pause: Pause) -> Stages {
-    var other = pause == .evict ? [UInt8](repeating: 0, count: Pause.evictionBytes) : []
-    var walked = 0
-    var (table, uplink) = makeTable()
+/// One copy of the state a carrier change goes through: the table, the tracker, the JSON caches.
+struct EventPath {
     let kinds: [Int: InterfaceKind] = [1: .loopback, 10: .ethernet]
-    var tracker = StatusTracker(snapshot: table.snapshot(kinds: kinds), firstSequence: 1)
+    var table: KernelStateTable
+    var uplink: LinkFacts
+    var tracker: StatusTracker
     var interfaces = InterfaceJSONCache()
-    var previousJSON = WireJSONWriter.json(tracker.status, interfaces: &interfaces)
-    var stages = Stages()
+    var previousJSON: [UInt8]
     var touched = Set<Int>(), contents = Set<Int>()
     var bytes = 0
-    for i in 0..<changes {
-        walked &+= Int(pause.wait(&other))
-        uplink.carrier = i % 2 == 1
+
+    init() {
+        (table, uplink) = makeTable()
+        tracker = StatusTracker(snapshot: table.snapshot(kinds: kinds), firstSequence: 1)
+        previousJSON = WireJSONWriter.json(tracker.status, interfaces: &interfaces)
+    }
+
+    /// Change `number` (the carrier goes off and on in turn); returns the three stages' times.
+    mutating func change(_ number: Int) -> [UInt64] {
+        uplink.carrier = number % 2 == 1
         touched.removeAll(keepingCapacity: true)
         contents.removeAll(keepingCapacity: true)
         let t0 = now()
@@ -102,7 +111,7 @@ func run(changes: Int, pause: Pause) -> Stages {
         let t1 = now()
         let action = tracker.update(slices: slices)
         let t2 = now()
-        guard case .emit(let event) = action else { fatalError("change \(i) made no event") }
+        guard case .emit(let event) = action else { fatalError("change \(number) made no event") }
         let currentJSON = WireJSONWriter.json(event.current, interfaces: &interfaces)
         var writer = WireJSONWriter(capacity: 64 + previousJSON.count + 2 * currentJSON.count)
         writer.raw(#"{"continues":true,"parameters":{"event":"#)
@@ -111,11 +120,23 @@ func run(changes: Int, pause: Pause) -> Stages {
         let t3 = now()
         previousJSON = currentJSON
         bytes += writer.bytes.count
-        stages.samples[0].append(t1 - t0)
-        stages.samples[1].append(t2 - t1)
-        stages.samples[2].append(t3 - t2)
+        return [t1 - t0, t2 - t1, t3 - t2]
     }
-    precondition(bytes > 0 && walked >= 0)
+}
+
+/// `changes` changes with `pause` before each; with `warmCode`, the same change is made on a
+/// second copy of the state right before the measured one.
+func run(changes: Int, pause: Pause, warmCode: Bool = false) -> Stages {
+    var other = pause == .evict ? [UInt8](repeating: 0, count: Pause.evictionBytes) : []
+    var walked = 0
+    var measured = EventPath(), warmer = EventPath()
+    var stages = Stages()
+    for number in 0..<changes {
+        walked &+= Int(pause.wait(&other))
+        if warmCode { _ = warmer.change(number) }
+        for (stage, time) in measured.change(number).enumerated() { stages.samples[stage].append(time) }
+    }
+    precondition(measured.bytes > 0 && walked >= 0 && warmer.bytes >= 0)
     return stages
 }
 
@@ -125,3 +146,5 @@ let paused = min(count ?? 400, 2_000)
 run(changes: paused, pause: .sleep).report("after a 3 ms sleep")
 run(changes: paused, pause: .spin).report("after 3 ms of spinning")
 run(changes: paused, pause: .evict).report("after 3 ms of walking 8 MiB")
+run(changes: paused, pause: .evict, warmCode: true).report("after walking 8 MiB, the code warmed on another copy")
+run(changes: paused, pause: .sleep, warmCode: true).report("after a sleep, the code warmed on another copy")
