@@ -65,16 +65,32 @@ ModemManager=no
 EOF
 
 sock=$work/reachd.sock
-ip netns exec "$ns" valgrind -q --tool=callgrind --demangle=no --dump-instr=no --compress-strings=no --compress-pos=no \
-  --callgrind-out-file="$work/callgrind.out" "$reachd" --config "$work/reachd.conf" --socket "$sock" \
-  >"$work/reachd.log" 2>&1 &
-daemon=$!
-for _ in $(seq 1 300); do [ -S "$sock" ] && break; sleep 0.1; done
-[ -S "$sock" ] || { cat "$work/reachd.log" >&2; echo "link-order: reachd did not start" >&2; exit 1; }
-sleep 2
-"$reachctl" --socket "$sock" monitor >/dev/null 2>&1 &
-monitor=$!
-sleep 1
+# start_profiled NAME CONFIG [CALLGRIND OPTION...]: reachd under callgrind in the namespace
+# (profile $work/NAME.out, log $work/NAME.log), and a `reachctl monitor` subscribed to it.
+start_profiled() {
+  local name=$1 config=$2; shift 2
+  rm -f "$sock"
+  ip netns exec "$ns" valgrind -q --tool=callgrind --demangle=no --dump-instr=no --compress-strings=no --compress-pos=no \
+    "$@" --callgrind-out-file="$work/$name.out" "$reachd" --config "$config" --socket "$sock" \
+    >"$work/$name.log" 2>&1 &
+  daemon=$!
+  for _ in $(seq 1 300); do [ -S "$sock" ] && break; sleep 0.1; done
+  [ -S "$sock" ] || { cat "$work/$name.log" >&2; echo "link-order: reachd did not start" >&2; exit 1; }
+  sleep 2
+  "$reachctl" --socket "$sock" monitor >/dev/null 2>&1 &
+  monitor=$!
+  sleep 1
+}
+# stop_profiled NAME: stops both; the profile must be there.
+stop_profiled() {
+  kill "$monitor" 2>/dev/null || true
+  sleep 1
+  kill -TERM "$daemon"
+  wait "$daemon" || true
+  [ -s "$work/$1.out" ] || { cat "$work/$1.log" >&2; echo "link-order: no profile written ($1)" >&2; exit 1; }
+}
+
+start_profiled callgrind "$work/reachd.conf"
 for round in 1 2 3; do
   ip -n "$ns" link set eth0 up
   ip -n "$ns" addr replace 10.91.0.2/24 dev eth0
@@ -91,11 +107,7 @@ for round in 1 2 3; do
   ip -n "$ns" link set eth0 down
   sleep 2
 done
-kill "$monitor" 2>/dev/null || true
-sleep 1
-kill -TERM "$daemon"
-wait "$daemon" || true
-[ -s "$work/callgrind.out" ] || { cat "$work/reachd.log" >&2; echo "link-order: no profile written" >&2; exit 1; }
+stop_profiled callgrind
 
 # The event path on its own: a second run that counts only inside the monitor's drain() (the
 # read, the classification, the observers, the server's fan-out), while a subscriber listens
@@ -104,27 +116,12 @@ ip -n "$ns" link set eth0 up
 ip -n "$ns" addr replace 10.91.0.2/24 dev eth0
 ip -n "$ns" route replace default via 10.91.0.1 dev eth0
 printf '[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n' > "$work/event.conf"
-rm -f "$sock"
-ip netns exec "$ns" valgrind -q --tool=callgrind --demangle=no --dump-instr=no --compress-strings=no --compress-pos=no \
-  --toggle-collect='$s17ReachabilityLinux0A7MonitorC5drain*' \
-  --callgrind-out-file="$work/event.out" "$reachd" --config "$work/event.conf" --socket "$sock" \
-  >"$work/event.log" 2>&1 &
-daemon=$!
-for _ in $(seq 1 300); do [ -S "$sock" ] && break; sleep 0.1; done
-[ -S "$sock" ] || { cat "$work/event.log" >&2; echo "link-order: reachd did not start" >&2; exit 1; }
-sleep 2
-"$reachctl" --socket "$sock" monitor >/dev/null 2>&1 &
-monitor=$!
-sleep 1
+start_profiled event "$work/event.conf" --toggle-collect='$s17ReachabilityLinux0A7MonitorC5drain*'
 for _ in $(seq 1 20); do
   ip -n "$ns" link set up0 down; sleep 0.3
   ip -n "$ns" link set up0 up; sleep 0.3
 done
-kill "$monitor" 2>/dev/null || true
-sleep 1
-kill -TERM "$daemon"
-wait "$daemon" || true
-[ -s "$work/event.out" ] || { cat "$work/event.log" >&2; echo "link-order: no event-path profile written" >&2; exit 1; }
+stop_profiled event
 
 # The functions reachd defines, the event path's first, then the others in callgrind's order;
 # the C libraries' are not ours to place.
