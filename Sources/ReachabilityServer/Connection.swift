@@ -37,16 +37,16 @@ final class Connection: @unchecked Sendable {
     /// ceasing to be) enters it in (or takes it out of) the server's list of subscribers.
     var subscription: SubscriptionFilter? {
         didSet {
-            let wasFiltering = filtering
             filtering = subscription?.filters ?? false
             if (subscription != nil) != (subscriberSlot != nil) {
                 server.subscriptionChanged(of: self)
-            } else if filtering != wasFiltering {
+            } else {
                 server.directDescriptorChanged(of: self)
             }
         }
     }
-    /// The subscription has a filter (`statusOnly`, `changes`): its events go one by one.
+    /// The subscription has a filter (`statusOnly`, `changes`): its events go one by one. Kept
+    /// apart from `subscription` so that asking does not copy the filter and its last status.
     private var filtering = false
     /// This connection's place in the server's list of subscribers; the server keeps it.
     var subscriberSlot: Int?

@@ -11,15 +11,15 @@ enum IOResult: Equatable {
 }
 
 extension IOResult {
+    /// A failed call: `.wouldBlock` for `EAGAIN`, else `.failed`.
+    init(_ error: Errno) {
+        self = error.isWouldBlock ? .wouldBlock : .failed(error)
+    }
+
     /// What `FileDescriptor.send(_:toEach:sent:)` reported for one socket: a byte count, or the
     /// negated `errno`.
     init(sent: Int) {
-        if sent >= 0 {
-            self = .processed(sent)
-        } else {
-            let error = Errno(CInt(truncatingIfNeeded: -sent), call: "send")
-            self = error == .wouldBlock ? .wouldBlock : .failed(error)
-        }
+        self = sent >= 0 ? .processed(sent) : IOResult(Errno(CInt(truncatingIfNeeded: -sent), call: "send"))
     }
 }
 
@@ -70,7 +70,7 @@ final class ConnectionSocket: @unchecked Sendable {
             }
             return .processed(sent)
         } catch {
-            return error.isWouldBlock ? .wouldBlock : .failed(error)
+            return IOResult(error)
         }
     }
 
@@ -82,7 +82,7 @@ final class ConnectionSocket: @unchecked Sendable {
             }
             return .processed(received)
         } catch {
-            return error.isWouldBlock ? .wouldBlock : .failed(error)
+            return IOResult(error)
         }
     }
 

@@ -86,11 +86,11 @@ extension FileDescriptor {
         precondition(sent.count >= descriptors.count, "one result per descriptor")
         let flags = CInt(MSG_NOSIGNAL) | CInt(MSG_DONTWAIT)
         for index in descriptors.indices where descriptors[index] >= 0 {
-            var result: Int
-            repeat {
-                result = Glibc.send(descriptors[index], bytes.baseAddress, bytes.count, flags)
-            } while result == -1 && errno == EINTR
-            sent[index] = result >= 0 ? result : -Int(errno)
+            do {
+                sent[index] = try retryingOnInterrupt("send") { Glibc.send(descriptors[index], bytes.baseAddress, bytes.count, flags) }
+            } catch {
+                sent[index] = -Int(error.rawValue)
+            }
         }
     }
 
