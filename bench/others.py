@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """For comparison: the delay from a carrier change to systemd-networkd's and NetworkManager's
 D-Bus PropertiesChanged signal, measured like reachd's (same topology, same raw RTM_NEWLINK
-trigger stamped right before send, `ip -ts monitor link` read in the same select loop).
+trigger stamped right before send; the signals and `ip -ts monitor link` each read and stamped by a
+bench/stamp.c of its own while the harness sleeps through the change).
 
 Each daemon runs in its own network namespace with a private mount namespace (`ip netns exec`
 gives one): /sys read-only (so both run in their "container" mode, without udev), a tmpfs on /run,
@@ -26,6 +27,7 @@ import reachbench as rb  # noqa: E402
 from nl import now, sh  # noqa: E402
 
 OUT = os.path.join(rb.OUT, "others")
+STAMP_BIN = os.path.join(rb.OUT, "stamp")
 BUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
@@ -127,40 +129,48 @@ def measure(name, topo, bus_addr, start_script, matcher, changes, gap):
             return {"name": name, "error": f"exited with {daemon.returncode} (see bench/out/others/{name}.log)"}
         mon = DBusMonitor(bus_addr)
         ipm = rb.IpMonitor(topo.a)
+        # Each side read and stamped by a bench/stamp.c of its own, as in reachd's latency rows;
+        # the harness sleeps through each change and reads the records afterwards.
+        os.set_blocking(mon.fd, True)
+        os.set_blocking(ipm.fd, True)
+        d_src, i_src = rb.Stamper(STAMP_BIN, mon.fd), rb.Stamper(STAMP_BIN, ipm.fd)
         toggler = nl.LinkToggler(topo.b, rb.PEER)
         time.sleep(0.5)
-        mon.read()
-        ipm.lines()
         lat, ipl, missed = [], [], 0
         state = True
         warmup = 4
+        settle = min(gap / 2, 0.005)
         for i in range(changes + warmup):
-            mon.read()
-            ipm.lines()
+            d_src.chunks()
+            for _, data in i_src.chunks():
+                ipm.buf += data
+            *_, ipm.buf = ipm.buf.split(b"\n")
             state = not state
             t0 = toggler.set_up(state)
+            time.sleep(settle)
             chunks, t_d, t_i = [], None, None
             deadline = t0 + 3.0
             while (t_d is None or t_i is None) and now() < deadline:
-                ready, _, _ = select.select([mon, ipm], [], [], max(0.0, deadline - now()))
-                t = now()
-                if mon in ready:
-                    chunks.append((t, mon.read()))
-                    if t_d is None:
-                        text, starts, off = "", [], 0
-                        for s, c in chunks:
-                            starts.append((off, s))
-                            text += c
-                            off += len(c)
-                        heads = list(HEADER.finditer(text))
-                        for k, h in enumerate(heads):
-                            body = text[h.start():heads[k + 1].start() if k + 1 < len(heads) else len(text)]
-                            if matcher(h.group(2), body, state):
-                                t_d = max(s for o, s in starts if o <= h.start())
-                                break
-                if ipm in ready:
-                    for line in ipm.lines():
-                        fl = rb.IpMonitor.flags_of(line, rb.LINK)
+                select.select([d_src, i_src], [], [], max(0.0, deadline - now()))
+                new_d = [(t, data.decode(errors="replace")) for t, data in d_src.chunks()]
+                chunks += new_d
+                if new_d and t_d is None:
+                    text, starts, off = "", [], 0
+                    for s, c in chunks:
+                        starts.append((off, s))
+                        text += c
+                        off += len(c)
+                    heads = list(HEADER.finditer(text))
+                    for k, h in enumerate(heads):
+                        body = text[h.start():heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+                        if matcher(h.group(2), body, state):
+                            t_d = max(s for o, s in starts if o <= h.start())
+                            break
+                for t, data in i_src.chunks():
+                    ipm.buf += data
+                    *full, ipm.buf = ipm.buf.split(b"\n")
+                    for line in full:
+                        fl = rb.IpMonitor.flags_of(line.decode(errors="replace"), rb.LINK)
                         if fl is not None and t_i is None and ("LOWER_UP" in fl) == state:
                             t_i = t
             if t_d is None or t_i is None:
@@ -172,6 +182,8 @@ def measure(name, topo, bus_addr, start_script, matcher, changes, gap):
             if rest > 0:
                 time.sleep(rest)
         toggler.close()
+        d_src.stop()
+        i_src.stop()
         mon.stop()
         ipm.stop()
         d, m = rb.summary_ms(lat), rb.summary_ms(ipl)

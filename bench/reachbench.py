@@ -221,6 +221,47 @@ class IpMonitor:
         stop(self.proc)
 
 
+class Stamper:
+    """bench/stamp.c reading one side's bytes (reachd's subscriber socket or ip monitor's
+    output, as its standard input) and stamping each read with CLOCK_MONOTONIC. The harness reads
+    the records afterwards, so that it is not woken while the two sides are still at work."""
+
+    def __init__(self, binary, source_fd):
+        self.proc = spawn([binary], stdin=source_fd, stdout=subprocess.PIPE, bufsize=0)
+        self.fd = self.proc.stdout.fileno()
+        os.set_blocking(self.fd, False)
+        self.raw = b""
+
+    def fileno(self):
+        return self.fd
+
+    def chunks(self):
+        """The records written so far: (stamp, bytes) for each read the stamper made."""
+        try:
+            while True:
+                data = os.read(self.fd, 1 << 20)
+                if not data:
+                    break
+                self.raw += data
+        except BlockingIOError:
+            pass
+        out = []
+        while True:
+            head, sep, rest = self.raw.partition(b"\n")
+            if not sep:
+                break
+            stamp, length = head.split()
+            n = int(length)
+            if len(rest) < n:
+                break
+            out.append((float(stamp), rest[:n]))
+            self.raw = rest[n:]
+        return out
+
+    def stop(self):
+        stop(self.proc)
+
+
 def iface(status, name):
     for i in status.get("interfaces", []):
         if i.get("name") == name:
@@ -249,10 +290,24 @@ def self_timing(log_path):
 def latency_run(args, topo, daemon, mode, count, gap):
     """`mode` "carrier": toggle the peer in ns B (rb0 loses/gains carrier; the default route stays).
     `mode` "admin": toggle rb0 itself; after each up the default route is re-added outside the
-    timed path, so every down changes the status from ethernet to notReachable."""
+    timed path, so every down changes the status from ethernet to notReachable.
+
+    How arrivals are stamped (`--stamp`): "reader" (the default): each side's bytes are read by a
+    bench/stamp.c process of its own, which stamps every read, while the harness sleeps through
+    the change (`settle`) and collects the records afterwards. "harness": the harness itself
+    waits in select() on both sides and stamps what it reads; woken by the first arrival, it
+    competes for the CPUs with the side still at work (on 2 cores it often preempts it)."""
     sub, _ = vl.subscribe(daemon.sock)
-    sub.sock.setblocking(False)
     ipm = IpMonitor(topo.a)
+    stamped = args.stamp == "reader"
+    if stamped:
+        # The stampers read these descriptors blocking; the harness no longer reads them itself.
+        sub.sock.setblocking(True)
+        os.set_blocking(ipm.fd, True)
+        r_src, i_src = Stamper(args.stamp_bin, sub.sock.fileno()), Stamper(args.stamp_bin, ipm.fd)
+    else:
+        sub.sock.setblocking(False)
+    settle = min(gap / 2, 0.005)
     toggler = nl.LinkToggler(topo.b, PEER) if mode == "carrier" else nl.LinkToggler(topo.a, LINK)
     field, ipflag = ("carrier", "LOWER_UP") if mode == "carrier" else ("up", "UP")
     time.sleep(0.3)                                   # ip monitor has subscribed
@@ -260,7 +315,40 @@ def latency_run(args, topo, daemon, mode, count, gap):
     warmup = 6
     state = True
 
+    def arrived(wait_until):
+        """What each side delivered since the last call, as (stamp, bytes) chunks; waits for
+        something to arrive until `wait_until`."""
+        if stamped:
+            select.select([r_src, i_src], [], [], max(0.0, wait_until - now()))
+            return r_src.chunks(), i_src.chunks()
+        ready, _, _ = select.select([sub, ipm], [], [], max(0.0, wait_until - now()))
+        t = now()
+        r, i = [], []
+        if sub in ready:
+            try:
+                data = sub.sock.recv(1 << 20)
+            except BlockingIOError:
+                data = b""
+            if data:
+                r.append((t, data))
+        if ipm in ready:
+            try:
+                data = os.read(ipm.fd, 1 << 16)
+            except BlockingIOError:
+                data = b""
+            if data:
+                i.append((t, data))
+        return r, i
+
     def drain():
+        if stamped:
+            for _, data in r_src.chunks():
+                sub.buf += data
+            sub._split()
+            for _, data in i_src.chunks():
+                ipm.buf += data
+            *_, ipm.buf = ipm.buf.split(b"\n")
+            return
         try:
             while True:
                 sub.feed()
@@ -271,9 +359,10 @@ def latency_run(args, topo, daemon, mode, count, gap):
     def wait_reachd(pred, timeout=3.0):
         deadline = now() + timeout
         while now() < deadline:
-            r, _, _ = select.select([sub], [], [], max(0.0, deadline - now()))
-            if r:
-                for m in sub.feed():
+            r, _ = arrived(deadline)
+            for _, data in r:
+                sub.buf += data
+                for m in sub._split():
                     if "parameters" in m and pred(m["parameters"]["event"]):
                         return True
         return False
@@ -282,8 +371,10 @@ def latency_run(args, topo, daemon, mode, count, gap):
         drain()
         state = not state
         t0 = toggler.set_up(state)
-        # Only raw reads while waiting: each chunk keeps the stamp of the select() that saw it,
-        # and nothing is parsed until both sides have a complete message, so parsing one side
+        if stamped:
+            time.sleep(settle)
+        # Only raw chunks while waiting: each keeps the stamp of the read that got it, and
+        # nothing is parsed until both sides have a complete message, so parsing one side
         # never delays the stamp of the other.
         t_r = t_i = None
         reason = None
@@ -291,24 +382,11 @@ def latency_run(args, topo, daemon, mode, count, gap):
         r_done = i_done = False
         deadline = t0 + 3.0
         while (t_r is None or t_i is None) and now() < deadline:
-            ready, _, _ = select.select([sub, ipm], [], [], max(0.0, deadline - now()))
-            t = now()
-            if sub in ready:
-                try:
-                    data = sub.sock.recv(1 << 20)
-                except BlockingIOError:
-                    data = b""
-                if data:
-                    r_chunks.append((t, data))
-                    r_done = r_done or b"\0" in data
-            if ipm in ready:
-                try:
-                    data = os.read(ipm.fd, 1 << 16)
-                except BlockingIOError:
-                    data = b""
-                if data:
-                    i_chunks.append((t, data))
-                    i_done = i_done or b"\n" in data
+            rc, ic = arrived(deadline)
+            r_chunks += rc
+            i_chunks += ic
+            r_done = r_done or any(b"\0" in data for _, data in rc)
+            i_done = i_done or any(b"\n" in data for _, data in ic)
             if not (r_done and i_done):
                 continue
             if t_r is None:
@@ -350,6 +428,9 @@ def latency_run(args, topo, daemon, mode, count, gap):
     toggler.close()
     ipm.stop()
     sub.close()
+    if stamped:
+        r_src.stop()
+        i_src.stop()
     topo.restore()
     r, m = summary_ms(reach), summary_ms(ipmon)
     ratios = [a / b for a, b in zip(reach, ipmon) if b > 0]
@@ -808,6 +889,10 @@ def main():
     ap.add_argument("--fanout-floor-bin", default=os.path.join(OUT, "fanout_floor"),
                     help="bench/fanout_floor.c's binary; the largest fan-out is run against it too (empty: not)")
     ap.add_argument("--pipeline-bin", default="", help="bench/pipeline's binary (bench/run.sh builds it)")
+    ap.add_argument("--stamp-bin", default=os.path.join(OUT, "stamp"), help="bench/stamp.c's binary")
+    ap.add_argument("--stamp", choices=["reader", "harness"], default="reader",
+                    help="latency: who stamps each arrival: a bench/stamp.c reader per side while the "
+                         "harness sleeps through the change (default), or the harness itself, woken by each")
     ap.add_argument("--build", default="release")
     ap.add_argument("--changes", type=int, default=200)
     ap.add_argument("--gap-ms", type=float, default=20.0)

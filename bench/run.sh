@@ -31,6 +31,7 @@ trap 'exit 143' TERM
 mkdir -p bench/out
 gcc -O2 -Wall -Wextra -o bench/out/fanout bench/fanout.c
 gcc -O2 -Wall -Wextra -o bench/out/fanout_floor bench/fanout_floor.c
+gcc -O2 -Wall -Wextra -o bench/out/stamp bench/stamp.c
 # The event path outside the daemon (bench/pipeline), a package of its own over ReachabilityCore,
 # in a scratch directory started afresh when reachd's list of files changed.
 SWIFT="${SWIFT:-swift}"
