@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Where reachd's time goes (not part of `make bench`: tracing slows the daemon down).
-#  1. latency run with `perf trace` on reachd's system calls → per-step breakdown of an event
+#  1. latency run under ftrace (scheduler events, some system calls) → bench/anatomy.py:
+#     each change's steps, for ip monitor and for reachd
 #  2. fan-out to 5,000 subscribers with `perf record -g` on reachd → top symbols
 #   bench/profile.sh PATH/TO/reachd
 set -euo pipefail
@@ -16,13 +17,25 @@ find_pid() {  # the reachd serving socket $1 (started by reachbench.py, so ours)
   done
   echo "no reachd on $1" >&2; exit 1
 }
-bench/run.sh --reachd "$REACHD" --only latency --changes 100 --no-write > bench/out/profile-latency.txt 2>&1 &
-run=$!
-pid=$(find_pid latency.sock)
-sleep 0.5
-timeout -s INT 2 perf trace -p "$pid" -e recvmsg,sendto,write,epoll_wait,futex -o bench/out/perf-trace.txt || true
-wait "$run"
-python3 bench/trace_breakdown.py bench/out/perf-trace.txt
+# 1. The anatomy of each latency change: the scheduler's events and some system calls of the
+#    whole machine, recorded by ftrace during a latency run, read by bench/anatomy.py.
+T=/sys/kernel/tracing
+[ -e "$T/set_event" ] || mount -t tracefs nodev "$T"
+buffer=$(cat "$T/buffer_size_kb" | grep -o '^[0-9]*')
+untrace() { echo 0 > "$T/tracing_on"; echo > "$T/set_event"; echo > "$T/trace"; echo "$buffer" > "$T/buffer_size_kb"; }
+trap untrace EXIT
+gcc -O2 -Wall -Wextra -o bench/out/stamp bench/stamp.c
+echo 0 > "$T/tracing_on"; echo > "$T/trace"; echo 32768 > "$T/buffer_size_kb"; echo > "$T/set_event"
+for e in sched:sched_waking sched:sched_switch syscalls:sys_enter_sendto syscalls:sys_enter_write \
+         syscalls:sys_enter_recvfrom syscalls:sys_exit_poll; do
+  echo "$e" >> "$T/set_event"
+done
+echo 1 > "$T/tracing_on"
+python3 bench/reachbench.py --reachd "$REACHD" --only latency --changes 40 --no-write > bench/out/profile-latency.txt 2>&1
+echo 0 > "$T/tracing_on"
+cp "$T/trace" bench/out/latency-trace.txt
+untrace
+python3 bench/anatomy.py bench/out/latency-trace.txt
 
 bench/run.sh --reachd "$REACHD" --only fanout --fanout 5000 --fanout-triggers 40 --no-write > bench/out/profile-fanout.txt 2>&1 &
 run=$!
