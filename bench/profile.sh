@@ -3,6 +3,8 @@
 #  1. latency run under ftrace (scheduler events, some system calls) → bench/anatomy.py:
 #     each change's steps, for ip monitor and for reachd
 #  2. fan-out to 5,000 subscribers with `perf record -g` on reachd → top symbols
+#  3. the same fan-out (and the C floor's) under ftrace (the scheduler) → bench/fanout_anatomy.py:
+#     how much of each event the sender and the reader ran side by side
 #   bench/profile.sh PATH/TO/reachd
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,4 +46,19 @@ sleep 6
 perf record -F 999 -g -p "$pid" -o bench/out/perf-fanout.data -- sleep 6 2>/dev/null >/dev/null || true
 wait "$run"
 perf report -i bench/out/perf-fanout.data --no-children --sort dso,sym --stdio -g none 2>/dev/null \
-  | grep -E "^ +[0-9]" | head -15
+  | grep -E "^ +[0-9]" | head -15 || true
+
+# 3. Who ran where during each 5,000-subscriber fan-out, reachd's and the C floor's: the
+#    scheduler's switches and wake-ups through ftrace, read by bench/fanout_anatomy.py.
+gcc -O2 -Wall -Wextra -o bench/out/fanout bench/fanout.c
+gcc -O2 -Wall -Wextra -o bench/out/fanout_floor bench/fanout_floor.c
+echo 0 > "$T/tracing_on"; echo > "$T/trace"; echo 65536 > "$T/buffer_size_kb"; echo > "$T/set_event"
+echo sched:sched_switch >> "$T/set_event"
+echo sched:sched_waking >> "$T/set_event"
+echo 1 > "$T/tracing_on"
+python3 bench/reachbench.py --reachd "$REACHD" --only fanout --fanout 5000 --fanout-triggers 10 \
+  --fanout-floor-bin bench/out/fanout_floor --no-write > bench/out/profile-fanout-sched.txt 2>&1
+echo 0 > "$T/tracing_on"
+cp "$T/trace" bench/out/fanout-trace.txt
+untrace
+python3 bench/fanout_anatomy.py bench/out/fanout-trace.txt
