@@ -7,8 +7,10 @@ makes one):
 
 An event starts when a kworker wakes the sender (reachd's `reachd.netlink` thread, or
 `fanout_floor`); the window ends when the reader (`fanout`) last ran within 40 ms. For each event:
-the sender's and the reader's CPU time, how much of it they ran at the same time on the two
-CPUs, when the reader was done, and how long a CPU sat idle meanwhile. Stdlib only.
+when the sender's first `send` woke the reader, and whether the scheduler moved the reader onto
+the sender's CPU then (`sched_migrate_task`, when traced); the sender's and the reader's CPU
+time, how much of it they ran at the same time on the two CPUs, when the reader was done, and
+how long a CPU sat idle meanwhile. Stdlib only.
 """
 import collections
 import re
@@ -23,7 +25,14 @@ def main():
     running = collections.defaultdict(list)     # task name -> [(start, end)]
     on_cpu = {}                                  # cpu -> (task name, since)
     starts = []                                  # (time, sender)
+    first_wake = []                              # (time, waker's cpu, "moved" / "stayed")
+    pending = None                               # a wake-up of the reader whose migration may follow
     for line in open(sys.argv[1], errors="replace"):
+        if pending is not None:
+            t, cpu = pending
+            moved = "sched_migrate_task: comm=fanout " in line and f"dest_cpu={int(cpu)}" in line
+            first_wake.append((t, "moved" if moved else "stayed"))
+            pending = None
         m = SWITCH.search(line)
         if m:
             cpu, t, name = m.group(1), float(m.group(2)), m.group(3)
@@ -32,6 +41,8 @@ def main():
                 running[before].append((since, t))
             on_cpu[cpu] = (name, t)
             continue
+        if "sched_waking: comm=fanout " in line and line.lstrip().startswith(SENDERS):
+            pending = (float(STAMP.search(line).group(1)), re.search(r"\[(\d+)\]", line).group(1))
         if "sched_waking: comm=" in line and line.lstrip().startswith("kworker"):
             for sender in SENDERS:
                 if f"comm={sender} " in line:
@@ -46,15 +57,17 @@ def main():
     def overlap(x, y):
         return sum(max(0.0, min(e1, e2) - max(s1, s2)) for s1, e1 in x for s2, e2 in y)
 
-    print("sender          sender ms  reader ms  in parallel ms  reader done at ms  a CPU idle ms")
+    print("sender          first send ms  reader  sender ms  reader ms  in parallel ms  reader done at ms  a CPU idle ms")
     for t, sender in starts:
         reader = within("fanout", t, t + 0.040)
         sent = within(sender, t, t + 0.040)
         if not reader or not sent:
             continue
         done = max(e for _, e in reader)
+        woke = next(((w - t, how) for w, how in first_wake if t <= w <= t + 0.040), None)
+        first = f"{woke[0] * 1e3:13.3f}  {woke[1]:6s}" if woke else f"{'?':>13s}  {'?':6s}"
         idle = total(within("swapper/0", t, done)) + total(within("swapper/1", t, done))
-        print(f"{sender:15s} {total(sent) * 1e3:9.1f}  {total(reader) * 1e3:9.1f}  {overlap(sent, reader) * 1e3:14.1f}"
+        print(f"{sender:15s} {first}  {total(sent) * 1e3:9.1f}  {total(reader) * 1e3:9.1f}  {overlap(sent, reader) * 1e3:14.1f}"
               f"  {(done - t) * 1e3:17.1f}  {idle * 1e3:13.1f}")
 
 

@@ -88,25 +88,11 @@ def ensure_installed():
     return None
 
 
-class DBusMonitor:
+class DBusMonitor(rb.PipedProcess):
     def __init__(self, address):
-        self.proc = rb.spawn(["dbus-monitor", "--address", address,
-                              "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
-        self.fd = self.proc.stdout.fileno()
-        os.set_blocking(self.fd, False)
-
-    def fileno(self):
-        return self.fd
-
-    def read(self):
-        try:
-            return os.read(self.fd, 1 << 16).decode(errors="replace")
-        except BlockingIOError:
-            return ""
-
-    def stop(self):
-        rb.stop(self.proc)
+        super().__init__(["dbus-monitor", "--address", address,
+                          "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"],
+                         stderr=subprocess.DEVNULL)
 
 
 def version(binary):

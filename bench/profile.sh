@@ -55,6 +55,7 @@ gcc -O2 -Wall -Wextra -o bench/out/fanout_floor bench/fanout_floor.c
 echo 0 > "$T/tracing_on"; echo > "$T/trace"; echo 65536 > "$T/buffer_size_kb"; echo > "$T/set_event"
 echo sched:sched_switch >> "$T/set_event"
 echo sched:sched_waking >> "$T/set_event"
+echo sched:sched_migrate_task >> "$T/set_event"
 echo 1 > "$T/tracing_on"
 python3 bench/reachbench.py --reachd "$REACHD" --only fanout --fanout 5000 --fanout-triggers 10 \
   --fanout-floor-bin bench/out/fanout_floor --no-write > bench/out/profile-fanout-sched.txt 2>&1

@@ -191,15 +191,25 @@ def daemon_started(args, ns, label, env=None, config_args=None, daemon_cmd=None)
 IP_LINE = re.compile(r"^(?:\[[^\]]*\]\s*)?(?:Deleted\s+)?\d+:\s+([^:@\s]+)(?:@[^:]*)?:\s+<([^>]*)>")
 
 
-class IpMonitor:
-    def __init__(self, ns):
-        self.proc = spawn(["ip", "-n", ns, "-ts", "monitor", "link"], stdout=subprocess.PIPE, bufsize=0)
+class PipedProcess:
+    """A child process whose standard output the harness reads without blocking."""
+
+    def __init__(self, cmd, **kw):
+        self.proc = spawn(cmd, stdout=subprocess.PIPE, bufsize=0, **kw)
         self.fd = self.proc.stdout.fileno()
         os.set_blocking(self.fd, False)
         self.buf = b""
 
     def fileno(self):
         return self.fd
+
+    def stop(self):
+        stop(self.proc)
+
+
+class IpMonitor(PipedProcess):
+    def __init__(self, ns):
+        super().__init__(["ip", "-n", ns, "-ts", "monitor", "link"])
 
     def lines(self):
         try:
@@ -217,23 +227,14 @@ class IpMonitor:
             return None
         return set(m.group(2).split(","))
 
-    def stop(self):
-        stop(self.proc)
 
-
-class Stamper:
+class Stamper(PipedProcess):
     """bench/stamp.c reading one side's bytes (reachd's subscriber socket or ip monitor's
     output, as its standard input) and stamping each read with CLOCK_MONOTONIC. The harness reads
     the records afterwards, so that it is not woken while the two sides are still at work."""
 
     def __init__(self, binary, source_fd):
-        self.proc = spawn([binary], stdin=source_fd, stdout=subprocess.PIPE, bufsize=0)
-        self.fd = self.proc.stdout.fileno()
-        os.set_blocking(self.fd, False)
-        self.raw = b""
-
-    def fileno(self):
-        return self.fd
+        super().__init__([binary], stdin=source_fd)
 
     def chunks(self):
         """The records written so far: (stamp, bytes) for each read the stamper made."""
@@ -242,12 +243,12 @@ class Stamper:
                 data = os.read(self.fd, 1 << 20)
                 if not data:
                     break
-                self.raw += data
+                self.buf += data
         except BlockingIOError:
             pass
         out = []
         while True:
-            head, sep, rest = self.raw.partition(b"\n")
+            head, sep, rest = self.buf.partition(b"\n")
             if not sep:
                 break
             stamp, length = head.split()
@@ -255,11 +256,8 @@ class Stamper:
             if len(rest) < n:
                 break
             out.append((float(stamp), rest[:n]))
-            self.raw = rest[n:]
+            self.buf = rest[n:]
         return out
-
-    def stop(self):
-        stop(self.proc)
 
 
 def iface(status, name):
