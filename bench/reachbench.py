@@ -357,7 +357,10 @@ def latency_run(args, topo, daemon, mode, count, gap):
     def wait_reachd(pred, timeout=3.0):
         deadline = now() + timeout
         while now() < deadline:
-            r, _ = arrived(deadline)
+            r, i = arrived(deadline)
+            # ip monitor's output read meanwhile stays in its buffer, so no line is cut.
+            for _, data in i:
+                ipm.buf += data
             for _, data in r:
                 sub.buf += data
                 for m in sub._split():
