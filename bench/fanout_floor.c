@@ -1,6 +1,6 @@
-/* fanout_floor: what a fan-out costs this machine with no daemon logic at all.
+/* fanout_floor: what a fan-out, or one event, costs this machine with no daemon logic at all.
  *
- *   fanout_floor --socket PATH [--event-bytes N]
+ *   fanout_floor --socket PATH [--event-bytes N] [--link-events]
  *
  * A stand-in for reachd in the fan-out benchmark, to measure against. It listens on PATH (a Unix
  * stream socket), answers any call with a Subscribe in it with an initial event and any other
@@ -14,6 +14,18 @@
  * The event is a varlink reply `bench/fanout.c` reads as reachd's:
  *   {"continues":true,"parameters":{"event":{"padding":"xx…","sequence":SEQ}}}
  * A subscriber whose send fails (full or gone) is closed. The program exits on SIGTERM.
+ *
+ * --link-events makes it the latency benchmark's floor instead: it subscribes to the same
+ * rtnetlink groups as reachd (links, IPv4/IPv6 addresses and routes, so it is woken by the same
+ * datagrams), and its events carry what the harness reads from reachd's: every link it has seen
+ * with its name, index, up and carrier, and a status ("ethernet" while a link other than lo is up
+ * with carrier and a default route is there, else "notReachable"; an event whenever a link's flags
+ * or the presence of a default route change), after the padding that brings the event to N bytes:
+ *   {"continues":true,"parameters":{"event":{"padding":"xx…","sequence":SEQ,
+ *    "event":"reachabilityChanged","reason":{"code":"linkChanged"},
+ *    "current":{"status":"…","interfaces":[{"name":"…","index":I,"up":B,"carrier":B},…]}}}}
+ * It learns the links from their notifications only (no dump): the harness's warm-up changes
+ * introduce them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -72,18 +84,67 @@ static size_t event(char *buf, size_t size, long long seq) {
  * nothing it reports). */
 static unsigned last_flags[65536];
 static unsigned char seen[65536];
+static char names[65536][IFNAMSIZ];
+/* --link-events: whether a link has a default route in the main table. The kernel sends no
+ * RTM_DELROUTE for the IPv4 routes it flushes when a link goes down: its routes go with it. */
+static unsigned char default_route[65536];
 static int link_changes(const char *buf, size_t len) {
     int changed = 0;
     for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+        if ((h->nlmsg_type == RTM_NEWROUTE || h->nlmsg_type == RTM_DELROUTE) && h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct rtmsg))) {
+            const struct rtmsg *rt = NLMSG_DATA(h);
+            if (rt->rtm_dst_len != 0 || rt->rtm_table != RT_TABLE_MAIN) continue;
+            int attrs_len = (int)RTM_PAYLOAD(h);
+            for (const struct rtattr *a = RTM_RTA(rt); RTA_OK(a, attrs_len); a = RTA_NEXT(a, attrs_len)) {
+                if (a->rta_type != RTA_OIF) continue;
+                unsigned oif = *(const unsigned *)RTA_DATA(a) & 0xffff;
+                unsigned char now = h->nlmsg_type == RTM_NEWROUTE;
+                if (default_route[oif] != now) changed = 1;
+                default_route[oif] = now;
+            }
+            continue;
+        }
         if ((h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK) || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg))) continue;
         const struct ifinfomsg *ifi = NLMSG_DATA(h);
         unsigned index = (unsigned)ifi->ifi_index & 0xffff;
         unsigned flags = h->nlmsg_type == RTM_DELLINK ? 0 : ifi->ifi_flags & (IFF_UP | IFF_RUNNING | IFF_LOWER_UP);
         if (!seen[index] || last_flags[index] != flags) changed = 1;
-        seen[index] = 1;
+        seen[index] = h->nlmsg_type != RTM_DELLINK;
+        if (!(flags & IFF_UP)) default_route[index] = 0;
         last_flags[index] = flags;
+        int attrs_len = (int)IFLA_PAYLOAD(h);
+        for (const struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, attrs_len); a = RTA_NEXT(a, attrs_len)) {
+            if (a->rta_type == IFLA_IFNAME) snprintf(names[index], IFNAMSIZ, "%s", (const char *)RTA_DATA(a));
+        }
     }
     return changed;
+}
+
+/* --link-events: the event with the links seen so far, padded to `size` bytes with its NUL. */
+static size_t link_event(char *buf, size_t size, long long seq) {
+    char body[8192];
+    int up_link = 0;
+    size_t n = 0;
+    for (unsigned i = 0; i < 65536 && n < sizeof body - 256; i++) {
+        if (!seen[i]) continue;
+        unsigned f = last_flags[i];
+        if ((f & IFF_UP) && (f & IFF_LOWER_UP) && strcmp(names[i], "lo") != 0 && default_route[i]) up_link = 1;
+        n += (size_t)snprintf(body + n, sizeof body - n, "%s{\"name\":\"%s\",\"index\":%u,\"up\":%s,\"carrier\":%s}",
+                              n ? "," : "", names[i], i, (f & IFF_UP) ? "true" : "false", (f & IFF_LOWER_UP) ? "true" : "false");
+    }
+    static const char head[] = "{\"continues\":true,\"parameters\":{\"event\":{\"padding\":\"";
+    char tail[8192 + 256];
+    int tail_len = snprintf(tail, sizeof tail,
+                            "\",\"sequence\":%lld,\"event\":\"reachabilityChanged\",\"reason\":{\"code\":\"linkChanged\"},"
+                            "\"current\":{\"status\":\"%s\",\"interfaces\":[%.*s]}}}}",
+                            seq, up_link ? "ethernet" : "notReachable", (int)n, body);
+    size_t fixed = sizeof head - 1 + (size_t)tail_len + 1;
+    size_t pad = size > fixed ? size - fixed : 0;
+    memcpy(buf, head, sizeof head - 1);
+    memset(buf + sizeof head - 1, 'x', pad);
+    memcpy(buf + sizeof head - 1 + pad, tail, (size_t)tail_len);
+    buf[sizeof head - 1 + pad + (size_t)tail_len] = '\0';
+    return fixed + pad;
 }
 
 static void answer(int fd, char *event_buf, size_t event_size) {
@@ -111,10 +172,13 @@ static void answer(int fd, char *event_buf, size_t event_size) {
 int main(int argc, char **argv) {
     const char *path = NULL;
     size_t event_size = 2048;
+    int link_events = 0, link_group_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--socket") && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "--event-bytes") && i + 1 < argc) event_size = (size_t)atol(argv[++i]);
-        else { fprintf(stderr, "usage: fanout_floor --socket PATH [--event-bytes N]\n"); return 2; }
+        else if (!strcmp(argv[i], "--link-events")) link_events = 1;
+        else if (!strcmp(argv[i], "--link-group-only")) link_group_only = 1;
+        else { fprintf(stderr, "usage: fanout_floor --socket PATH [--event-bytes N] [--link-events]\n"); return 2; }
     }
     if (!path || event_size < 128 || event_size > (1 << 20)) { fprintf(stderr, "usage: fanout_floor --socket PATH [--event-bytes 128..1048576]\n"); return 2; }
     signal(SIGPIPE, SIG_IGN);
@@ -123,11 +187,13 @@ int main(int argc, char **argv) {
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
     conns = calloc(rl.rlim_cur, sizeof *conns);
-    char *event_buf = malloc(event_size + 64);
+    char *event_buf = malloc(event_size + 16384);
     if (!conns || !event_buf) die("calloc");
 
     int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
     struct sockaddr_nl nla = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK };
+    if (link_events && !link_group_only)
+        nla.nl_groups |= RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
     if (nl < 0 || bind(nl, (struct sockaddr *)&nla, sizeof nla) != 0) die("netlink socket");
 
     int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -162,7 +228,7 @@ int main(int argc, char **argv) {
                 ssize_t got;
                 while ((got = recv(nl, nlbuf, sizeof nlbuf, MSG_DONTWAIT)) > 0) changed |= link_changes(nlbuf, (size_t)got);
                 if (!changed) continue;
-                size_t len = event(event_buf, event_size, ++seq);
+                size_t len = link_events ? link_event(event_buf, event_size, ++seq) : event(event_buf, event_size, ++seq);
                 for (int s = 0; s < subscriber_count; s++) {
                     if (send(subscribers[s], event_buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) {
                         drop(subscribers[s]);

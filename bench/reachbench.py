@@ -285,6 +285,11 @@ def self_timing(log_path):
             "sent_median_us": statistics.median(sent), "sent_p90_us": pct(sent, 90)}
 
 
+# The size of reachd's event in the latency benchmark's namespaces (two links), give or take a
+# few bytes: the floor's events are padded to it.
+LATENCY_FLOOR_EVENT_BYTES = 1500
+
+
 def latency_run(args, topo, daemon, mode, count, gap):
     """`mode` "carrier": toggle the peer in ns B (rb0 loses/gains carrier; the default route stays).
     `mode` "admin": toggle rb0 itself; after each up the default route is re-added outside the
@@ -902,7 +907,9 @@ def main():
     ap.add_argument("--storm", type=int, default=10000)
     ap.add_argument("--idle", type=int, default=60)
     ap.add_argument("--startup-runs", type=int, default=5)
-    ap.add_argument("--only", default="latency,fanout,storm,idle,startup,others,pipeline")
+    ap.add_argument("--only", default="latency,latency-floor,fanout,storm,idle,startup,others,pipeline")
+    ap.add_argument("--latency-floor-args", default="",
+                    help="latency-floor: extra arguments of bench/fanout_floor.c, for experiments")
     ap.add_argument("--others-script", default=os.path.join(HERE, "others.py"))
     ap.add_argument("--no-write", action="store_true", help="don't touch BENCHMARKS.md")
     ap.add_argument("--nice", type=int, default=-10,
@@ -956,27 +963,39 @@ def main():
     topo = Topology(run_id)
     extra_topologies = []
     try:
-        if "latency" in only:
-            d = daemon_started(args, topo.a, "latency")
+        if "latency" in only or "latency-floor" in only:
             res["latency"] = []
-            for mode in ("carrier", "admin"):
-                log(f"latency: {args.changes} {mode} changes, {args.gap_ms} ms apart")
-                l = latency_run(args, topo, d, mode, args.changes, args.gap_ms / 1e3)
-                l["label"], l["ipv6"] = f"{mode} up/down, IPv6 off", False
-                res["latency"].append(l)
-            d.stop()
             # The same with IPv6 on both ends: each change also brings the address and route
             # messages of link-local and global addresses, DAD and router solicitations.
             topo6 = Topology(run_id, ipv6=True)
             extra_topologies.append(topo6)
             time.sleep(0.5)
-            d = daemon_started(args, topo6.a, "latency-ipv6")
-            for mode in ("carrier", "admin"):
-                log(f"latency, IPv6 on: {args.changes} {mode} changes, {args.gap_ms} ms apart")
-                l = latency_run(args, topo6, d, mode, args.changes, args.gap_ms / 1e3)
-                l["label"], l["ipv6"] = f"{mode} up/down, IPv6 on (DAD, RS)", True
-                res["latency"].append(l)
-            d.stop()
+        if "latency" in only:
+            for t, six in ((topo, False), (topo6, True)):
+                d = daemon_started(args, t.a, "latency-ipv6" if six else "latency")
+                for mode in ("carrier", "admin"):
+                    log(f"latency{', IPv6 on' if six else ''}: {args.changes} {mode} changes, {args.gap_ms} ms apart")
+                    l = latency_run(args, t, d, mode, args.changes, args.gap_ms / 1e3)
+                    l["label"] = f"{mode} up/down, IPv6 on (DAD, RS)" if six else f"{mode} up/down, IPv6 off"
+                    l["ipv6"] = six
+                    res["latency"].append(l)
+                d.stop()
+        if "latency-floor" in only and args.fanout_floor_bin and os.access(args.fanout_floor_bin, os.X_OK) and not args.fake:
+            # The same four rows with the C stand-in in reachd's place: woken by the same
+            # netlink datagrams, it writes an event of reachd's size with nothing worked out.
+            # What the machine gives any daemon against `ip monitor` in this harness.
+            floor_cmd = [args.fanout_floor_bin, "--link-events", "--event-bytes", str(LATENCY_FLOOR_EVENT_BYTES)]
+            floor_cmd += args.latency_floor_args.split()
+            for t, six in ((topo, False), (topo6, True)):
+                d = daemon_started(args, t.a, f"latency-floor{'-ipv6' if six else ''}", config_args=[], daemon_cmd=floor_cmd)
+                for mode in ("carrier", "admin"):
+                    log(f"latency of bench/fanout_floor.c --link-events{', IPv6 on' if six else ''}: {args.changes} {mode} changes")
+                    l = latency_run(args, t, d, mode, args.changes, args.gap_ms / 1e3)
+                    l["label"] = f"`fanout_floor.c --link-events` (the floor, not reachd): {mode} up/down, IPv6 {'on' if six else 'off'}"
+                    l["ipv6"], l["floor"] = six, True
+                    res["latency"].append(l)
+                d.stop()
+        if "latency" in only:
             if not args.fake:
                 # The same carrier changes while a scraper polls /metrics every 100 ms: the
                 # responder runs on a queue of its own, so the events should not notice.
