@@ -1,6 +1,6 @@
 /* fanout_floor: what a fan-out, or one event, costs this machine with no daemon logic at all.
  *
- *   fanout_floor --socket PATH [--event-bytes N] [--link-events]
+ *   fanout_floor --socket PATH [--event-bytes N] [--link-events [--resubscribe]]
  *
  * A stand-in for reachd in the fan-out benchmark, to measure against. It listens on PATH (a Unix
  * stream socket), answers any call with a Subscribe in it with an initial event and any other
@@ -88,6 +88,11 @@ static char names[65536][IFNAMSIZ];
 /* --link-events: whether a link has a default route in the main table. The kernel sends no
  * RTM_DELROUTE for the IPv4 routes it flushes when a link goes down: its routes go with it. */
 static unsigned char default_route[65536];
+/* --resubscribe: the netlink socket leaves and rejoins its groups at each Subscribe call. The
+ * kernel hands a notification to the sockets of a group newest member first, so this puts it
+ * ahead of an `ip monitor` started before the subscription (reachbench.py --ip-monitor-first). */
+static int resubscribe, nl = -1;
+static const int groups[] = { RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE };
 static int link_changes(const char *buf, size_t len) {
     int changed = 0;
     for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
@@ -158,6 +163,11 @@ static void answer(int fd, char *event_buf, size_t event_size) {
         size_t len = event(event_buf, event_size, 0);
         if (send(fd, event_buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) { drop(fd); return; }
         conns[fd].subscribed = 1;
+        for (size_t g = 0; resubscribe && g < 2 * sizeof groups / sizeof *groups; g++) {
+            int group = groups[g % (sizeof groups / sizeof *groups)];
+            int option = g < sizeof groups / sizeof *groups ? NETLINK_DROP_MEMBERSHIP : NETLINK_ADD_MEMBERSHIP;
+            if (setsockopt(nl, SOL_NETLINK, option, &group, sizeof group) != 0) die("netlink membership");
+        }
         if (subscriber_count == subscriber_cap) {
             subscriber_cap = subscriber_cap ? 2 * subscriber_cap : 1024;
             subscribers = realloc(subscribers, (size_t)subscriber_cap * sizeof *subscribers);
@@ -172,13 +182,13 @@ static void answer(int fd, char *event_buf, size_t event_size) {
 int main(int argc, char **argv) {
     const char *path = NULL;
     size_t event_size = 2048;
-    int link_events = 0, link_group_only = 0;
+    int link_events = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--socket") && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "--event-bytes") && i + 1 < argc) event_size = (size_t)atol(argv[++i]);
         else if (!strcmp(argv[i], "--link-events")) link_events = 1;
-        else if (!strcmp(argv[i], "--link-group-only")) link_group_only = 1;
-        else { fprintf(stderr, "usage: fanout_floor --socket PATH [--event-bytes N] [--link-events]\n"); return 2; }
+        else if (!strcmp(argv[i], "--resubscribe")) resubscribe = 1;
+        else { fprintf(stderr, "usage: fanout_floor --socket PATH [--event-bytes N] [--link-events [--resubscribe]]\n"); return 2; }
     }
     if (!path || event_size < 128 || event_size > (1 << 20)) { fprintf(stderr, "usage: fanout_floor --socket PATH [--event-bytes 128..1048576]\n"); return 2; }
     signal(SIGPIPE, SIG_IGN);
@@ -190,9 +200,9 @@ int main(int argc, char **argv) {
     char *event_buf = malloc(event_size + 16384);
     if (!conns || !event_buf) die("calloc");
 
-    int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+    nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
     struct sockaddr_nl nla = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK };
-    if (link_events && !link_group_only)
+    if (link_events)
         nla.nl_groups |= RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
     if (nl < 0 || bind(nl, (struct sockaddr *)&nla, sizeof nla) != 0) die("netlink socket");
 

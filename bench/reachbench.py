@@ -300,8 +300,13 @@ def latency_run(args, topo, daemon, mode, count, gap):
     the change (`settle`) and collects the records afterwards. "harness": the harness itself
     waits in select() on both sides and stamps what it reads; woken by the first arrival, it
     competes for the CPUs with the side still at work (on 2 cores it often preempts it)."""
-    sub, _ = vl.subscribe(daemon.sock)
-    ipm = IpMonitor(topo.a)
+    if args.ip_monitor_first:
+        ipm = IpMonitor(topo.a)
+        time.sleep(0.3)                               # ip monitor has subscribed
+        sub, _ = vl.subscribe(daemon.sock)
+    else:
+        sub, _ = vl.subscribe(daemon.sock)
+        ipm = IpMonitor(topo.a)
     stamped = args.stamp == "reader"
     if stamped:
         # The stampers read these descriptors blocking; the harness no longer reads them itself.
@@ -908,6 +913,9 @@ def main():
     ap.add_argument("--idle", type=int, default=60)
     ap.add_argument("--startup-runs", type=int, default=5)
     ap.add_argument("--only", default="latency,latency-floor,fanout,storm,idle,startup,others,pipeline")
+    ap.add_argument("--ip-monitor-first", action="store_true",
+                    help="latency: start ip monitor before subscribing (with the floor's --resubscribe, "
+                         "the kernel then hands each notification to the floor first)")
     ap.add_argument("--latency-floor-args", default="",
                     help="latency-floor: extra arguments of bench/fanout_floor.c, for experiments")
     ap.add_argument("--others-script", default=os.path.join(HERE, "others.py"))
