@@ -65,23 +65,30 @@ static void drop(int fd) {
     conns[fd] = (struct conn){ 0 };
 }
 
-/* The event with sequence `seq`, `size` bytes with its NUL. */
-static size_t event(char *buf, size_t size, long long seq) {
+/* The event `{"continues":true,"parameters":{"event":{"padding":"xx…TAIL` in `buf`, padded so
+ * that it is `size` bytes with its NUL (longer when TAIL does not leave room); its length. */
+static size_t padded_event(char *buf, size_t size, const char *tail, size_t tail_len) {
     static const char head[] = "{\"continues\":true,\"parameters\":{\"event\":{\"padding\":\"";
-    char tail[64];
-    int tail_len = snprintf(tail, sizeof tail, "\",\"sequence\":%lld}}}", seq);
-    size_t fixed = sizeof head - 1 + (size_t)tail_len + 1;
+    size_t fixed = sizeof head - 1 + tail_len + 1;
     size_t pad = size > fixed ? size - fixed : 0;
     memcpy(buf, head, sizeof head - 1);
     memset(buf + sizeof head - 1, 'x', pad);
-    memcpy(buf + sizeof head - 1 + pad, tail, (size_t)tail_len);
-    buf[sizeof head - 1 + pad + (size_t)tail_len] = '\0';
+    memcpy(buf + sizeof head - 1 + pad, tail, tail_len);
+    buf[sizeof head - 1 + pad + tail_len] = '\0';
     return fixed + pad;
 }
 
-/* Whether a datagram of link notifications changes a link's up, running or carrier flag: the
- * kind of change reachd makes an event of (it sends none for a notification that changes
- * nothing it reports). */
+/* The event with sequence `seq`, `size` bytes with its NUL. */
+static size_t event(char *buf, size_t size, long long seq) {
+    char tail[64];
+    int tail_len = snprintf(tail, sizeof tail, "\",\"sequence\":%lld}}}", seq);
+    return padded_event(buf, size, tail, (size_t)tail_len);
+}
+
+/* Whether a datagram of notifications changes a link's up, running or carrier flag, or (route
+ * notifications come only with --link-events) whether a link has a default route: the kind of
+ * change reachd makes an event of (it sends none for a notification that changes nothing it
+ * reports). */
 static unsigned last_flags[65536];
 static unsigned char seen[65536];
 static char names[65536][IFNAMSIZ];
@@ -137,19 +144,12 @@ static size_t link_event(char *buf, size_t size, long long seq) {
         n += (size_t)snprintf(body + n, sizeof body - n, "%s{\"name\":\"%s\",\"index\":%u,\"up\":%s,\"carrier\":%s}",
                               n ? "," : "", names[i], i, (f & IFF_UP) ? "true" : "false", (f & IFF_LOWER_UP) ? "true" : "false");
     }
-    static const char head[] = "{\"continues\":true,\"parameters\":{\"event\":{\"padding\":\"";
     char tail[8192 + 256];
     int tail_len = snprintf(tail, sizeof tail,
                             "\",\"sequence\":%lld,\"event\":\"reachabilityChanged\",\"reason\":{\"code\":\"linkChanged\"},"
                             "\"current\":{\"status\":\"%s\",\"interfaces\":[%.*s]}}}}",
                             seq, up_link ? "ethernet" : "notReachable", (int)n, body);
-    size_t fixed = sizeof head - 1 + (size_t)tail_len + 1;
-    size_t pad = size > fixed ? size - fixed : 0;
-    memcpy(buf, head, sizeof head - 1);
-    memset(buf + sizeof head - 1, 'x', pad);
-    memcpy(buf + sizeof head - 1 + pad, tail, (size_t)tail_len);
-    buf[sizeof head - 1 + pad + (size_t)tail_len] = '\0';
-    return fixed + pad;
+    return padded_event(buf, size, tail, (size_t)tail_len);
 }
 
 static void answer(int fd, char *event_buf, size_t event_size) {
