@@ -91,6 +91,7 @@ static size_t event(char *buf, size_t size, long long seq) {
  * reports). */
 static unsigned last_flags[65536];
 static unsigned char seen[65536];
+static unsigned highest_seen;   /* the highest index ever seen: an event walks only up to it */
 static char names[65536][IFNAMSIZ];
 /* --link-events: whether a link has a default route in the main table. The kernel sends no
  * RTM_DELROUTE for the IPv4 routes it flushes when a link goes down: its routes go with it. */
@@ -122,6 +123,7 @@ static int link_changes(const char *buf, size_t len) {
         unsigned flags = h->nlmsg_type == RTM_DELLINK ? 0 : ifi->ifi_flags & (IFF_UP | IFF_RUNNING | IFF_LOWER_UP);
         if (!seen[index] || last_flags[index] != flags) changed = 1;
         seen[index] = h->nlmsg_type != RTM_DELLINK;
+        if (index > highest_seen) highest_seen = index;
         if (!(flags & IFF_UP)) default_route[index] = 0;
         last_flags[index] = flags;
         int attrs_len = (int)IFLA_PAYLOAD(h);
@@ -137,7 +139,7 @@ static size_t link_event(char *buf, size_t size, long long seq) {
     char body[8192];
     int up_link = 0;
     size_t n = 0;
-    for (unsigned i = 0; i < 65536 && n < sizeof body - 256; i++) {
+    for (unsigned i = 0; i <= highest_seen && n < sizeof body - 256; i++) {
         if (!seen[i]) continue;
         unsigned f = last_flags[i];
         if ((f & IFF_UP) && (f & IFF_LOWER_UP) && strcmp(names[i], "lo") != 0 && default_route[i]) up_link = 1;
