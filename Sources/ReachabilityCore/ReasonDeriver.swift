@@ -42,12 +42,15 @@ public enum ReasonDeriver {
             }
             // Addresses and routes of a slice belong to its index: that link names them.
             let name = new.link?.name ?? old.link?.name
-            if old.addresses != new.addresses {
-                for address in old.addresses where !new.addresses.contains(address) {
-                    candidates.append(Reason(code: .addressRemoved, interface: name, detail: address.cidr))
+            // The addresses as a status lists them: one still in duplicate address detection
+            // (tentative) is not there yet, so passing it adds the address and falling back to
+            // it removes the address — not the other way round.
+            if old.shownAddresses != new.shownAddresses {
+                for cidr in old.shownAddresses where !new.shownAddresses.contains(cidr) {
+                    candidates.append(Reason(code: .addressRemoved, interface: name, detail: cidr))
                 }
-                for address in new.addresses where !old.addresses.contains(address) {
-                    candidates.append(Reason(code: .addressAdded, interface: name, detail: address.cidr))
+                for cidr in new.shownAddresses where !old.shownAddresses.contains(cidr) {
+                    candidates.append(Reason(code: .addressAdded, interface: name, detail: cidr))
                 }
             }
             if old.routes != new.routes {

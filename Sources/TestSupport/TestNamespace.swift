@@ -123,6 +123,23 @@ public final class VethUplink: @unchecked Sendable {
         if defaultRoute { try host.ip("route add default via 10.\(subnet).0.1 dev \(inner) metric \(metric)") }
     }
 
+    /// The host side's IPv6 link-local address in CIDR form, once it has passed duplicate
+    /// address detection (a second or two after the link came up; until then a status does not
+    /// list it, and its arrival is an event). Nil when the host side has no IPv6, or when
+    /// `timeout` passes first.
+    public func settledLinkLocal(timeout: TimeInterval = 10) throws -> String? {
+        let disabled = try host.exec("cat /proc/sys/net/ipv6/conf/\(inner)/disable_ipv6", check: false)
+        guard disabled.trimmingCharacters(in: .whitespacesAndNewlines) == "0" else { return nil }
+        var found: String?
+        _ = try waitUntil(timeout: timeout) {
+            let lines = try host.ip("-6 addr show dev \(inner) scope link", check: false).split(separator: "\n")
+            guard let line = lines.first(where: { $0.contains("inet6 fe80") }), !line.contains("tentative") else { return false }
+            found = line.split(separator: " ").drop { $0 != "inet6" }.dropFirst().first.map(String.init)
+            return found != nil
+        }
+        return found
+    }
+
     /// Peer down: the host side loses carrier (the kernel sends no route event for it).
     public func dropCarrier() throws { try uplink.ip("link set \(outer) down") }
     public func restoreCarrier() throws { try uplink.ip("link set \(outer) up") }

@@ -36,8 +36,14 @@ private final class SimulationSetup: @unchecked Sendable {
         veth = try VethUplink(host: host, uplink: uplink)
         let daemon = try DaemonUnderTest(namespace: host, config: config)
         self.daemon = daemon
-        // Wait for the real path first, so the simulation's events are the only ones to come.
-        _ = waitUntil(timeout: 10) { (try? daemon.reachctl(["status", "--json"]).stdout.contains("\"reachable\":true")) == true }
+        // Wait for the real path first, so the simulation's events are the only ones to come:
+        // reachable, and with IPv6 its link-local address through duplicate address detection
+        // (which the daemon reports as an event of its own a second or two after the link came up).
+        let linkLocal = try veth.settledLinkLocal()
+        _ = waitUntil(timeout: 10) {
+            guard let status = try? daemon.reachctl(["status", "--json"]).stdout else { return false }
+            return status.contains("\"reachable\":true") && linkLocal.map { status.contains($0) } ?? true
+        }
         monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
         _ = waitForEvents(monitor, count: 1)
     }

@@ -78,6 +78,13 @@ struct ReasonCase: CustomTestStringConvertible, Sendable {
 }
 
 private let base = ethernetSnapshot()
+/// `base` with eth0's IPv6 link-local address, still in duplicate address detection or through it.
+private func withLinkLocal(tentative: Bool) -> NetworkSnapshot {
+    var s = base
+    s.addresses.insert(AddressState(ifindex: 2, family: .ipv6, address: "fe80::1", prefixLength: 64, scope: .link,
+                                    tentative: tentative))
+    return s
+}
 private let withWifi: NetworkSnapshot = {
     var s = base
     s.links[3] = LinkState(index: 3, name: "wlan0", kind: .wifi, up: true, carrier: true, operstate: "up")
@@ -93,6 +100,10 @@ let reasonCases: [ReasonCase] = [
         var s = base; s.links[2]?.up = false; s.links[2]?.carrier = false; s.routes = []; return s }(), code: .linkDown, interface: "eth0"),
     ReasonCase(name: "route removed", old: base, new: { var s = base; s.routes = []; return s }(), code: .routeRemoved, interface: "eth0"),
     ReasonCase(name: "address added", old: { var s = base; s.addresses = []; return s }(), new: base, code: .addressAdded, interface: "eth0"),
+    ReasonCase(name: "an address passing duplicate address detection is added", old: withLinkLocal(tentative: true),
+               new: withLinkLocal(tentative: false), code: .addressAdded, interface: "eth0"),
+    ReasonCase(name: "an address falling back to tentative is removed", old: withLinkLocal(tentative: false),
+               new: withLinkLocal(tentative: true), code: .addressRemoved, interface: "eth0"),
     ReasonCase(name: "operstate settles to up", old: { var s = base; s.links[2]?.operstate = "down"; return s }(), new: base, code: .linkUp, interface: "eth0"),
     ReasonCase(name: "operstate leaves up", old: base, new: { var s = base; s.links[2]?.operstate = "dormant"; return s }(), code: .linkDown, interface: "eth0"),
     ReasonCase(name: "a route explains more than operstate settling", old: { var s = base; s.links[2]?.operstate = "down"; s.routes = []; return s }(), new: base, code: .routeAdded, interface: "eth0"),
@@ -116,6 +127,14 @@ let reasonCases: [ReasonCase] = [
         new.links[3]?.up = false           // unrelated, more significant code
         let reason = ReasonDeriver.reason(from: old, to: new, focus: ["eth0"])
         #expect(reason == Reason(code: .carrierLost, interface: "eth0"))
+    }
+
+    /// A status lists no tentative address, so the address is news when it passes detection.
+    @Test func theAddressThatPassedDetectionIsTheDetail() {
+        let reason = ReasonDeriver.reason(from: withLinkLocal(tentative: true), to: withLinkLocal(tentative: false), focus: ["eth0"])
+        #expect(reason == Reason(code: .addressAdded, interface: "eth0", detail: "fe80::1/64"))
+        // A tentative address coming or going is nothing a status shows.
+        #expect(ReasonDeriver.reason(from: base, to: withLinkLocal(tentative: true)) == nil)
     }
 
     @Test func nothingChangedIsNil() {
