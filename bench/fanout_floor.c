@@ -101,6 +101,10 @@ static unsigned char default_route[65536];
  * ahead of an `ip monitor` started before the subscription (reachbench.py --ip-monitor-first). */
 static int resubscribe, nl = -1;
 static const int groups[] = { RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE };
+static void memberships(int option) {
+    for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
+        if (setsockopt(nl, SOL_NETLINK, option, &groups[g], sizeof groups[g]) != 0) die("netlink membership");
+}
 static int link_changes(const char *buf, size_t len) {
     int changed = 0;
     for (const struct nlmsghdr *h = (const struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
@@ -165,10 +169,9 @@ static void answer(int fd, char *event_buf, size_t event_size) {
         size_t len = event(event_buf, event_size, 0);
         if (send(fd, event_buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) { drop(fd); return; }
         conns[fd].subscribed = 1;
-        for (size_t g = 0; resubscribe && g < 2 * sizeof groups / sizeof *groups; g++) {
-            int group = groups[g % (sizeof groups / sizeof *groups)];
-            int option = g < sizeof groups / sizeof *groups ? NETLINK_DROP_MEMBERSHIP : NETLINK_ADD_MEMBERSHIP;
-            if (setsockopt(nl, SOL_NETLINK, option, &group, sizeof group) != 0) die("netlink membership");
+        if (resubscribe) {
+            memberships(NETLINK_DROP_MEMBERSHIP);
+            memberships(NETLINK_ADD_MEMBERSHIP);
         }
         if (subscriber_count == subscriber_cap) {
             subscriber_cap = subscriber_cap ? 2 * subscriber_cap : 1024;

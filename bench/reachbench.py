@@ -453,6 +453,21 @@ def latency_run(args, topo, daemon, mode, count, gap):
             "reachd_minus_ip_median_ms": statistics.median([a - b for a, b in zip(reach, ipmon)]) * 1e3 if reach else None}
 
 
+def latency_rows(args, topologies, name, label, **daemon):
+    """Carrier then admin changes against a fresh daemon in each topology (IPv6 off, then on):
+    reachd, or with `daemon_cmd` another program in its place. `label(mode, ipv6)` names a row."""
+    rows = []
+    for t in topologies:
+        d = daemon_started(args, t.a, f"{name}-ipv6" if t.ipv6 else name, **daemon)
+        for mode in ("carrier", "admin"):
+            log(f"{name}{', IPv6 on' if t.ipv6 else ''}: {args.changes} {mode} changes, {args.gap_ms} ms apart")
+            l = latency_run(args, t, d, mode, args.changes, args.gap_ms / 1e3)
+            l["label"], l["ipv6"] = label(mode, t.ipv6), t.ipv6
+            rows.append(l)
+        d.stop()
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------
 # Fan-out
 
@@ -979,30 +994,20 @@ def main():
             extra_topologies.append(topo6)
             time.sleep(0.5)
         if "latency" in only:
-            for t, six in ((topo, False), (topo6, True)):
-                d = daemon_started(args, t.a, "latency-ipv6" if six else "latency")
-                for mode in ("carrier", "admin"):
-                    log(f"latency{', IPv6 on' if six else ''}: {args.changes} {mode} changes, {args.gap_ms} ms apart")
-                    l = latency_run(args, t, d, mode, args.changes, args.gap_ms / 1e3)
-                    l["label"] = f"{mode} up/down, IPv6 on (DAD, RS)" if six else f"{mode} up/down, IPv6 off"
-                    l["ipv6"] = six
-                    res["latency"].append(l)
-                d.stop()
+            res["latency"] += latency_rows(args, (topo, topo6), "latency", lambda mode, six:
+                                           f"{mode} up/down, IPv6 on (DAD, RS)" if six else f"{mode} up/down, IPv6 off")
         if "latency-floor" in only and args.fanout_floor_bin and os.access(args.fanout_floor_bin, os.X_OK) and not args.fake:
             # The same four rows with the C stand-in in reachd's place: woken by the same
             # netlink datagrams, it writes an event of reachd's size with nothing worked out.
             # What the machine gives any daemon against `ip monitor` in this harness.
             floor_cmd = [args.fanout_floor_bin, "--link-events", "--event-bytes", str(LATENCY_FLOOR_EVENT_BYTES)]
             floor_cmd += args.latency_floor_args.split()
-            for t, six in ((topo, False), (topo6, True)):
-                d = daemon_started(args, t.a, f"latency-floor{'-ipv6' if six else ''}", config_args=[], daemon_cmd=floor_cmd)
-                for mode in ("carrier", "admin"):
-                    log(f"latency of bench/fanout_floor.c --link-events{', IPv6 on' if six else ''}: {args.changes} {mode} changes")
-                    l = latency_run(args, t, d, mode, args.changes, args.gap_ms / 1e3)
-                    l["label"] = f"`fanout_floor.c --link-events` (the floor, not reachd): {mode} up/down, IPv6 {'on' if six else 'off'}"
-                    l["ipv6"], l["floor"] = six, True
-                    res["latency"].append(l)
-                d.stop()
+            rows = latency_rows(args, (topo, topo6), "latency-floor", lambda mode, six:
+                                f"`fanout_floor.c --link-events` (the floor, not reachd): {mode} up/down, IPv6 {'on' if six else 'off'}",
+                                config_args=[], daemon_cmd=floor_cmd)
+            for l in rows:
+                l["floor"] = True
+            res["latency"] += rows
         if "latency" in only:
             if not args.fake:
                 # The same carrier changes while a scraper polls /metrics every 100 ms: the
