@@ -53,10 +53,12 @@ INSTALL ?= install
 # of scripts/reachd.order (the functions a running reachd executes; `make link-order` writes
 # it), relative relocations packed (RELR, glibc 2.36), and no symbol exported that no library
 # looks up. BENCHMARKS.md says what each saves.
+# Exclusivity is enforced at compile time only: one serial queue owns every mutable state, and
+# the run-time checks cost each event thousands of instructions (debug builds and tests keep them).
 # Installing strips them (install.sh, dh_strip); the ones in .build keep their symbols.
 LINK_ORDER = $(CURDIR)/scripts/reachd.order
 RELEASE_FLAGS ?= -c release --static-swift-stdlib --disable-local-rpath \
-	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
+	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld -Xswiftc -enforce-exclusivity=unchecked \
 	-Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic \
 	-Xlinker --symbol-ordering-file=$(LINK_ORDER) -Xlinker --no-warn-symbol-ordering
 RELEASE_BIN_DIR = $$($(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --show-bin-path)

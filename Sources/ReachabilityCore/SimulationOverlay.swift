@@ -57,6 +57,15 @@ public struct SimulationOverlay: Sendable {
     /// status shows when the simulation ends).
     public mutating func real(_ event: ReachabilityEvent) -> ReachabilityEvent? {
         guard active == nil, event.event == .reachabilityChanged else { return nil }
+        if let previous = event.previous, previous.isCopy(of: published) {
+            // Subscribers saw what the event starts from, so its changes are theirs: the same
+            // event, numbered on from here, without comparing the statuses again.
+            var renumbered = event
+            sequence += 1
+            renumbered.sequence = sequence
+            published = event.current
+            return renumbered
+        }
         return emit(event.current, reason: event.reason, timestamp: event.timestamp)
     }
 

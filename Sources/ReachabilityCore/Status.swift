@@ -111,39 +111,119 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
 }
 
 /// The machine's reachability (varlink type `Status`); `reachctl status --json` prints exactly this.
+///
+/// A value type whose fields live in one shared, copy-on-write box: the daemon hands a status
+/// from the classifier to the tracker, the overlay, the server and the history, and each of
+/// those copies is one reference count instead of some twenty (every string and array inside),
+/// and two statuses that are copies of each other compare equal without looking at a field.
 public struct Status: Codable, Equatable, Sendable {
-    public var status: NetworkStatus
-    public var reachable: Bool
-    public var connectivity: Connectivity
+    /// The fields, stored together.
+    struct Fields: Equatable, Sendable {
+        var status: NetworkStatus
+        var reachable: Bool
+        var connectivity: Connectivity
+        var primary: Interface?
+        var vpn: Interface?
+        var cellular: Cellular?
+        var expensive: Bool
+        var ipv4: Bool
+        var ipv6: Bool
+        var gateways: [String]
+        var flags: [ReachabilityFlag]
+        var interfaces: [Interface]
+        var probe: Probe?
+        var since: Date
+        var simulated: Bool
+    }
+
+    /// Never written while another `Status` shares it (see `fieldsForWriting`), which is what
+    /// makes handing it across threads safe.
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var box: Box
+
+    /// The box's fields, copied into a box of this value's own first if another value shares it.
+    private var fieldsForWriting: Fields {
+        get { box.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+            yield &box.fields
+        }
+    }
+
+    public var status: NetworkStatus {
+        _read { yield box.fields.status } _modify { yield &fieldsForWriting.status }
+    }
+    public var reachable: Bool {
+        _read { yield box.fields.reachable } _modify { yield &fieldsForWriting.reachable }
+    }
+    public var connectivity: Connectivity {
+        _read { yield box.fields.connectivity } _modify { yield &fieldsForWriting.connectivity }
+    }
     /// The interface carrying the lowest-metric usable default route (beneath any VPN).
-    public var primary: Interface?
+    public var primary: Interface? {
+        _read { yield box.fields.primary } _modify { yield &fieldsForWriting.primary }
+    }
     /// A VPN carrying traffic on top of `primary`.
-    public var vpn: Interface?
-    public var cellular: Cellular?
+    public var vpn: Interface? {
+        _read { yield box.fields.vpn } _modify { yield &fieldsForWriting.vpn }
+    }
+    public var cellular: Cellular? {
+        _read { yield box.fields.cellular } _modify { yield &fieldsForWriting.cellular }
+    }
     /// Cellular, or an interface configured as metered.
-    public var expensive: Bool
-    public var ipv4: Bool
-    public var ipv6: Bool
-    public var gateways: [String]
-    public var flags: [ReachabilityFlag]
-    public var interfaces: [Interface]
-    public var probe: Probe?
+    public var expensive: Bool {
+        _read { yield box.fields.expensive } _modify { yield &fieldsForWriting.expensive }
+    }
+    public var ipv4: Bool {
+        _read { yield box.fields.ipv4 } _modify { yield &fieldsForWriting.ipv4 }
+    }
+    public var ipv6: Bool {
+        _read { yield box.fields.ipv6 } _modify { yield &fieldsForWriting.ipv6 }
+    }
+    public var gateways: [String] {
+        _read { yield box.fields.gateways } _modify { yield &fieldsForWriting.gateways }
+    }
+    public var flags: [ReachabilityFlag] {
+        _read { yield box.fields.flags } _modify { yield &fieldsForWriting.flags }
+    }
+    public var interfaces: [Interface] {
+        _read { yield box.fields.interfaces } _modify { yield &fieldsForWriting.interfaces }
+    }
+    public var probe: Probe? {
+        _read { yield box.fields.probe } _modify { yield &fieldsForWriting.probe }
+    }
     /// When this status began.
-    public var since: Date
+    public var since: Date {
+        _read { yield box.fields.since } _modify { yield &fieldsForWriting.since }
+    }
     /// True while a simulation (`Simulate`) is in effect: the status is what a developer asked
     /// reachd to play, not what the network is.
-    public var simulated: Bool
+    public var simulated: Bool {
+        _read { yield box.fields.simulated } _modify { yield &fieldsForWriting.simulated }
+    }
 
     public init(status: NetworkStatus, reachable: Bool, connectivity: Connectivity, primary: Interface?,
                 vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
                 since: Date, simulated: Bool = false) {
-        self.status = status; self.reachable = reachable; self.connectivity = connectivity
-        self.primary = primary; self.vpn = vpn; self.cellular = cellular; self.expensive = expensive
-        self.ipv4 = ipv4; self.ipv6 = ipv6; self.gateways = gateways; self.flags = flags
-        self.interfaces = interfaces; self.probe = probe; self.since = since
-        self.simulated = simulated
+        box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity, primary: primary,
+                         vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
+                         gateways: gateways, flags: flags, interfaces: interfaces, probe: probe,
+                         since: since, simulated: simulated))
     }
+
+    /// Equal fields; a copy of the same value is equal at once.
+    public static func == (a: Status, b: Status) -> Bool {
+        a.box === b.box || a.box.fields == b.box.fields
+    }
+
+    /// True when `other` is a copy of this very value (no field written since): a check that
+    /// costs nothing and implies `==`, for callers that can fall back when it is false.
+    public func isCopy(of other: Status) -> Bool { box === other.box }
 
     /// Nothing known yet: not reachable, no interfaces.
     public static func initial(since: Date = Date()) -> Status {
@@ -172,7 +252,8 @@ public struct Status: Codable, Equatable, Sendable {
     /// verdict equal to its status's `connectivity` (not checked yet, or checks disabled), so a
     /// check that confirms what the status already says is no change either.
     public func changes(from previous: Status) -> [Field] {
-        Field.byName.filter { differs(in: $0, from: previous) }
+        if isCopy(of: previous) { return [] }
+        return Field.byName.filter { differs(in: $0, from: previous) }
     }
 
     /// True when `field` differs from `other` by the rules of `changes(from:)`.
@@ -200,7 +281,7 @@ public struct Status: Codable, Equatable, Sendable {
 
     /// True when the two differ in a field an event reports (see `changes(from:)`).
     public func differs(from other: Status) -> Bool {
-        Field.byName.contains { differs(in: $0, from: other) }
+        !isCopy(of: other) && Field.byName.contains { differs(in: $0, from: other) }
     }
 
     /// True when `status`, `connectivity` or `primary` differ: the filter of `Subscribe(statusOnly:)`.
@@ -224,24 +305,24 @@ public struct Status: Codable, Equatable, Sendable {
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        status = try c.decode(NetworkStatus.self, forKey: .status)
-        reachable = try c.decode(Bool.self, forKey: .reachable)
-        connectivity = try c.decode(Connectivity.self, forKey: .connectivity)
-        primary = try c.decodeIfPresent(Interface.self, forKey: .primary)
-        vpn = try c.decodeIfPresent(Interface.self, forKey: .vpn)
-        cellular = try c.decodeIfPresent(Cellular.self, forKey: .cellular)
-        expensive = try c.decode(Bool.self, forKey: .expensive)
-        ipv4 = try c.decode(Bool.self, forKey: .ipv4)
-        ipv6 = try c.decode(Bool.self, forKey: .ipv6)
-        gateways = try c.decode([String].self, forKey: .gateways)
         // Unknown flag names from a newer daemon are skipped rather than failing the whole status.
         let flagNames = try c.decode([String].self, forKey: .flags)
-        flags = flagNames.compactMap(ReachabilityFlag.init(rawValue:))
-        interfaces = try c.decode([Interface].self, forKey: .interfaces)
-        probe = try c.decodeIfPresent(Probe.self, forKey: .probe)
-        since = try c.decodeTimestamp(forKey: .since)
-        // A daemon from before simulations existed never simulates.
-        simulated = try c.decodeIfPresent(Bool.self, forKey: .simulated) ?? false
+        self.init(status: try c.decode(NetworkStatus.self, forKey: .status),
+                  reachable: try c.decode(Bool.self, forKey: .reachable),
+                  connectivity: try c.decode(Connectivity.self, forKey: .connectivity),
+                  primary: try c.decodeIfPresent(Interface.self, forKey: .primary),
+                  vpn: try c.decodeIfPresent(Interface.self, forKey: .vpn),
+                  cellular: try c.decodeIfPresent(Cellular.self, forKey: .cellular),
+                  expensive: try c.decode(Bool.self, forKey: .expensive),
+                  ipv4: try c.decode(Bool.self, forKey: .ipv4),
+                  ipv6: try c.decode(Bool.self, forKey: .ipv6),
+                  gateways: try c.decode([String].self, forKey: .gateways),
+                  flags: flagNames.compactMap(ReachabilityFlag.init(rawValue:)),
+                  interfaces: try c.decode([Interface].self, forKey: .interfaces),
+                  probe: try c.decodeIfPresent(Probe.self, forKey: .probe),
+                  since: try c.decodeTimestamp(forKey: .since),
+                  // A daemon from before simulations existed never simulates.
+                  simulated: try c.decodeIfPresent(Bool.self, forKey: .simulated) ?? false)
     }
 
     public func encode(to encoder: Encoder) throws {

@@ -494,10 +494,12 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         return Data(writer.bytes)
     }
 
-    /// The JSON of `status`: the cached bytes when it is the status encoded last (an event's
-    /// `previous` is the last event's `current`), else freshly written and kept.
+    /// The JSON of `status`: the cached bytes when it is a copy of the status encoded last (an
+    /// event's `previous` is the last event's `current`), else freshly written and kept. A copy,
+    /// not merely an equal value: that check costs nothing, where comparing every field of two
+    /// statuses that differ (each event's `current`) costs as much as the sharing saves.
     func statusJSON(_ status: Status) -> [UInt8] {
-        if let cache = statusJSONCache, cache.status == status { return cache.json }
+        if let cache = statusJSONCache, cache.status.isCopy(of: status) { return cache.json }
         let json = WireJSONWriter.json(status, interfaces: &interfaceJSONCache)
         statusJSONCache = (status, json)
         return json

@@ -190,6 +190,38 @@ enum SimulationFixtures {
         #expect(overlay.published == F.offline)
     }
 
+    /// The event a real change makes is the same whether the status subscribers saw is the very
+    /// value the change starts from or only an equal one.
+    @Test func passingThroughDoesNotDependOnWhichCopyWasSeen() throws {
+        var equalCopy = F.online
+        equalCopy.since = F.online.since // written: a value of its own, equal to the first
+        #expect(equalCopy == F.online && !equalCopy.isCopy(of: F.online))
+        var same = SimulationOverlay(initial: Self.initial(F.online))
+        var equal = SimulationOverlay(initial: Self.initial(equalCopy))
+        let real = Self.realEvent(F.online, F.meteredOnline, sequence: 500, reason: .configReloaded)
+        let passedSame = same.real(real), passedEqual = equal.real(real)
+        let fromSame = try #require(passedSame)
+        let fromEqual = try #require(passedEqual)
+        #expect(fromSame == fromEqual)
+        #expect(fromSame.sequence == 101 && fromSame.changes == ["expensive", "primary"])
+        #expect(fromSame.changes == F.meteredOnline.changes(from: F.online).map(\.rawValue))
+        #expect(same.published == F.meteredOnline && equal.published == F.meteredOnline)
+    }
+
+    /// A real change that starts from something other than what subscribers saw is told against
+    /// what they saw.
+    @Test func aRealChangeIsToldAgainstWhatSubscribersSaw() throws {
+        var overlay = SimulationOverlay(initial: Self.initial(F.offline))
+        let passed = overlay.real(Self.realEvent(F.online, F.meteredOnline, sequence: 101))
+        let event = try #require(passed)
+        #expect(event.previous == F.offline)
+        #expect(event.changes == F.meteredOnline.changes(from: F.offline).map(\.rawValue))
+        #expect(event.changes.contains("status"))
+        // Nothing reported changed against what subscribers saw: no event, whatever the real one said.
+        #expect(overlay.real(Self.realEvent(F.offline, F.meteredOnline, sequence: 102)) == nil)
+        #expect(overlay.sequence == 101)
+    }
+
     @Test func startAndExpire() throws {
         var overlay = SimulationOverlay(initial: Self.initial())
         let started = try overlay.simulate(Self.request(.wwan2G, connectivity: .portal), real: F.online, owner: 7, now: F.t0)
