@@ -16,8 +16,9 @@ public struct InterfaceJSONCache: Sendable {
         if let entry = entries[interface.index], entry.interface == interface { return entry.json }
         var writer = WireJSONWriter(capacity: 192)
         writer.write(interface)
-        entries[interface.index] = (interface, writer.bytes)
-        return writer.bytes
+        let json = writer.bytes
+        entries[interface.index] = (interface, json)
+        return json
     }
 
     /// Forgets the interfaces `status` no longer lists, so that removed links do not pile up.

@@ -12,13 +12,51 @@ import FoundationEssentials
 ///
 /// One difference on purpose: a non-finite `rttMs` (which the probe never measures) is written
 /// as `null`, where `JSONEncoder` throws and the event would be lost.
-public struct WireJSONWriter: Sendable {
-    /// The JSON written so far.
-    public private(set) var bytes: [UInt8] = []
+///
+/// It writes into memory of its own, grown by doubling, rather than into an array: an event is
+/// a hundred or so small appends, and each of an array's (uniqueness, capacity, generic copy)
+/// cost several times the copy. Not copyable, so that the memory has exactly one owner.
+public struct WireJSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
 
     /// - Parameter capacity: bytes to reserve (an event with a few interfaces is 1–3 KiB).
     public init(capacity: Int = 0) {
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The JSON written so far.
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// The JSON written so far, as `Data`.
+    public var data: Data { Data(bytes: base, count: count) }
+
+    /// Room for `extra` more bytes at `base + count`.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        let larger = max(needed, 2 * capacity)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.initialize(from: base, count: count)
+        base.deallocate()
+        base = moved
+        capacity = larger
+    }
+
+    /// Appends `source` as it is.
+    @inline(__always)
+    private mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let start = source.baseAddress, !source.isEmpty else { return }
+        reserve(source.count)
+        (base + count).initialize(from: start, count: source.count)
+        count += source.count
     }
 
     // MARK: one-shot helpers
@@ -137,11 +175,11 @@ public struct WireJSONWriter: Sendable {
     public mutating func write(_ event: ReachabilityEvent, previousJSON: [UInt8]? = nil, currentJSON: [UInt8]? = nil) {
         raw(#"{"changes":"#); strings(event.changes)
         raw(#","current":"#)
-        if let currentJSON { bytes.append(contentsOf: currentJSON) } else { write(event.current) }
+        if let currentJSON { raw(currentJSON) } else { write(event.current) }
         raw(#","event":"#); string(event.event.rawValue)
         raw(#","previous":"#)
         if let previous = event.previous {
-            if let previousJSON { bytes.append(contentsOf: previousJSON) } else { write(previous) }
+            if let previousJSON { raw(previousJSON) } else { write(previous) }
         } else {
             raw("null")
         }
@@ -155,16 +193,19 @@ public struct WireJSONWriter: Sendable {
 
     /// Appends bytes that are already JSON (or a piece of it) as they are.
     public mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        text.withUTF8Buffer { append($0) }
     }
 
     /// Appends already-written JSON bytes as they are.
-    public mutating func raw(_ json: some Sequence<UInt8>) {
-        bytes.append(contentsOf: json)
+    public mutating func raw(_ json: [UInt8]) {
+        json.withUnsafeBufferPointer { append($0) }
     }
 
+    @inline(__always)
     mutating func byte(_ value: UInt8) {
-        bytes.append(value)
+        reserve(1)
+        (base + count).initialize(to: value)
+        count += 1
     }
 
     mutating func bool(_ value: Bool) {
@@ -186,8 +227,18 @@ public struct WireJSONWriter: Sendable {
 
     /// A decimal integer.
     public mutating func int(_ value: Int) {
-        // A String of up to 15 bytes lives inline: no allocation here.
-        bytes.append(contentsOf: String(value).utf8)
+        // Digits from the right into a buffer on the stack, then one append.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var magnitude = value.magnitude
+            var start = 20
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 { byte(UInt8(ascii: "-")) }
+            append(UnsafeBufferPointer(rebasing: buffer[start..<20]))
+        }
     }
 
     /// A number as `JSONEncoder` writes a Double: its shortest round-trip form, without a `.0`
@@ -196,7 +247,7 @@ public struct WireJSONWriter: Sendable {
         guard value.isFinite else { raw("null"); return }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
-        bytes.append(contentsOf: text.utf8)
+        text.withUTF8 { append($0) }
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
@@ -204,33 +255,69 @@ public struct WireJSONWriter: Sendable {
     /// A JSON string (RFC 8259 §7): `"` and `\` escaped, control characters as `\b \f \n \r \t`
     /// or `\u00XX`; everything else, `/` and non-ASCII included, as its UTF-8 bytes.
     public mutating func string(_ value: String) {
+        // Native strings (all that reachd makes) lend their bytes in place; others are copied once.
+        let written: Void? = value.utf8.withContiguousStorageIfAvailable { escaped($0) }
+        if written == nil {
+            var copy = value
+            copy.withUTF8 { escaped($0) }
+        }
+    }
+
+    /// `utf8` as a JSON string: the runs between characters that need escaping appended whole
+    /// (a name or an address is one run).
+    private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         byte(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { utf8 in
-            var start = 0
-            for i in 0..<utf8.count {
-                let c = utf8[i]
-                guard c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") else { continue }
-                if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
-                start = i + 1
-                byte(UInt8(ascii: "\\"))
-                switch c {
-                case UInt8(ascii: "\""): byte(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): byte(UInt8(ascii: "\\"))
-                case 0x08: byte(UInt8(ascii: "b"))
-                case 0x0C: byte(UInt8(ascii: "f"))
-                case 0x0A: byte(UInt8(ascii: "n"))
-                case 0x0D: byte(UInt8(ascii: "r"))
-                case 0x09: byte(UInt8(ascii: "t"))
-                default:
-                    raw("u00")
-                    byte(Self.hexDigits[Int(c >> 4)])
-                    byte(Self.hexDigits[Int(c & 0x0F)])
-                }
+        var start = 0
+        while start < utf8.count {
+            let next = Self.firstToEscape(in: utf8, from: start)
+            if start < next { append(UnsafeBufferPointer(rebasing: utf8[start..<next])) }
+            guard next < utf8.count else { break }
+            let c = utf8[next]
+            start = next + 1
+            byte(UInt8(ascii: "\\"))
+            switch c {
+            case UInt8(ascii: "\""): byte(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): byte(UInt8(ascii: "\\"))
+            case 0x08: byte(UInt8(ascii: "b"))
+            case 0x0C: byte(UInt8(ascii: "f"))
+            case 0x0A: byte(UInt8(ascii: "n"))
+            case 0x0D: byte(UInt8(ascii: "r"))
+            case 0x09: byte(UInt8(ascii: "t"))
+            default:
+                raw("u00")
+                byte(Self.hexDigits[Int(c >> 4)])
+                byte(Self.hexDigits[Int(c & 0x0F)])
             }
-            if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
         }
         byte(UInt8(ascii: "\""))
+    }
+
+    /// The position of the first byte at or after `start` that a JSON string must escape (a
+    /// control character, `"` or `\`), or `utf8.count`.
+    ///
+    /// Eight bytes at a time: a word with none of them passes in a few instructions (the
+    /// has-zero-byte test of "Bit Twiddling Hacks", for each of the three). The test can flag a
+    /// word without one (a borrow from a lower byte); the bytes are then looked at one by one,
+    /// so a flag costs time, never a wrong answer.
+    static func firstToEscape(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var position = start
+        if let base = utf8.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while position + 8 <= utf8.count {
+                let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+                let control = (word &- ones &* 0x20) & ~word
+                let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+                let flagged = (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs
+                if flagged != 0 { break }
+                position += 8
+            }
+        }
+        while position < utf8.count {
+            let c = utf8[position]
+            if c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return position }
+            position += 1
+        }
+        return position
     }
 
     /// A wire timestamp as a JSON string, exactly as `Timestamp.string(from:)` formats it
@@ -251,25 +338,22 @@ public struct WireJSONWriter: Sendable {
         let (year, month, day) = Self.civilDate(daysSince1970: days)
         // Foundation's calendar is Julian before 1582; real clocks are far from both ends.
         guard year >= 1900 && year <= 9999 else { string(Timestamp.string(from: date)); return }
-        byte(UInt8(ascii: "\""))
-        digits(year, 4); byte(UInt8(ascii: "-")); digits(month, 2); byte(UInt8(ascii: "-")); digits(day, 2)
-        byte(UInt8(ascii: "T"))
-        digits(secondOfDay / 3600, 2); byte(UInt8(ascii: ":"))
-        digits(secondOfDay / 60 % 60, 2); byte(UInt8(ascii: ":"))
-        digits(secondOfDay % 60, 2); byte(UInt8(ascii: "."))
-        digits(milliseconds, 3)
-        raw("Z\"")
-    }
-
-    /// `value` (non-negative) zero-padded to `width` digits.
-    private mutating func digits(_ value: Int, _ width: Int) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            byte(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-            rest %= divisor
-            divisor /= 10
+        // `"YYYY-MM-DDTHH:MM:SS.mmmZ"`: 26 bytes written on the stack, then one append.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26) { text in
+            func put(_ value: Int, _ width: Int, at offset: Int) {
+                var rest = value
+                for position in stride(from: offset + width - 1, through: offset, by: -1) {
+                    text[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                    rest /= 10
+                }
+            }
+            text[0] = UInt8(ascii: "\""); put(year, 4, at: 1); text[5] = UInt8(ascii: "-")
+            put(month, 2, at: 6); text[8] = UInt8(ascii: "-"); put(day, 2, at: 9)
+            text[11] = UInt8(ascii: "T"); put(secondOfDay / 3600, 2, at: 12); text[14] = UInt8(ascii: ":")
+            put(secondOfDay / 60 % 60, 2, at: 15); text[17] = UInt8(ascii: ":"); put(secondOfDay % 60, 2, at: 18)
+            text[20] = UInt8(ascii: "."); put(milliseconds, 3, at: 21)
+            text[24] = UInt8(ascii: "Z"); text[25] = UInt8(ascii: "\"")
+            append(UnsafeBufferPointer(text))
         }
     }
 

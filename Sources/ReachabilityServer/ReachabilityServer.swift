@@ -491,7 +491,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         writer.raw(#"{"continues":true,"parameters":{"event":"#)
         writer.write(event, previousJSON: previousJSON, currentJSON: currentJSON)
         writer.raw("}}\0")
-        return Data(writer.bytes)
+        return writer.data
     }
 
     /// The JSON of `status`: the cached bytes when it is a copy of the status encoded last (an
@@ -525,7 +525,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         writer.raw(#"{"parameters":{"status":"#)
         writer.raw(statusJSON(current))
         writer.raw("}}\0")
-        let bytes = Data(writer.bytes)
+        let bytes = writer.data
         statusCache = (history.sequence, bytes)
         return bytes
     }
