@@ -5,7 +5,11 @@
 /// A netlink message changes one index (rarely a few), so the monitor remakes the slices of the
 /// indexes a wake-up touched and keeps the others: classification then walks links and their
 /// default-route candidates instead of regrouping, filtering and sorting every address and route.
-public struct LinkSlice: Equatable, Sendable {
+///
+/// Immutable, and a class: a slice passes from the table through the monitor to the tracker and
+/// its snapshot, and each of those hands it on with one reference count instead of copying two
+/// sets, two arrays and the strings of a link and an interface.
+public final class LinkSlice: Equatable, Sendable {
     public let index: Int
     public let link: LinkState?
     public let addresses: Set<AddressState>
@@ -25,7 +29,7 @@ public struct LinkSlice: Equatable, Sendable {
     let hasUsableIPv4: Bool
     let hasUsableIPv6: Bool
 
-    public init(index: Int, link: LinkState?, addresses: Set<AddressState> = [], routes: Set<RouteState> = []) {
+    public convenience init(index: Int, link: LinkState?, addresses: Set<AddressState> = [], routes: Set<RouteState> = []) {
         var usable4 = false, usable6 = false
         for address in addresses where address.isUsable {
             switch address.family {
@@ -81,6 +85,6 @@ public struct LinkSlice: Equatable, Sendable {
     }
 
     public static func == (a: LinkSlice, b: LinkSlice) -> Bool {
-        a.index == b.index && a.link == b.link && a.addresses == b.addresses && a.routes == b.routes
+        a === b || a.index == b.index && a.link == b.link && a.addresses == b.addresses && a.routes == b.routes
     }
 }

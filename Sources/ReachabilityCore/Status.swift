@@ -273,9 +273,11 @@ public struct Status: Codable, Equatable, Sendable {
         case .interfaces: return interfaces != other.interfaces
         case .simulated: return simulated != other.simulated
         case .probe:
-            if probe == nil && other.probe == nil { return false }
-            return probe?.result ?? connectivity != other.probe?.result ?? other.connectivity
-                || probe?.portalUrl != other.probe?.portalUrl
+            // Only the verdicts are taken out (enums, no copies), the portal URLs only when those agree.
+            let verdict = probe?.result, otherVerdict = other.probe?.result
+            if verdict == nil && otherVerdict == nil { return false }
+            if verdict ?? connectivity != otherVerdict ?? other.connectivity { return true }
+            return probe?.portalUrl != other.probe?.portalUrl
         }
     }
 
