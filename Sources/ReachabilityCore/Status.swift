@@ -262,9 +262,9 @@ public struct Status: Codable, Equatable, Sendable {
         case .status: return status != other.status
         case .reachable: return reachable != other.reachable
         case .connectivity: return connectivity != other.connectivity
-        case .primary: return primary != other.primary
-        case .vpn: return vpn != other.vpn
-        case .cellular: return cellular != other.cellular
+        case .primary: return Self.differ(primary, other.primary)
+        case .vpn: return Self.differ(vpn, other.vpn)
+        case .cellular: return Self.differ(cellular, other.cellular)
         case .expensive: return expensive != other.expensive
         case .ipv4: return ipv4 != other.ipv4
         case .ipv6: return ipv6 != other.ipv6
@@ -278,6 +278,17 @@ public struct Status: Codable, Equatable, Sendable {
             if verdict == nil && otherVerdict == nil { return false }
             if verdict ?? connectivity != otherVerdict ?? other.connectivity { return true }
             return probe?.portalUrl != other.probe?.portalUrl
+        }
+    }
+
+    /// `a != b`, with absent values told apart before anything is copied: `Optional`'s own
+    /// comparison copies both sides into a pair first, strings and all, even when both are nil.
+    @inline(__always)
+    private static func differ<T: Equatable>(_ a: T?, _ b: T?) -> Bool {
+        switch (a == nil, b == nil) {
+        case (true, true): return false
+        case (false, false): return a != b
+        case (true, false), (false, true): return true
         }
     }
 

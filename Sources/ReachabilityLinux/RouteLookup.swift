@@ -234,6 +234,6 @@ public final class RouteLookup {
     static func string(family: Int32, bytes: UnsafeRawPointer, length: Int) -> String? {
         let expected = family == AF_INET ? 4 : family == AF_INET6 ? 16 : -1
         guard length == expected else { return nil }
-        return IPAddress(family: family, bytes: bytes)?.description
+        return IPAddress.text(family: family, bytes: bytes)
     }
 }

@@ -28,6 +28,17 @@ import Testing
         #expect(SocketAddress(ip: text, port: 80) == nil)
     }
 
+    /// The text straight from the bytes (what the netlink decoder uses) is the description's.
+    @Test(arguments: ["192.0.2.1", "0.0.0.0", "2001:db8::1", "::ffff:192.0.2.1", "fe80::1:2:3:4", "::"])
+    func textFromTheBytesIsTheDescription(_ text: String) throws {
+        let address = try #require(IPAddress(text))
+        let family = address.family == .ipv4 ? AF_INET : AF_INET6
+        let written = address.bytes.withUnsafeBytes { raw in raw.baseAddress.flatMap { IPAddress.text(family: family, bytes: $0) } }
+        #expect(written == address.description && written == text)
+        let other = address.bytes.withUnsafeBytes { raw in raw.baseAddress.flatMap { IPAddress.text(family: AF_UNIX, bytes: $0) } }
+        #expect(other == nil)
+    }
+
     @Test func unspecified() throws {
         #expect(try #require(IPAddress("0.0.0.0")).isUnspecified)
         #expect(try #require(IPAddress("::")).isUnspecified)
