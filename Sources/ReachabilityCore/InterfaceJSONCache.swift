@@ -6,7 +6,15 @@
 /// those `WireJSONWriter.write(_: Interface)` writes for an equal value, so the output does not
 /// change.
 public struct InterfaceJSONCache: Sendable {
-    private var entries: [Int: (interface: Interface, json: [UInt8])] = [:]
+    /// One interface and its bytes; a class, so that looking one up retains one object rather
+    /// than copying the interface's strings and the bytes out of the dictionary.
+    private final class Entry: Sendable {
+        let interface: Interface
+        let json: [UInt8]
+        init(_ interface: Interface, _ json: [UInt8]) { self.interface = interface; self.json = json }
+    }
+
+    private var entries: [Int: Entry] = [:]
 
     public init() {}
 
@@ -17,7 +25,7 @@ public struct InterfaceJSONCache: Sendable {
         var writer = WireJSONWriter(capacity: 192)
         writer.write(interface)
         let json = writer.bytes
-        entries[interface.index] = (interface, json)
+        entries[interface.index] = Entry(interface, json)
         return json
     }
 

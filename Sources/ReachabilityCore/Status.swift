@@ -285,11 +285,8 @@ public struct Status: Codable, Equatable, Sendable {
     /// comparison copies both sides into a pair first, strings and all, even when both are nil.
     @inline(__always)
     private static func differ<T: Equatable>(_ a: T?, _ b: T?) -> Bool {
-        switch (a == nil, b == nil) {
-        case (true, true): return false
-        case (false, false): return a != b
-        case (true, false), (false, true): return true
-        }
+        guard let a, let b else { return (a == nil) != (b == nil) }
+        return a != b
     }
 
     /// True when the two differ in a field an event reports (see `changes(from:)`).

@@ -192,8 +192,14 @@ public struct WireJSONWriter: ~Copyable {
     // MARK: values
 
     /// Appends bytes that are already JSON (or a piece of it) as they are.
+    @inline(__always)
     public mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { append($0) }
+        // A literal's bytes are where the pointer says: no closure, no check of each scalar.
+        if text.hasPointerRepresentation {
+            append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        } else {
+            text.withUTF8Buffer { append($0) }
+        }
     }
 
     /// Appends already-written JSON bytes as they are.
