@@ -302,9 +302,9 @@ public struct WireJSONWriter: ~Copyable {
     /// control character, `"` or `\`), or `utf8.count`.
     ///
     /// Eight bytes at a time: a word with none of them passes in a few instructions (the
-    /// has-zero-byte test of "Bit Twiddling Hacks", for each of the three). The test can flag a
-    /// word without one (a borrow from a lower byte); the bytes are then looked at one by one,
-    /// so a flag costs time, never a wrong answer.
+    /// has-zero-byte test of "Bit Twiddling Hacks", for each of the three). A borrow from a byte
+    /// that matched can flag a byte above it too, so the test says only that the word holds one;
+    /// the bytes from there on are looked at one by one to find which.
     static func firstToEscape(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         var position = start
         if let base = utf8.baseAddress {

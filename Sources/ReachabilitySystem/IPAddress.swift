@@ -74,7 +74,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The canonical text (`inet_ntop(3)`): `192.0.2.1`, `2001:db8::1`, `::ffff:192.0.2.1`.
     public var description: String {
-        bytes.withUnsafeBytes { raw in raw.baseAddress.flatMap { Self.text(family.rawValue, $0) } } ?? ""
+        bytes.withUnsafeBytes { raw in raw.baseAddress.flatMap { Self.text(family: family.rawValue, bytes: $0) } } ?? ""
     }
 
     /// The canonical text of the address at `pointer` (as `init(family:bytes:)` reads it), written
@@ -82,11 +82,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// without an `IPAddress`, its array or a buffer on the heap. Nil for another family.
     public static func text(family: CInt, bytes pointer: UnsafeRawPointer) -> String? {
         guard family == AF_INET || family == AF_INET6 else { return nil }
-        return text(family, pointer)
-    }
-
-    private static func text(_ family: CInt, _ pointer: UnsafeRawPointer) -> String? {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { buffer in
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { buffer in
             // inet_ntop fails only for a buffer too small or an unknown family: neither is possible.
             guard let written = inet_ntop(family, pointer, buffer.baseAddress, socklen_t(buffer.count)) else { return nil }
             return String(cString: written)
