@@ -5,6 +5,7 @@
 #include <linux/if.h>
 #include <linux/if_arp.h>
 #include <linux/rtnetlink.h>
+#include <linux/fib_rules.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 #include <netlink/msg.h>

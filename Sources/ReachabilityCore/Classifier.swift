@@ -16,30 +16,37 @@ public enum Classifier {
     /// routes only when a message touches that link.
     public static func classify(_ snapshot: IndexedSnapshot, since: Date, previous: Status? = nil, now: Date? = nil) -> Status {
         let facts = Facts(snapshot)
-        var usableDefaults: [RouteState] = []
-        var vpnRoute: RouteState?
+        var lookupRoutes: [PolicyRouting.PrefixedRoute] = []
         var gatewayRoute: RouteState?
-        for index in snapshot.linkIndexes {
-            guard let slice = snapshot.slices[index], !slice.candidateRoutes.isEmpty else { continue }
-            let isVPN = facts.kind(of: index) == .vpn
-            for route in slice.candidateRoutes where slice.isUsable(family: route.family) {
-                if route.isDefault { usableDefaults.append(route) }
-                if isVPN && (route.isDefault || route.isHalfDefault) {
-                    if vpnRoute.map({ routeOrder(route, $0) }) ?? true { vpnRoute = route }
-                }
-                if !isVPN && route.gateway != nil {
-                    if gatewayRoute.map({ routeOrder(route, $0) }) ?? true { gatewayRoute = route }
-                }
+        for slice in snapshot.slices.values {
+            for var route in slice.lookupRoutes {
+                route.usable = route.route.type != .unicast || slice.isUsable(family: route.route.family)
+                lookupRoutes.append(route)
+            }
+            guard !slice.gatewayRoutes.isEmpty, facts.kind(of: slice.index) != .vpn else { continue }
+            for route in slice.gatewayRoutes where slice.isUsable(family: route.family) {
+                if gatewayRoute.map({ routeOrder(route, $0) }) ?? true { gatewayRoute = route }
             }
         }
-        usableDefaults.sort(by: routeOrder)
-        let physicalDefault = usableDefaults.first { facts.kind(of: $0.oif) != .vpn }
-        let vpnLink = vpnRoute.flatMap { snapshot.link($0.oif) }
+        let group: (Int) -> UInt32 = { snapshot.link($0)?.group ?? 0 }
+        let paths = AddressFamily.allCases.map { family in
+            InternetPath.decide(family, routes: lookupRoutes, rules: snapshot.rules(of: family), interfaceGroup: group)
+        }
 
-        // Beneath a VPN that holds the only default route, the transport is the link that carries
-        // the route to the VPN server: the best usable non-VPN link with any gateway route.
-        let underlayRoute = physicalDefault ?? (vpnLink == nil ? nil : gatewayRoute)
-        let primaryLink = underlayRoute.flatMap { snapshot.link($0.oif) } ?? vpnLink
+        // Each family's way out, the better one first (lowest metric, IPv4 at equal metric).
+        let hops = paths.compactMap(\.decision.routes.first).sorted(by: routeOrder)
+        let vpnHop = hops.first { facts.kind(of: $0.oif) == .vpn }
+        let physicalHop = hops.first { facts.kind(of: $0.oif) != .vpn }
+        // Beneath a tunnel that carries the better path, the transport is where the tunnel's own
+        // packets leave (see `underlay`); else the physical path.
+        var underlayRoute: RouteState?
+        if let vpnHop, vpnHop == hops.first, let path = paths.first(where: { $0.family == vpnHop.family }) {
+            underlayRoute = underlay(beneath: path, routes: lookupRoutes, rules: snapshot.rules(of: path.family),
+                                     facts: facts, interfaceGroup: group) ?? physicalHop ?? gatewayRoute
+        }
+        let transport = underlayRoute ?? physicalHop
+        let vpnLink = vpnHop.flatMap { snapshot.link($0.oif) }
+        let primaryLink = transport.flatMap { snapshot.link($0.oif) } ?? vpnLink
 
         let interfaces = snapshot.linkIndexes.compactMap { index in snapshot.slices[index].flatMap { facts.interface(for: $0) } }
         // Both are links of the snapshot, so their interfaces are in the list: taken from it
@@ -59,9 +66,11 @@ public enum Classifier {
                             signalQuality: modem.signalQuality, roaming: modem.roaming)
         }
 
+        // The routers the transport's traffic goes through: the physical paths' and the tunnel's underlay.
         var gateways: [String] = []
         if let primaryLink {
-            for route in usableDefaults where route.oif == primaryLink.index {
+            let routes = paths.flatMap(\.decision.routes) + (underlayRoute.map { [$0] } ?? [])
+            for route in routes where route.oif == primaryLink.index {
                 if let gateway = route.gateway, !gateways.contains(gateway) { gateways.append(gateway) }
             }
         }
@@ -76,10 +85,31 @@ public enum Classifier {
             status: networkStatus, reachable: reachable, connectivity: reachable ? .unknown : .none,
             primary: primary, vpn: vpn, cellular: cellular,
             expensive: networkStatus.isWWAN || (primary?.metered ?? false) || primaryKind == .wwan,
-            ipv4: usableDefaults.contains { $0.family == .ipv4 },
-            ipv6: usableDefaults.contains { $0.family == .ipv6 },
-            gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since)
+            ipv4: !paths[0].decision.routes.isEmpty,
+            ipv6: !paths[1].decision.routes.isEmpty,
+            gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since,
+            routing: paths.map { $0.routePath(linkName: { snapshot.link($0)?.name }) })
         return ConnectivityRule.apply(to: path, previous: previous, verdict: snapshot.verdict, now: now ?? since)
+    }
+
+    /// Where a tunnel's own packets leave, for a tunnel that carries `path`: the route that
+    /// packets with the marks the rules test take (wg-quick marks its packets and routes the
+    /// marked ones around its table), else the route the look-up finds with every tunnel's routes
+    /// left out (OpenVPN's halves over the original default; a table of the tunnel's own).
+    static func underlay(beneath path: InternetPath, routes: [PolicyRouting.PrefixedRoute], rules: [RoutingRule],
+                         facts: Facts, interfaceGroup: (Int) -> UInt32) -> RouteState? {
+        var marks: [UInt32] = []
+        for rule in rules where rule.fwmark != 0 && !marks.contains(rule.fwmark) { marks.append(rule.fwmark) }
+        for mark in marks {
+            guard let query = RouteQuery(family: path.family, destination: path.destination, mark: mark) else { continue }
+            let decision = PolicyRouting.decide(query, rules: rules, routes: routes, interfaceGroup: interfaceGroup)
+            if let hop = decision.routes.first, facts.kind(of: hop.oif) != .vpn { return hop }
+        }
+        guard let query = RouteQuery(family: path.family, destination: path.destination) else { return nil }
+        let decision = PolicyRouting.decide(query, rules: rules, routes: routes,
+                                            usable: { $0.usable && ($0.route.type != .unicast || facts.kind(of: $0.route.oif) != .vpn) },
+                                            interfaceGroup: interfaceGroup)
+        return decision.routes.first
     }
 
     /// The status value for a primary interface of `kind` (nil: no primary).
@@ -108,7 +138,7 @@ public enum Classifier {
 }
 
 /// Look-ups over one snapshot, built once per classification.
-private struct Facts {
+struct Facts {
     let snapshot: IndexedSnapshot
     let modemsByInterface: [String: ModemState]
 

@@ -6,6 +6,8 @@ public struct IndexedSnapshot: Equatable, Sendable {
     /// Indexes that have a link, ascending: the order of a status's interface list.
     public private(set) var linkIndexes: [Int] = []
     public var modems: [ModemState] = []
+    /// The policy routing rules (see `NetworkSnapshot.rules`).
+    public var rules: [RoutingRule] = []
     public var probe: Probe?
     public var probePath: ProbePath?
 
@@ -26,6 +28,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         }
         linkIndexes = snapshot.links.keys.sorted()
         modems = snapshot.modems
+        rules = snapshot.rules
         probe = snapshot.probe
         probePath = snapshot.probePath
     }
@@ -39,7 +42,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
             routes.formUnion(slice.routes)
         }
         return NetworkSnapshot(links: links, addresses: addresses, routes: routes, modems: modems,
-                               probe: probe, probePath: probePath)
+                               probe: probe, probePath: probePath, rules: rules)
     }
 
     /// The slice at `index` (empty when nothing is there).
@@ -64,6 +67,11 @@ public struct IndexedSnapshot: Equatable, Sendable {
         return old
     }
 
+    /// The rules of `family`, in the kernel's order.
+    func rules(of family: AddressFamily) -> [RoutingRule] {
+        rules.filter { $0.family == family }
+    }
+
     /// The link at `index`, if any.
     func link(_ index: Int) -> LinkState? { slices[index]?.link }
 
@@ -71,6 +79,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
     var verdict: ConnectivityRule.Verdict { ConnectivityRule.Verdict(probe: probe, path: probePath) }
 
     public static func == (a: IndexedSnapshot, b: IndexedSnapshot) -> Bool {
-        a.slices == b.slices && a.modems == b.modems && a.probe == b.probe && a.probePath == b.probePath
+        a.slices == b.slices && a.modems == b.modems && a.rules == b.rules && a.probe == b.probe && a.probePath == b.probePath
     }
 }

@@ -40,6 +40,18 @@ type Probe (
   checkedAt: string
 )
 
+# How the kernel routes an app's connection to the internet in one address family: the
+# public address asked about, the rule and table that decided, and what they found.
+type RoutePath (
+  family: (ipv4, ipv6),
+  destination: string,
+  result: (route, unreachable, blackhole, prohibit, none),
+  rule: ?int,
+  table: ?int,
+  interface: ?string,
+  gateway: ?string
+)
+
 type Status (
   status: (notReachable, unknown, ethernet, wifi, wwan, wwan2G, wwan3G, wwan4G, wwan5G),
   reachable: bool,
@@ -56,13 +68,15 @@ type Status (
   probe: ?Probe,
   since: string,
   # True while a simulation (Simulate) is in effect.
-  simulated: bool
+  simulated: bool,
+  # The path per family, IPv4 first: where the policy routing rules and tables send an app.
+  routing: []RoutePath
 )
 
 type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
-         resync, configReloaded, simulation),
+         resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch),
   interface: ?string,
   detail: ?string
 )

@@ -13,11 +13,14 @@ public struct LinkFacts: Equatable, Hashable, Sendable {
     /// IFF_LOOPBACK.
     public var loopback: Bool
     public var operstate: String
+    /// IFLA_GROUP: the interface group (`ip link set … group`), for `suppress_ifgroup` rules.
+    public var group: UInt32
 
     public init(index: Int, name: String, rtnlKind: String? = nil, arpType: Int = ARPType.ether, up: Bool,
-                carrier: Bool, loopback: Bool = false, operstate: String) {
+                carrier: Bool, loopback: Bool = false, operstate: String, group: UInt32 = 0) {
         self.index = index; self.name = name; self.rtnlKind = rtnlKind; self.arpType = arpType
         self.up = up; self.carrier = carrier; self.loopback = loopback; self.operstate = operstate
+        self.group = group
     }
 
     /// The kernel's operstate names (`IF_OPER_*`), as `ip link` prints them in lower case.
@@ -48,10 +51,14 @@ public enum KernelChange: Equatable, Sendable {
     case routeAdded(RouteState, replace: Bool)
     /// RTM_DELROUTE.
     case routeRemoved(RouteState)
+    /// RTM_NEWRULE.
+    case ruleAdded(RoutingRule)
+    /// RTM_DELRULE.
+    case ruleRemoved(RoutingRule)
 }
 
-/// The monitor's own picture of the kernel — links by index, addresses, main-table routes — kept
-/// from netlink messages. Not the libnl cache manager: that merges IPv6 routes of the same prefix
+/// The monitor's own picture of the kernel — links by index, addresses, the routes of every
+/// table but `local`, the policy routing rules — kept from netlink messages. Not the libnl cache manager: that merges IPv6 routes of the same prefix
 /// on different links. It also fills in what the kernel does not say: IPv4 routes
 /// vanish without RTM_DELROUTE when their link goes down, and every route of a deleted link goes.
 ///
@@ -61,6 +68,9 @@ public struct KernelStateTable: Equatable, Sendable {
     public private(set) var links: [Int: LinkFacts] = [:]
     private var addresses: [Int: [AddressKey: AddressState]] = [:]
     private var routes: [Int: [RouteKey: RouteState]] = [:]
+    /// Both families' rules, each family's in the kernel's list order: by priority, and rules
+    /// of equal priority in the order they were added.
+    public private(set) var rules: [RoutingRule] = []
 
     public init() {}
 
@@ -133,6 +143,15 @@ public struct KernelStateTable: Equatable, Sendable {
             touched.insert(route.oif)
             contents.insert(route.oif)
             Self.remove(RouteKey(route), at: route.oif, from: &routes)
+        case .ruleAdded(let rule):
+            // A rule read by the start-up dump may come again as the news of its addition.
+            guard !rules.contains(rule) else { return }
+            // After the last rule of the same family with this priority or a lower one, where the kernel puts it.
+            let position = rules.lastIndex { $0.family == rule.family && $0.priority <= rule.priority }.map { $0 + 1 }
+                ?? rules.firstIndex { $0.family == rule.family } ?? rules.endIndex
+            rules.insert(rule, at: position)
+        case .ruleRemoved(let rule):
+            if let position = rules.firstIndex(of: rule) { rules.remove(at: position) }
         }
     }
 
@@ -142,10 +161,10 @@ public struct KernelStateTable: Equatable, Sendable {
         if table[index]?.isEmpty == true { table[index] = nil }
     }
 
-    /// Only the main table counts; the local table (255) and the link-local fe80::/64 routes that
-    /// every IPv6 link has are noise for reachability.
+    /// Every table counts but the local one (255: the machine's own addresses, never the way to
+    /// the internet); the link-local fe80::/64 routes that every IPv6 link has are noise too.
     public static func isTracked(_ route: RouteState) -> Bool {
-        guard route.table == RouteState.mainTable else { return false }
+        guard route.table != RouteState.localTable else { return false }
         if route.family == .ipv6, route.prefixLength == 64, let destination = route.destination,
            destination.lowercased().hasPrefix("fe80:") { return false }
         return true
@@ -158,12 +177,13 @@ public struct KernelStateTable: Equatable, Sendable {
         var linkStates: [Int: LinkState] = [:]
         for (index, facts) in links where !ignored.contains(index) {
             linkStates[index] = LinkState(index: index, name: facts.name, kind: kinds[index] ?? .other, up: facts.up,
-                                          carrier: facts.carrier, operstate: facts.operstate, metered: metered.contains(index))
+                                          carrier: facts.carrier, operstate: facts.operstate, metered: metered.contains(index),
+                                          group: facts.group)
         }
         return NetworkSnapshot(links: linkStates,
                                addresses: Set(allAddresses.filter { !ignored.contains($0.ifindex) }),
                                routes: Set(allRoutes.filter { !ignored.contains($0.oif) }),
-                               modems: modems, probe: probe)
+                               modems: modems, probe: probe, rules: rules)
     }
 
     /// The share of index `index` in `snapshot(kinds:metered:ignored:…)`, given that link's
@@ -177,7 +197,7 @@ public struct KernelStateTable: Equatable, Sendable {
         guard !ignored else { return LinkSlice(index: index, link: nil) }
         let link = links[index].map { facts in
             LinkState(index: index, name: facts.name, kind: kind, up: facts.up, carrier: facts.carrier,
-                      operstate: facts.operstate, metered: metered)
+                      operstate: facts.operstate, metered: metered, group: facts.group)
         }
         if let previous, previous.index == index, previous.link != nil {
             return previous.replacingLink(with: link)

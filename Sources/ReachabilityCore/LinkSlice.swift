@@ -18,9 +18,13 @@ public final class LinkSlice: Equatable, Sendable {
     /// The link, not loopback, up with carrier, with a usable IPv4 / IPv6 address.
     let usableIPv4: Bool
     let usableIPv6: Bool
-    /// Main-table unicast routes that may be a default, half-default or gateway route: the only
-    /// ones classification looks at.
-    let candidateRoutes: [RouteState]
+    /// The routes a path look-up can find (`InternetPath.mayDecide`: of any table and type,
+    /// covering an address the look-up is made for). Their `usable` is left false: it follows
+    /// the link, which the classifier judges.
+    let lookupRoutes: [PolicyRouting.PrefixedRoute]
+    /// Main-table unicast routes with a gateway: where a tunnel's own packets may leave when
+    /// nothing else tells.
+    let gatewayRoutes: [RouteState]
     /// The link as a status lists it, its kind as the link says (a modem may override it).
     let interface: Interface?
     /// The addresses as a status lists them: not tentative, IPv4 first, sorted, in CIDR form.
@@ -41,20 +45,21 @@ public final class LinkSlice: Equatable, Sendable {
             .filter { !$0.tentative }
             .sorted { ($0.family == .ipv4 ? 0 : 1, $0.address, $0.prefixLength) < ($1.family == .ipv4 ? 0 : 1, $1.address, $1.prefixLength) }
             .map(\.cidr)
-        let candidates: [RouteState] = routes.filter {
-            $0.table == RouteState.mainTable && $0.type == .unicast && ($0.isDefault || $0.isHalfDefault || $0.gateway != nil)
-        }
-        self.init(index: index, link: link, addresses: addresses, routes: routes, candidateRoutes: candidates,
+        let lookup = routes.compactMap { PolicyRouting.PrefixedRoute($0, usable: false) }.filter(InternetPath.mayDecide)
+        let gateways = routes.filter { $0.table == RouteState.mainTable && $0.type == .unicast && $0.gateway != nil }.sorted(by: Classifier.routeOrder)
+        self.init(index: index, link: link, addresses: addresses, routes: routes, lookupRoutes: lookup, gatewayRoutes: gateways,
                   shownAddresses: shown, hasUsableIPv4: usable4, hasUsableIPv6: usable6)
     }
 
     private init(index: Int, link: LinkState?, addresses: Set<AddressState>, routes: Set<RouteState>,
-                 candidateRoutes: [RouteState], shownAddresses: [String], hasUsableIPv4: Bool, hasUsableIPv6: Bool) {
+                 lookupRoutes: [PolicyRouting.PrefixedRoute], gatewayRoutes: [RouteState],
+                 shownAddresses: [String], hasUsableIPv4: Bool, hasUsableIPv6: Bool) {
         self.index = index
         self.link = link
         self.addresses = addresses
         self.routes = routes
-        self.candidateRoutes = candidateRoutes
+        self.lookupRoutes = lookupRoutes
+        self.gatewayRoutes = gatewayRoutes
         self.shownAddresses = shownAddresses
         self.hasUsableIPv4 = hasUsableIPv4
         self.hasUsableIPv6 = hasUsableIPv6
@@ -70,8 +75,8 @@ public final class LinkSlice: Equatable, Sendable {
     /// The same addresses and routes under `link`: what a message about the link alone (up,
     /// carrier, operstate, name) changes. Nothing about the addresses and routes is worked out again.
     public func replacingLink(with link: LinkState?) -> LinkSlice {
-        LinkSlice(index: index, link: link, addresses: addresses, routes: routes, candidateRoutes: candidateRoutes,
-                  shownAddresses: shownAddresses, hasUsableIPv4: hasUsableIPv4, hasUsableIPv6: hasUsableIPv6)
+        LinkSlice(index: index, link: link, addresses: addresses, routes: routes, lookupRoutes: lookupRoutes,
+                  gatewayRoutes: gatewayRoutes, shownAddresses: shownAddresses, hasUsableIPv4: hasUsableIPv4, hasUsableIPv6: hasUsableIPv6)
     }
 
     /// Nothing at this index.

@@ -14,11 +14,13 @@ public struct LinkState: Equatable, Hashable, Sendable {
     public var carrier: Bool
     public var operstate: String
     public var metered: Bool
+    /// The interface group (IFLA_GROUP), for `suppress_ifgroup` rules.
+    public var group: UInt32
 
     public init(index: Int, name: String, kind: InterfaceKind, up: Bool, carrier: Bool,
-                operstate: String, metered: Bool = false) {
+                operstate: String, metered: Bool = false, group: UInt32 = 0) {
         self.index = index; self.name = name; self.kind = kind; self.up = up
-        self.carrier = carrier; self.operstate = operstate; self.metered = metered
+        self.carrier = carrier; self.operstate = operstate; self.metered = metered; self.group = group
     }
 }
 
@@ -58,9 +60,10 @@ public enum RouteType: String, Sendable, Hashable, CaseIterable {
     case unicast, local, broadcast, anycast, multicast, blackhole, unreachable, prohibit, throwRoute = "throw", other
 }
 
-/// One route of the main table (the source ignores the local table, 255).
+/// One route of any table but the local one (255).
 public struct RouteState: Equatable, Hashable, Sendable {
     public static let mainTable: UInt32 = 254
+    public static let localTable: UInt32 = 255
 
     public var family: AddressFamily
     public var table: UInt32
@@ -112,6 +115,9 @@ public struct NetworkSnapshot: Equatable, Sendable {
     public var addresses: Set<AddressState>
     public var routes: Set<RouteState>
     public var modems: [ModemState]
+    /// The policy routing rules of both families, each in the kernel's order; empty: the
+    /// kernel's defaults (local, main, default).
+    public var rules: [RoutingRule]
     /// The last connectivity check, nil when none ran or checks are disabled.
     public var probe: Probe?
     /// The path `probe` was checked over (nil: the checker saw the machine not reachable, or
@@ -119,9 +125,9 @@ public struct NetworkSnapshot: Equatable, Sendable {
     public var probePath: ProbePath?
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
-                modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil) {
+                modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = []) {
         self.links = links; self.addresses = addresses; self.routes = routes
-        self.modems = modems; self.probe = probe; self.probePath = probePath
+        self.modems = modems; self.probe = probe; self.probePath = probePath; self.rules = rules
     }
 
     /// The checker's latest publication.

@@ -1,5 +1,5 @@
-/// The part of a `Status` a connectivity verdict depends on: the primary interface, its
-/// addresses and the gateways. When it changes, the last verdict is about another network and
+/// The part of a `Status` a connectivity verdict depends on: the interface apps' packets leave
+/// by (the tunnel when one carries the path, else the primary), its addresses and the gateways. When it changes, the last verdict is about another network and
 /// the check runs again at once.
 public struct ProbePath: Equatable, Hashable, Sendable {
     /// The interface the check binds to (SO_BINDTODEVICE).
@@ -14,10 +14,11 @@ public struct ProbePath: Equatable, Hashable, Sendable {
         self.interface = interface; self.index = index; self.addresses = addresses; self.gateways = gateways
     }
 
-    /// The path of `status`; nil when the machine is not reachable.
+    /// The path of `status`; nil when the machine is not reachable. Under a tunnel the check
+    /// goes through the tunnel, as apps' packets do: the transport beneath alone is a path no app uses.
     public init?(_ status: Status) {
-        guard status.reachable, let primary = status.primary else { return nil }
-        self.init(interface: primary.name, index: primary.index, addresses: primary.addresses.sorted(),
+        guard status.reachable, let way = status.vpn ?? status.primary else { return nil }
+        self.init(interface: way.name, index: way.index, addresses: way.addresses.sorted(),
                   gateways: status.gateways.sorted())
     }
 

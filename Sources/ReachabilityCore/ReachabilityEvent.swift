@@ -7,7 +7,12 @@ public struct Reason: Codable, Equatable, Hashable, Sendable {
              addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
              resync, configReloaded,
              /// A simulation began, changed or ended (`Simulate`).
-             simulation
+             simulation,
+             /// A policy routing rule appeared or went (`ip rule`).
+             ruleAdded, ruleRemoved,
+             /// A route or rule that refuses traffic (`unreachable`, `blackhole`, `prohibit`) now
+             /// decides the path: a kill switch holds the machine offline.
+             killSwitch
     }
 
     public var code: Code

@@ -11,7 +11,8 @@ public enum ReasonDeriver {
     static func reason(from old: IndexedSnapshot, to new: IndexedSnapshot, focusing focus: [String]) -> Reason? {
         let indexes = Set(old.slices.keys).union(new.slices.keys)
         return reason(slices: indexes.map { (old.slice(at: $0), new.slice(at: $0)) },
-                      modemsChanged: old.modems != new.modems, oldProbe: old.probe, newProbe: new.probe, focusing: focus)
+                      modemsChanged: old.modems != new.modems, oldProbe: old.probe, newProbe: new.probe,
+                      rules: old.rules == new.rules ? nil : (old.rules, new.rules), focusing: focus)
     }
 
     /// The same reason from the slices that changed, each as it was and as it is: what differs
@@ -23,9 +24,19 @@ public enum ReasonDeriver {
     }
 
     /// The same with the names in focus as a list: the tracker's are at most four.
+    /// `rules`: the rule lists before and after, when they differ.
     static func reason(slices: [(old: LinkSlice, new: LinkSlice)], modemsChanged: Bool,
-                       oldProbe: Probe?, newProbe: Probe?, focusing focus: [String]) -> Reason? {
+                       oldProbe: Probe?, newProbe: Probe?, rules: (old: [RoutingRule], new: [RoutingRule])? = nil,
+                       focusing focus: [String]) -> Reason? {
         var candidates: [Reason] = []
+        if let rules {
+            for rule in rules.old where !rules.new.contains(rule) {
+                candidates.append(Reason(code: .ruleRemoved, detail: rule.description))
+            }
+            for rule in rules.new where !rules.old.contains(rule) {
+                candidates.append(Reason(code: .ruleAdded, detail: rule.description))
+            }
+        }
         for (old, new) in slices where old != new {
             switch (old.link, new.link) {
             case (nil, let now?):
@@ -102,19 +113,22 @@ public enum ReasonDeriver {
         case .linkAdded: return 3
         case .linkUp: return 4
         case .carrierGained: return 5
-        case .routeRemoved: return 6
-        case .addressRemoved: return 7
-        case .routeAdded: return 8
-        case .addressAdded: return 9
-        case .modemChanged: return 10
-        case .probeResult: return 11
-        case .initial, .resync, .configReloaded, .simulation: return 12
+        case .killSwitch: return 6
+        case .routeRemoved, .ruleRemoved: return 7
+        case .addressRemoved: return 8
+        case .routeAdded, .ruleAdded: return 9
+        case .addressAdded: return 10
+        case .modemChanged: return 11
+        case .probeResult: return 12
+        case .initial, .resync, .configReloaded, .simulation: return 13
         }
     }
 
     static func describe(_ route: RouteState) -> String {
         let destination = route.isDefault ? "default" : "\(route.destination ?? "?")/\(route.prefixLength)"
+        let type = route.type == .unicast ? "" : "\(route.type.rawValue) "
         let via = route.gateway.map { " via \($0)" } ?? ""
-        return "\(destination)\(via) metric \(route.metric)"
+        let table = route.table == RouteState.mainTable ? "" : " table \(RoutingRule.tableName(route.table))"
+        return "\(type)\(destination)\(via)\(table) metric \(route.metric)"
     }
 }

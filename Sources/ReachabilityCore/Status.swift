@@ -134,6 +134,7 @@ public struct Status: Codable, Equatable, Sendable {
         var probe: Probe?
         var since: Date
         var simulated: Bool
+        var routing: [RoutePath]
     }
 
     /// Never written while another `Status` shares it (see `fieldsForWriting`), which is what
@@ -205,15 +206,20 @@ public struct Status: Codable, Equatable, Sendable {
     public var simulated: Bool {
         _read { yield box.fields.simulated } _modify { yield &fieldsForWriting.simulated }
     }
+    /// How the kernel routes an app's connection to the internet, per family (IPv4 first): the
+    /// rule and table that decided, and the route or what blocked the way.
+    public var routing: [RoutePath] {
+        _read { yield box.fields.routing } _modify { yield &fieldsForWriting.routing }
+    }
 
     public init(status: NetworkStatus, reachable: Bool, connectivity: Connectivity, primary: Interface?,
                 vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
-                since: Date, simulated: Bool = false) {
+                since: Date, simulated: Bool = false, routing: [RoutePath] = []) {
         box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity, primary: primary,
                          vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
                          gateways: gateways, flags: flags, interfaces: interfaces, probe: probe,
-                         since: since, simulated: simulated))
+                         since: since, simulated: simulated, routing: routing))
     }
 
     /// Equal fields; a copy of the same value is equal at once.
@@ -235,7 +241,7 @@ public struct Status: Codable, Equatable, Sendable {
     /// The top-level fields an event reports in `changes` (`since` is never one of them).
     public enum Field: String, CaseIterable, Comparable, Sendable {
         case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
-             flags, interfaces, probe, simulated
+             flags, interfaces, probe, simulated, routing
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
 
@@ -272,6 +278,7 @@ public struct Status: Codable, Equatable, Sendable {
         case .flags: return flags != other.flags
         case .interfaces: return interfaces != other.interfaces
         case .simulated: return simulated != other.simulated
+        case .routing: return routing != other.routing
         case .probe:
             // Only the verdicts are taken out (enums, no copies), the portal URLs only when those agree.
             let verdict = probe?.result, otherVerdict = other.probe?.result
@@ -310,7 +317,7 @@ public struct Status: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
-             flags, interfaces, probe, since, simulated
+             flags, interfaces, probe, since, simulated, routing
     }
 
     public init(from decoder: Decoder) throws {
@@ -332,7 +339,9 @@ public struct Status: Codable, Equatable, Sendable {
                   probe: try c.decodeIfPresent(Probe.self, forKey: .probe),
                   since: try c.decodeTimestamp(forKey: .since),
                   // A daemon from before simulations existed never simulates.
-                  simulated: try c.decodeIfPresent(Bool.self, forKey: .simulated) ?? false)
+                  simulated: try c.decodeIfPresent(Bool.self, forKey: .simulated) ?? false,
+                  // Nor told how it routes.
+                  routing: try c.decodeIfPresent([RoutePath].self, forKey: .routing) ?? [])
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -344,6 +353,6 @@ public struct Status: Codable, Equatable, Sendable {
         try c.encode(ipv6, forKey: .ipv6); try c.encode(gateways, forKey: .gateways)
         try c.encode(flags, forKey: .flags); try c.encode(interfaces, forKey: .interfaces)
         try c.encode(probe, forKey: .probe); try c.encode(Timestamp.string(from: since), forKey: .since)
-        try c.encode(simulated, forKey: .simulated)
+        try c.encode(simulated, forKey: .simulated); try c.encode(routing, forKey: .routing)
     }
 }

@@ -45,19 +45,36 @@ public struct StatusTracker: Sendable {
     /// Gives what `update(_:)` gives for the whole new snapshot, with work that grows with the
     /// links and what changed rather than with every address and route.
     public mutating func update(slices: [LinkSlice], modems: [ModemState]? = nil,
-                                verdict: (probe: Probe?, path: ProbePath?)? = nil,
+                                verdict: (probe: Probe?, path: ProbePath?)? = nil, rules: [RoutingRule]? = nil,
                                 reason forcedReason: Reason? = nil, now: Date = Date()) -> Action {
         var pairs: [(old: LinkSlice, new: LinkSlice)] = []
         pairs.reserveCapacity(slices.count)
         for slice in slices { pairs.append((indexed.replace(slice), slice)) }
-        let oldModems = indexed.modems, oldProbe = indexed.probe
+        let oldModems = indexed.modems, oldProbe = indexed.probe, oldRules = indexed.rules
         if let modems { indexed.modems = modems }
+        if let rules { indexed.rules = rules }
+        let ruleChange = oldRules == indexed.rules ? nil : (old: oldRules, new: indexed.rules)
         if let verdict { indexed.probe = verdict.probe; indexed.probePath = verdict.path }
         let newModems = indexed.modems, newProbe = indexed.probe
         return evaluate(reason: forcedReason, now: now) {
             ReasonDeriver.reason(slices: pairs, modemsChanged: oldModems != newModems,
-                                 oldProbe: oldProbe, newProbe: newProbe, focusing: $0)
+                                 oldProbe: oldProbe, newProbe: newProbe, rules: ruleChange, focusing: $0)
         }
+    }
+
+    /// A refusing route or rule that newly decides a path of a status that is not reachable: the
+    /// reason names it rather than the route or rule change that let it win.
+    static func killSwitch(from old: Status, to new: Status) -> Reason? {
+        guard !new.reachable else { return nil }
+        for path in new.routing where !old.routing.contains(path) {
+            switch path.result {
+            case .unreachable, .blackhole, .prohibit:
+                return Reason(code: .killSwitch, detail: "\(path.family.rawValue) \(path.result.rawValue) route, \(path.decidedBy)")
+            case .route, .none:
+                continue
+            }
+        }
+        return nil
     }
 
     /// Classifies `indexed` and decides; `derive` gives the reason for the interfaces in focus,
@@ -74,7 +91,7 @@ public struct StatusTracker: Sendable {
         candidate.since = now
         // At most four names: a list to search, not a set to hash.
         let focus = [status.primary?.name, candidate.primary?.name, status.vpn?.name, candidate.vpn?.name].compactMap { $0 }
-        let reason = forcedReason ?? derive(focus) ?? Reason(code: .resync)
+        let reason = forcedReason ?? Self.killSwitch(from: status, to: candidate) ?? derive(focus) ?? Reason(code: .resync)
         let previous = status
         status = candidate
         sequence += 1

@@ -119,7 +119,12 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","primary":"#); optional(status.primary, interface)
         raw(#","probe":"#); optional(status.probe) { $0.write($1) }
         raw(#","reachable":"#); bool(status.reachable)
-        raw(#","simulated":"#); bool(status.simulated)
+        raw(#","routing":["#)
+        for (i, path) in status.routing.enumerated() {
+            if i > 0 { byte(UInt8(ascii: ",")) }
+            write(path)
+        }
+        raw(#"],"simulated":"#); bool(status.simulated)
         raw(#","since":"#); timestamp(status.since)
         raw(#","status":"#); string(status.status.rawValue)
         raw(#","vpn":"#); optional(status.vpn, interface)
@@ -159,6 +164,18 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","result":"#); string(probe.result.rawValue)
         raw(#","rttMs":"#); optional(probe.rttMs) { $0.double($1) }
         raw(#","url":"#); string(probe.url)
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"destination":…,"family":…,"gateway":…,"interface":…,"result":…,"rule":…,"table":…}`.
+    public mutating func write(_ path: RoutePath) {
+        raw(#"{"destination":"#); string(path.destination)
+        raw(#","family":"#); string(path.family.rawValue)
+        raw(#","gateway":"#); optional(path.gateway) { $0.string($1) }
+        raw(#","interface":"#); optional(path.interface) { $0.string($1) }
+        raw(#","result":"#); string(path.result.rawValue)
+        raw(#","rule":"#); optional(path.rule) { $0.int($1) }
+        raw(#","table":"#); optional(path.table) { $0.int($1) }
         byte(UInt8(ascii: "}"))
     }
 

@@ -33,6 +33,7 @@ enum NetlinkMessageDecoder {
         case RTM_NEWLINK, RTM_DELLINK: return link(body, removed: type == RTM_DELLINK)
         case RTM_NEWADDR, RTM_DELADDR: return address(body, removed: type == RTM_DELADDR)
         case RTM_NEWROUTE, RTM_DELROUTE: return route(body, removed: type == RTM_DELROUTE, replace: flags & Int32(NLM_F_REPLACE) != 0)
+        case RTM_NEWRULE, RTM_DELRULE: return rule(body, removed: type == RTM_DELRULE)
         default: return []
         }
     }
@@ -47,10 +48,12 @@ enum NetlinkMessageDecoder {
         let index = Int(body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
         let flags = body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
         var name: String?, kind: String?, operstate = 0
+        var group: UInt32 = 0
         let wellFormed = NetlinkAttributes.forEach(in: body, from: MemoryLayout<ifinfomsg>.size) { type, payload in
             switch type {
             case Int(IFLA_IFNAME): name = NetlinkAttributes.string(payload)
             case Int(IFLA_OPERSTATE): if let value = payload.first { operstate = Int(value) }
+            case Int(IFLA_GROUP): if payload.count >= 4 { group = payload.loadUnaligned(as: UInt32.self) }
             case Int(IFLA_LINKINFO):
                 _ = NetlinkAttributes.forEach(in: payload, from: 0) { infoType, info in
                     if infoType == Int(IFLA_INFO_KIND) { kind = NetlinkAttributes.string(info) }
@@ -67,7 +70,7 @@ enum NetlinkMessageDecoder {
                                 up: flags & UInt32(IFF_UP.rawValue) != 0,
                                 carrier: flags & UInt32(IFF_LOWER_UP.rawValue) != 0,
                                 loopback: flags & UInt32(IFF_LOOPBACK.rawValue) != 0,
-                                operstate: LinkFacts.operstateName(operstate)))]
+                                operstate: LinkFacts.operstateName(operstate), group: group))]
     }
 
     private static func address(_ body: UnsafeRawBufferPointer, removed: Bool) -> [KernelChange] {
@@ -97,11 +100,11 @@ enum NetlinkMessageDecoder {
     private static func route(_ body: UnsafeRawBufferPointer, removed: Bool, replace: Bool) -> [KernelChange] {
         // struct rtmsg: family, dst_len, src_len, tos, table, protocol, scope, type (u8 each), flags (u32).
         guard body.count >= MemoryLayout<rtmsg>.size, let family = family(Int32(body[0])) else { return [] }
-        // Routes of another table than main (the local table's, which every address and every
-        // IPv6 link brings) are dropped by the state table anyway. A table above 255 is only in
-        // RTA_TABLE (`rtm_table` says RT_TABLE_COMPAT).
+        // The local table's routes (which every address and every IPv6 link brings) are dropped
+        // here, before their attributes are read. A table above 255 is only in RTA_TABLE
+        // (`rtm_table` says RT_TABLE_COMPAT).
         var table = UInt32(body[4])
-        guard table == RT_TABLE_MAIN.rawValue || table == RT_TABLE_COMPAT.rawValue || table == RT_TABLE_UNSPEC.rawValue else { return [] }
+        guard table != RT_TABLE_LOCAL.rawValue else { return [] }
         // Cached clones (RTM_F_CLONED) are not routes of the table.
         guard body.loadUnaligned(fromByteOffset: 8, as: UInt32.self) & UInt32(RTM_F_CLONED) == 0 else { return [] }
         let prefixLength = Int(body[1])
@@ -121,7 +124,7 @@ enum NetlinkMessageDecoder {
             }
             return true
         }
-        guard wellFormed else { return [] }
+        guard wellFormed, table != RT_TABLE_LOCAL.rawValue else { return [] }
         // Without RTA_MULTIPATH the route's own RTA_OIF and RTA_GATEWAY are its one next hop.
         if hops.isEmpty { hops = [(oif, gateway)] }
         let routeType = RouteLookup.routeType(rtm: body[7])
@@ -131,6 +134,75 @@ enum NetlinkMessageDecoder {
             return removed ? .routeRemoved(route) : .routeAdded(route, replace: replace)
         }
     }
+
+    private static func rule(_ body: UnsafeRawBufferPointer, removed: Bool) -> [KernelChange] {
+        // struct fib_rule_hdr: family, dst_len, src_len, tos, table, res1, res2, action (u8 each), flags (u32).
+        guard body.count >= MemoryLayout<fib_rule_hdr>.size, let family = family(Int32(body[0])) else { return [] }
+        let destinationLength = Int(body[1]), sourceLength = Int(body[2])
+        let headerFlags = body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
+        var table = UInt32(body[4])
+        var priority: UInt32 = 0, gotoTarget: UInt32 = 0
+        var rule = RoutingRule(family: family, priority: 0, action: .nop)
+        rule.invert = headerFlags & UInt32(FIB_RULE_INVERT) != 0
+        rule.tos = body[3]
+        var destination: String?, source: String?
+        let wellFormed = NetlinkAttributes.forEach(in: body, from: MemoryLayout<fib_rule_hdr>.size) { type, payload in
+            func u32() -> UInt32? { payload.count >= 4 ? payload.loadUnaligned(as: UInt32.self) : nil }
+            func range() -> (UInt32, UInt32)? {
+                payload.count >= 8 ? (payload.loadUnaligned(as: UInt32.self), payload.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) : nil
+            }
+            func ports() -> RoutingRule.PortRange? {
+                payload.count >= 4 ? RoutingRule.PortRange(payload.loadUnaligned(as: UInt16.self),
+                                                           payload.loadUnaligned(fromByteOffset: 2, as: UInt16.self)) : nil
+            }
+            switch type {
+            case Int(FRA_DST): destination = string(payload, family: family)
+            case Int(FRA_SRC): source = string(payload, family: family)
+            case Int(FRA_IIFNAME): rule.inputInterface = NetlinkAttributes.string(payload)
+            case Int(FRA_OIFNAME): rule.outputInterface = NetlinkAttributes.string(payload)
+            case Int(FRA_GOTO): gotoTarget = u32() ?? 0
+            case Int(FRA_PRIORITY): priority = u32() ?? 0
+            case Int(FRA_FWMARK): rule.fwmark = u32() ?? 0
+            case Int(FRA_FWMASK): rule.fwmask = u32() ?? 0
+            case Int(FRA_TUN_ID): if payload.count >= 8 { rule.tunnelID = payload.loadUnaligned(as: UInt64.self) }
+            case Int(FRA_SUPPRESS_IFGROUP):
+                if let value = u32(), value != UInt32.max { rule.suppressInterfaceGroup = value }
+            case Int(FRA_SUPPRESS_PREFIXLEN):
+                if let value = u32(), value != UInt32.max { rule.suppressPrefixLength = Int(value) }
+            case Int(FRA_TABLE): table = u32() ?? table
+            case Int(FRA_L3MDEV): rule.l3mdev = payload.first.map { $0 != 0 } ?? false
+            case Int(FRA_UID_RANGE):
+                if let (start, end) = range(), start <= end { rule.uidRange = start...end }
+            case Int(FRA_IP_PROTO): rule.ipProtocol = payload.first ?? 0
+            case Int(FRA_SPORT_RANGE): rule.sourcePorts = ports()
+            case Int(FRA_DPORT_RANGE): rule.destinationPorts = ports()
+            case Self.fraDSCP: if let value = payload.first { rule.tos = value << 2 }
+            default: break
+            }
+            return true
+        }
+        guard wellFormed else { return [] }
+        rule.priority = priority
+        rule.inputInterfaceDetached = headerFlags & UInt32(FIB_RULE_IIF_DETACHED) != 0
+        rule.outputInterfaceDetached = headerFlags & UInt32(FIB_RULE_OIF_DETACHED) != 0
+        // The kernel sends a mask only with a mark; a mark alone is compared whole.
+        if rule.fwmark != 0 && rule.fwmask == 0 { rule.fwmask = UInt32.max }
+        if let destination { rule.destination = RoutingRule.Prefix(address: destination, length: destinationLength, family: family) }
+        if let source { rule.source = RoutingRule.Prefix(address: source, length: sourceLength, family: family) }
+        switch Int(body[7]) {
+        case Int(FR_ACT_TO_TBL): rule.action = .lookup(table: table)
+        case Int(FR_ACT_GOTO): rule.action = .goto(priority: gotoTarget)
+        case Int(FR_ACT_NOP): rule.action = .nop
+        case Int(FR_ACT_BLACKHOLE): rule.action = .blackhole
+        case Int(FR_ACT_UNREACHABLE): rule.action = .unreachable
+        case Int(FR_ACT_PROHIBIT): rule.action = .prohibit
+        default: rule.action = .unknown(body[7])
+        }
+        return [removed ? .ruleRemoved(rule) : .ruleAdded(rule)]
+    }
+
+    /// FRA_DSCP (kernel 6.13 and later; the headers here are older): a DSCP selector.
+    private static let fraDSCP = 25
 
     /// The next hops of RTA_MULTIPATH (`struct rtnexthop`: len (u16), flags, hops (u8 each),
     /// ifindex (s32), then the hop's attributes); nil when a hop's length does not cover its

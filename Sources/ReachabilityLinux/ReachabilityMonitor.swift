@@ -7,7 +7,7 @@ import Synchronization
 /// Keeps a live picture of links, addresses and routes from netlink and emits a
 /// `ReachabilityEvent` the moment the machine's `Status` changes.
 ///
-/// One raw libnl socket, subscribed to the link, IPv4/IPv6 address and IPv4/IPv6 route groups,
+/// One raw libnl socket, subscribed to the link, IPv4/IPv6 address, route and rule groups,
 /// is waited on by a thread of its own (`ReadinessThread`, blocked in `poll` as `ip monitor` is in
 /// `recvmsg`), which then drains it on `queue` (`queue.sync`). Each time the socket is readable the monitor
 /// drains it (one `recvfrom` per datagram until EAGAIN, messages decoded in place), applies every
@@ -99,8 +99,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private var contentsTouched: Set<Int> = []
     /// The tracker's picture must be rebuilt whole (new table, new configuration, first start).
     private var rebuild = true
-    /// The modems or the checker's verdict changed since the last classification.
+    /// The modems, the rules or the checker's verdict changed since the last classification.
     private var modemsChanged = false
+    private var rulesChanged = false
     private var verdictChanged = false
     /// The reason the next event must carry (resync after an overrun), overriding the derived one.
     private var pendingReason: Reason?
@@ -152,7 +153,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                 try socket.setNonBlocking()
                 try socket.setReceiveBufferSize(configuration.receiveBufferSize)
                 try socket.addMemberships([RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
-                                           RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE])
+                                           RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE])
                 return socket
             }
             // Subscribed first: whatever changes during the dump is queued on `socket` and applied after it.
@@ -287,7 +288,11 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         for change in NetlinkMessageDecoder.changes(in: message) {
             table.apply(change, touching: &touched, contents: &contentsTouched)
             // A new link may reuse the index and name of a deleted one: decide its kind afresh.
-            if case .linkRemoved(let index) = change { linkVerdicts[index] = nil }
+            switch change {
+            case .linkRemoved(let index): linkVerdicts[index] = nil
+            case .ruleAdded, .ruleRemoved: rulesChanged = true
+            case .link, .addressAdded, .addressRemoved, .routeAdded, .routeRemoved: break
+            }
             dirty = true
         }
     }
@@ -332,7 +337,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         scheduleEvaluation()
     }
 
-    /// Dumps links, addresses and routes on a second, short-lived socket in the same namespace.
+    /// Dumps links, addresses, routes and rules on a second, short-lived socket in the same namespace.
     private func dumpKernelState() throws -> KernelStateTable {
         final class Collector { var changes: [KernelChange] = [] }
         var attempt = 0
@@ -345,7 +350,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                         collector.changes += NetlinkMessageDecoder.changes(in: message)
                     }
                     try socket.setReceiveBufferSize(1 << 20)
-                    for type in [RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE] { try socket.dump(Int32(type)) }
+                    for type in [RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE, RTM_GETRULE] { try socket.dump(Int32(type)) }
                 }
                 return KernelStateTable(collector.changes)
             } catch let error as NetlinkError where error.code == NLE_DUMP_INTR && attempt < 5 {
@@ -385,7 +390,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             // Only what messages touched is read again; the tracker keeps the other slices.
             let slices = touched.map { makeSlice(at: $0) }
             action = tracker.update(slices: slices, modems: modemsChanged ? modems : nil,
-                                    verdict: verdictChanged ? (probe, probePath) : nil, reason: reason)
+                                    verdict: verdictChanged ? (probe, probePath) : nil,
+                                    rules: rulesChanged ? table.rules : nil, reason: reason)
         }
         clearChanges()
         publish()
@@ -404,6 +410,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         contentsTouched.removeAll(keepingCapacity: true)
         rebuild = false
         modemsChanged = false
+        rulesChanged = false
         verdictChanged = false
     }
 

@@ -159,10 +159,19 @@ import Testing
     @Test func carriesTheSimulationAdditions() {
         let ours = Self.declarations(InterfaceDescription.reachability)
         #expect(ours.contains("method Simulate(status: ?string, connectivity: ?string, expensive: ?bool, accessTechnology: ?string, seconds: ?int, whileConnected: ?bool, reset: ?bool) -> (status: Status)"))
-        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.hasSuffix("since: string, simulated: bool)") })
-        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("configReloaded, simulation)") })
+        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.contains("since: string, simulated: bool") })
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("configReloaded, simulation") })
         #expect(ours.contains { $0.contains("error PermissionDenied ()") })
         #expect(Reason.Code.allCases.map(\.rawValue).contains("simulation"))
+    }
+
+    /// The policy routing additions: the path per family in Status, the rule and kill switch reasons.
+    @Test func carriesThePolicyRoutingAdditions() {
+        let ours = Self.declarations(InterfaceDescription.reachability)
+        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.hasSuffix("simulated: bool, routing: []RoutePath)") })
+        #expect(ours.contains("type RoutePath (family: (ipv4, ipv6), destination: string, result: (route, unreachable, blackhole, prohibit, none), rule: ?int, table: ?int, interface: ?string, gateway: ?string)"))
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("simulation, ruleAdded, ruleRemoved, killSwitch)") })
+        #expect(RoutePath.Result.allCases.map(\.rawValue) == ["route", "unreachable", "blackhole", "prohibit", "none"])
     }
 
     /// The limits' addition: the error a caller gets over a limit.

@@ -149,10 +149,11 @@ import Testing
     /// Every field of every object is there, `null` for an absent optional.
     @Test func everyFieldIsPresent() throws {
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
-                                       "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since", "simulated"]
+                                       "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since", "simulated", "routing"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered"]
         let cellularKeys: Set<String> = ["generation", "accessTechnology", "modem", "interface", "signalQuality", "roaming"]
         let probeKeys: Set<String> = ["url", "result", "httpStatus", "rttMs", "portalUrl", "error", "checkedAt"]
+        let routePathKeys: Set<String> = ["family", "destination", "result", "rule", "table", "interface", "gateway"]
         func check(_ value: JSONValue?, _ keys: Set<String>, nullable: Bool, _ what: String) {
             guard let value else { Issue.record("\(what): missing"); return }
             if nullable && value.isNull { return }
@@ -163,6 +164,9 @@ import Testing
             check(value, statusKeys, nullable: nullable, what)
             guard let object = value?.objectValue else { return }
             check(object["primary"], interfaceKeys, nullable: true, "\(what).primary")
+            for (i, path) in (object["routing"]?.arrayValue ?? []).enumerated() {
+                check(path, routePathKeys, nullable: false, "\(what).routing[\(i)]")
+            }
             check(object["vpn"], interfaceKeys, nullable: true, "\(what).vpn")
             check(object["cellular"], cellularKeys, nullable: true, "\(what).cellular")
             check(object["probe"], probeKeys, nullable: true, "\(what).probe")

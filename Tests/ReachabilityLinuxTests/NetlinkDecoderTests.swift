@@ -28,9 +28,9 @@ enum LibnlReferenceDecoder {
         if type == RTM_NEWLINK || type == RTM_DELLINK,
            Int32(body?.assumingMemoryBound(to: ifinfomsg.self).pointee.ifi_family ?? 0) == AF_BRIDGE { return [] }
         if type == RTM_NEWROUTE || type == RTM_DELROUTE {
+            // The local table is left out; every other is kept.
             let table = Int32(body?.assumingMemoryBound(to: rtmsg.self).pointee.rtm_table ?? 0)
-            guard table == Int32(RT_TABLE_MAIN.rawValue) || table == Int32(RT_TABLE_COMPAT.rawValue)
-                    || table == Int32(RT_TABLE_UNSPEC.rawValue) else { return [] }
+            guard table != Int32(RT_TABLE_LOCAL.rawValue) else { return [] }
         }
         let parse = Parse(type: type, flags: Int32(header.pointee.nlmsg_flags))
         let context = Unmanaged.passRetained(parse)
@@ -54,7 +54,8 @@ enum LibnlReferenceDecoder {
                                     arpType: Int(rtnl_link_get_arptype(object)),
                                     up: flags & UInt32(IFF_UP.rawValue) != 0, carrier: flags & UInt32(IFF_LOWER_UP.rawValue) != 0,
                                     loopback: flags & UInt32(IFF_LOOPBACK.rawValue) != 0,
-                                    operstate: LinkFacts.operstateName(Int(rtnl_link_get_operstate(object)))))]
+                                    operstate: LinkFacts.operstateName(Int(rtnl_link_get_operstate(object))),
+                                    group: rtnl_link_get_group(object)))]
         case RTM_NEWADDR, RTM_DELADDR:
             guard let family = family(rtnl_addr_get_family(object)), let local = rtnl_addr_get_local(object),
                   let text = string(local) else { return [] }
@@ -64,7 +65,8 @@ enum LibnlReferenceDecoder {
             return [type == RTM_NEWADDR ? .addressAdded(address) : .addressRemoved(address)]
         case RTM_NEWROUTE, RTM_DELROUTE:
             guard let family = family(Int32(rtnl_route_get_family(object))),
-                  rtnl_route_get_flags(object) & UInt32(RTM_F_CLONED) == 0 else { return [] }
+                  rtnl_route_get_flags(object) & UInt32(RTM_F_CLONED) == 0,
+                  rtnl_route_get_table(object) != RT_TABLE_LOCAL.rawValue else { return [] }
             let destination = rtnl_route_get_dst(object)
             let prefixLength = destination.map { Int(nl_addr_get_prefixlen($0)) } ?? 0
             let destinationText = prefixLength == 0 ? nil : destination.flatMap(string)
@@ -142,6 +144,7 @@ extension SystemTests {
     static func configure(_ ns: TestNamespace) throws {
         try ns.ip("link add ve0 type veth peer name ve1")
         try ns.ip("link add br0 type bridge")
+        try ns.ip("link set br0 group 7")
         try ns.ip("link set ve1 master br0")
         try ns.ip("link add mv0 link ve0 type macvlan mode bridge")
         try ns.ip("link add vx0 type vxlan id 42 dstport 4789 local 10.81.0.1 dev ve0")

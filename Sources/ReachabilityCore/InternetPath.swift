@@ -1,0 +1,93 @@
+/// Where an app's connection to the internet goes, per address family: the destination the
+/// look-up is made for, and the kernel's decision (`PolicyRouting`).
+///
+/// "The internet" is not one address. reachd asks for a well-known public resolver's address,
+/// the first of a short list that no route or rule more specific than half the address space
+/// singles out: a split tunnel (routes or rules for some prefixes only) is then not taken for
+/// the internet path, while a full tunnel (a default route, or OpenVPN's two halves) is.
+public struct InternetPath: Equatable, Sendable {
+    public var family: AddressFamily
+    /// The address the look-up was made for.
+    public var destination: String
+    public var decision: PolicyRouting.Decision
+
+    public init(family: AddressFamily, destination: String, decision: PolicyRouting.Decision) {
+        self.family = family; self.destination = destination; self.decision = decision
+    }
+
+    /// The addresses reachd may ask for, in order of preference (Cloudflare's, Google's and
+    /// Quad9's resolvers: addresses every network routes like the rest of the internet).
+    public static func candidates(for family: AddressFamily) -> [String] {
+        switch family {
+        case .ipv4: return ipv4Candidates
+        case .ipv6: return ipv6Candidates
+        }
+    }
+
+    private static let ipv4Candidates = ["1.1.1.1", "8.8.8.8", "9.9.9.9", "208.67.222.222"]
+    private static let ipv6Candidates = ["2606:4700:4700::1111", "2001:4860:4860::8888", "2620:fe::fe", "2620:119:35::35"]
+
+    /// The candidates' bits, parsed once.
+    static let candidateBits: [AddressFamily: [AddressBits]] = {
+        var bits: [AddressFamily: [AddressBits]] = [:]
+        for family in AddressFamily.allCases {
+            bits[family] = candidates(for: family).compactMap { AddressBits($0, family: family) }
+        }
+        return bits
+    }()
+
+    /// True when `route` covers one of the candidates: the only routes a path look-up can find.
+    public static func mayDecide(_ route: PolicyRouting.PrefixedRoute) -> Bool {
+        (candidateBits[route.route.family] ?? []).contains { route.covers($0) }
+    }
+
+    /// The first candidate of `family` that no route of `routes` or rule of `rules` longer than
+    /// /1 covers; the first candidate when every one is.
+    public static func destination(for family: AddressFamily, routes: [PolicyRouting.PrefixedRoute],
+                                   rules: [RoutingRule]) -> String {
+        let names = candidates(for: family)
+        let bits = candidateBits[family] ?? []
+        for (name, address) in zip(names, bits) {
+            let byRoute = routes.contains { $0.route.family == family && $0.route.prefixLength > 1 && $0.covers(address) }
+            if byRoute { continue }
+            let byRule = rules.contains { rule in
+                guard rule.family == family, let prefix = rule.destination, prefix.length > 1, let ruleBits = prefix.bits else { return false }
+                return address.hasPrefix(ruleBits, length: prefix.length)
+            }
+            if byRule { continue }
+            return name
+        }
+        return names[0]
+    }
+
+    /// The path of `family` over `routes` and `rules` (the kernel's defaults when empty).
+    public static func decide(_ family: AddressFamily, routes: [PolicyRouting.PrefixedRoute], rules: [RoutingRule],
+                              interfaceGroup: (Int) -> UInt32 = { _ in 0 }) -> InternetPath {
+        let destination = destination(for: family, routes: routes, rules: rules)
+        guard let query = RouteQuery(family: family, destination: destination) else {
+            return InternetPath(family: family, destination: destination, decision: .init(outcome: .none))
+        }
+        return InternetPath(family: family, destination: destination,
+                            decision: PolicyRouting.decide(query, rules: rules, routes: routes, interfaceGroup: interfaceGroup))
+    }
+
+    /// The path as a status reports it; `linkName` names an interface index.
+    public func routePath(linkName: (Int) -> String?) -> RoutePath {
+        let first = decision.routes.first
+        let result: RoutePath.Result
+        switch decision.outcome {
+        case .route: result = .route
+        case .none: result = .none
+        case .blocked(let type):
+            switch type {
+            case .unreachable: result = .unreachable
+            case .blackhole: result = .blackhole
+            case .prohibit: result = .prohibit
+            case .unicast, .local, .broadcast, .anycast, .multicast, .throwRoute, .other: result = .none
+            }
+        }
+        return RoutePath(family: family, destination: destination, result: result,
+                         rule: decision.rule.map { Int($0.priority) }, table: decision.table.map { Int($0) },
+                         interface: first.flatMap { linkName($0.oif) }, gateway: first?.gateway)
+    }
+}
