@@ -16,14 +16,9 @@ public enum Classifier {
     /// routes only when a message touches that link.
     public static func classify(_ snapshot: IndexedSnapshot, since: Date, previous: Status? = nil, now: Date? = nil) -> Status {
         let facts = Facts(snapshot)
-        var lookupRoutes: [PolicyRouting.PrefixedRoute] = []
+        let lookupRoutes = self.lookupRoutes(snapshot)
         var gatewayRoute: RouteState?
-        for slice in snapshot.slices.values {
-            for var route in slice.lookupRoutes {
-                route.usable = route.route.type != .unicast || slice.isUsable(family: route.route.family)
-                lookupRoutes.append(route)
-            }
-            guard !slice.gatewayRoutes.isEmpty, facts.kind(of: slice.index) != .vpn else { continue }
+        for slice in snapshot.slices.values where !slice.gatewayRoutes.isEmpty && facts.kind(of: slice.index) != .vpn {
             for route in slice.gatewayRoutes where slice.isUsable(family: route.family) {
                 if gatewayRoute.map({ routeOrder(route, $0) }) ?? true { gatewayRoute = route }
             }
@@ -90,6 +85,29 @@ public enum Classifier {
             gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since,
             routing: paths.map { $0.routePath(linkName: { snapshot.link($0)?.name }) })
         return ConnectivityRule.apply(to: path, previous: previous, verdict: snapshot.verdict, now: now ?? since)
+    }
+
+    /// The routes a path look-up may find, each usable when it is not unicast or its link is up
+    /// with carrier and a usable address of its family.
+    static func lookupRoutes(_ snapshot: IndexedSnapshot) -> [PolicyRouting.PrefixedRoute] {
+        var routes: [PolicyRouting.PrefixedRoute] = []
+        for slice in snapshot.slices.values {
+            for var route in slice.lookupRoutes {
+                route.usable = route.route.type != .unicast || slice.isUsable(family: route.route.family)
+                routes.append(route)
+            }
+        }
+        return routes
+    }
+
+    /// The kernel's decision for an app's packet to `destination` (one of
+    /// `InternetPath.candidates`) with `mark`, as the classifier takes it from `snapshot`.
+    public static func decide(_ snapshot: NetworkSnapshot, family: AddressFamily, destination: String,
+                              mark: UInt32 = 0) -> PolicyRouting.Decision? {
+        let indexed = IndexedSnapshot(snapshot)
+        guard let query = RouteQuery(family: family, destination: destination, mark: mark) else { return nil }
+        return PolicyRouting.decide(query, rules: indexed.rules(of: family), routes: lookupRoutes(indexed),
+                                    interfaceGroup: { indexed.link($0)?.group ?? 0 })
     }
 
     /// Where a tunnel's own packets leave, for a tunnel that carries `path`: the route that

@@ -339,13 +339,19 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     /// Dumps links, addresses, routes and rules on a second, short-lived socket in the same namespace.
     private func dumpKernelState() throws -> KernelStateTable {
+        try Self.readKernelState(networkNamespace: config.networkNamespace)
+    }
+
+    /// The kernel's links, addresses, routes and rules as the monitor keeps them, read afresh
+    /// (RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE, RTM_GETRULE dumps) in `networkNamespace`.
+    static func readKernelState(networkNamespace: String?) throws -> KernelStateTable {
         final class Collector { var changes: [KernelChange] = [] }
         var attempt = 0
         while true {
             attempt += 1
             let collector = Collector()
             do {
-                try NetworkNamespace.run(in: config.networkNamespace) {
+                try NetworkNamespace.run(in: networkNamespace) {
                     let socket = try NetlinkSocket { message in
                         collector.changes += NetlinkMessageDecoder.changes(in: message)
                     }
@@ -359,6 +365,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             }
         }
     }
+
+    /// The monitor's own picture of the kernel (for tests that compare it with a fresh dump).
+    var kernelState: KernelStateTable { onQueue { table } }
 
     // MARK: Classification
 

@@ -62,8 +62,10 @@ public final class RouteLookup {
     /// The result names the address in its canonical form (`inet_ntop`: `2001:db8::1`, not `2001:DB8:0::1`).
     ///
     /// With `tcpPort`, the look-up is for TCP to that port (RTA_IP_PROTO, RTA_DPORT), so policy
-    /// routing by destination port (`ip rule add dport …`) is taken into account.
-    public func lookup(_ text: String, tcpPort: Int? = nil) throws -> RouteLookupResult {
+    /// routing by destination port (`ip rule add dport …`) is taken into account; with `uid`, for
+    /// a socket of that user (RTA_UID; else the caller's), for `uidrange` rules; with `mark`, for
+    /// a packet with that mark (RTA_MARK).
+    public func lookup(_ text: String, tcpPort: Int? = nil, uid: UInt32? = nil, mark: UInt32? = nil) throws -> RouteLookupResult {
         guard let ip = IPAddress(text) else { throw RouteLookupError("lookup", message: "\(text) is not an IP address") }
         let family: AddressFamily
         switch ip.family {
@@ -82,6 +84,9 @@ public final class RouteLookup {
             // Network byte order, as the kernel's fib rules compare it.
             attributes.append((Int32(RTA_DPORT.rawValue), [UInt8(port >> 8), UInt8(port & 0xff)]))
         }
+        func native(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+        if let uid { attributes.append((Int32(RTA_UID.rawValue), native(uid))) }
+        if let mark { attributes.append((Int32(RTA_MARK.rawValue), native(mark))) }
         let reply = try transact(type: Int32(RTM_GETROUTE), header: &request, attributes: attributes,
                                  replyType: UInt16(RTM_NEWROUTE), parse: Self.parseRoute)
         switch reply {
