@@ -49,8 +49,9 @@ enum KernelDifferential {
         switch (ours, kernels) {
         case (.refused(let a), .refused(let b)): return a == b
         case (.via(let oifs, let gateways), .via(let kernelOifs, let kernelGateways)):
-            guard let oif = kernelOifs.first, let position = oifs.firstIndex(of: oif) else { return false }
-            return gateways[position] == kernelGateways.first ?? nil
+            guard let oif = kernelOifs.first else { return false }
+            let gateway = kernelGateways.first ?? nil
+            return zip(oifs, gateways).contains { $0.0 == oif && $0.1 == gateway }
         case (.via, .refused), (.refused, .via): return false
         }
     }
@@ -292,6 +293,201 @@ extension SystemTests {
         // The kernel's own, in its order: local, main, default (IPv4); local, main (IPv6).
         #expect(rules.filter { $0.family == .ipv4 }.map(\.priority) == [0, 100, 101, 102, 103, 104, 105, 106, 107, 108, 32766, 32767])
         #expect(rules.filter { $0.family == .ipv6 }.map(\.priority) == [0, 100, 32766])
+    }
+}
+}
+
+extension SystemTests {
+/// The topologies users run, built as their tools build them, with the monitor watching: what
+/// reachd reports, and that it is the kernel's route.
+@Suite struct PolicyRoutedTopologyTests {
+    /// A host with eth0 (10.1.0.2/24, fd00:1::2/64) to a network namespace, a monitor on it, and
+    /// a tun device `tunnel` with a reader (carrier) and addresses, when asked for.
+    final class Topology: @unchecked Sendable {
+        let host: TestNamespace, network: TestNamespace
+        let sysfs: FakeSysfs
+        let monitor: ReachabilityMonitor
+        let recorder: EventRecorder
+        var tun: TunReader?
+
+        init(tunnel: String? = nil) throws {
+            (host, network) = try PolicyRoutingKernelTests.host(links: 1)
+            sysfs = try FakeSysfs()
+            if let tunnel {
+                try host.ip("tuntap add dev \(tunnel) mode tun")
+                tun = try TunReader(namespace: host, name: tunnel)
+                try host.ip("addr add 10.200.0.2/32 dev \(tunnel)")
+                try host.ip("-6 addr add fd00:200::2/128 dev \(tunnel) nodad")
+                try host.ip("link set \(tunnel) up")
+            }
+            monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
+            try monitor.start()
+            recorder = EventRecorder(monitor)
+        }
+
+        func destroy() {
+            monitor.stop()
+            tun?.stop()
+            host.destroy(); network.destroy()
+        }
+
+        func disagreements(marks: [UInt32] = [0]) throws -> [String] {
+            try KernelDifferential.disagreements(in: host, marks: marks)
+        }
+    }
+
+    /// wg-quick's set-up, both families: the tunnel's table, its marked packets around it.
+    @Test(.needsRoot(), arguments: [AddressFamily.ipv4, .ipv6])
+    func wgQuickIsAVPNOverEthernet(_ family: AddressFamily) throws {
+        let t = try Topology(tunnel: "wg0")
+        defer { t.destroy() }
+        let f = family == .ipv6 ? "-6 " : ""
+        let gateway = family == .ipv6 ? "fd00:1::1" : "10.1.0.1"
+        try t.host.ip("\(f)route add default via \(gateway) dev eth0 metric 100")
+        try t.host.ip("\(f)route add default dev wg0 table 51820")
+        try t.host.ip("\(f)rule add not fwmark 0xca6c table 51820")
+        try t.host.ip("\(f)rule add table main suppress_prefixlength 0")
+        let index = family == .ipv6 ? 1 : 0
+        #expect(waitUntil { t.monitor.status.vpn?.name == "wg0" })
+        let status = t.monitor.status
+        #expect(status.status == .ethernet && status.primary?.name == "eth0" && status.gateways == [gateway])
+        #expect(status.routing[index].interface == "wg0" && status.routing[index].table == 51820)
+        #expect(ProbePath(status)?.interface == "wg0")
+        #expect(try t.disagreements(marks: [0, 0xca6c]).isEmpty)
+        #expect(t.recorder.events.contains { $0.reason.code == .ruleAdded })
+
+        // wg-quick down: the rules go, the VPN with them.
+        try t.host.ip("\(f)rule del not fwmark 0xca6c table 51820")
+        #expect(waitUntil { t.monitor.status.vpn == nil })
+        #expect(t.monitor.status.status == .ethernet && t.monitor.status.routing[index].interface == "eth0")
+        #expect(t.recorder.events.last?.reason.code == .ruleRemoved)
+        #expect(t.recorder.duplicates.isEmpty)
+    }
+
+    /// A Tailscale exit node: the tunnel's default in table 52, `lookup 52` at 5270.
+    @Test(.needsRoot()) func tailscaleExitNodeIsAVPN() throws {
+        let t = try Topology(tunnel: "tailscale0")
+        defer { t.destroy() }
+        try t.host.ip("route add default via 10.1.0.1 dev eth0")
+        try t.host.ip("route add default dev tailscale0 table 52")
+        try t.host.ip("rule add pref 5270 lookup 52")
+        #expect(waitUntil { t.monitor.status.vpn?.name == "tailscale0" })
+        #expect(t.monitor.status.primary?.name == "eth0" && t.monitor.status.gateways == ["10.1.0.1"])
+        #expect(try t.disagreements() == [String]())
+    }
+
+    /// The default route in a table a rule selects (NetworkManager's ipv4.route-table,
+    /// networkd's RouteTable=), both families: reachable, and the rule and table named.
+    @Test(.needsRoot(), arguments: [AddressFamily.ipv4, .ipv6])
+    func aDefaultInATableARuleSelects(_ family: AddressFamily) throws {
+        let t = try Topology()
+        defer { t.destroy() }
+        let f = family == .ipv6 ? "-6 " : ""
+        let gateway = family == .ipv6 ? "fd00:1::1" : "10.1.0.1"
+        try t.host.ip("\(f)route add default via \(gateway) dev eth0 table 100")
+        try t.host.ip("\(f)rule add pref 100 lookup 100")
+        #expect(waitUntil { t.monitor.status.reachable })
+        let path = t.monitor.status.routing[family == .ipv6 ? 1 : 0]
+        #expect(t.monitor.status.status == .ethernet && path.table == 100 && path.rule == 100 && path.gateway == gateway)
+        #expect(try t.disagreements() == [String]())
+    }
+
+    /// A kill switch above the real default, both families: not reachable, reason killSwitch;
+    /// lifted: reachable again, an event.
+    @Test(.needsRoot(), arguments: [AddressFamily.ipv4, .ipv6])
+    func aKillSwitchIsNotReachable(_ family: AddressFamily) throws {
+        let t = try Topology()
+        defer { t.destroy() }
+        let f = family == .ipv6 ? "-6 " : ""
+        let gateway = family == .ipv6 ? "fd00:1::1" : "10.1.0.1"
+        try t.host.ip("\(f)route add default via \(gateway) dev eth0 metric 100")
+        #expect(waitUntil { t.monitor.status.reachable })
+        try t.host.ip("\(f)route add unreachable default metric 10")
+        #expect(waitUntil { !t.monitor.status.reachable })
+        let blocked = try #require(t.recorder.events.last)
+        #expect(blocked.reason.code == .killSwitch && blocked.current.status == .notReachable)
+        #expect(blocked.current.routing[family == .ipv6 ? 1 : 0].result == .unreachable)
+        #expect(try t.disagreements() == [String]())
+
+        try t.host.ip("\(f)route del unreachable default metric 10")
+        #expect(waitUntil { t.monitor.status.reachable })
+        #expect(t.recorder.events.last?.reason.code == .routeRemoved)
+
+        // A rule can be one too.
+        try t.host.ip("\(f)rule add pref 10 prohibit")
+        #expect(waitUntil { !t.monitor.status.reachable })
+        #expect(t.recorder.events.last?.reason.code == .killSwitch)
+        try t.host.ip("\(f)rule del pref 10 prohibit")
+        #expect(waitUntil { t.monitor.status.reachable })
+        #expect(t.recorder.events.last?.reason.code == .ruleRemoved)
+        #expect(t.recorder.duplicates.isEmpty)
+    }
+
+    /// What worked before and must keep working: OpenVPN's halves over the default, a tun that
+    /// holds the main default, a route through a nexthop object, ECMP, IPv6 only.
+    @Test(.needsRoot()) func theOrdinaryTopologiesStillAgree() throws {
+        let t = try Topology(tunnel: "tun0")
+        defer { t.destroy() }
+        try t.host.ip("route add default via 10.1.0.1 dev eth0 metric 100")
+        try t.host.ip("route add 0.0.0.0/1 dev tun0")
+        try t.host.ip("route add 128.0.0.0/1 dev tun0")
+        #expect(waitUntil { t.monitor.status.vpn?.name == "tun0" })
+        #expect(t.monitor.status.primary?.name == "eth0" && t.monitor.status.gateways == ["10.1.0.1"])
+        #expect(try t.disagreements() == [String]())
+
+        try t.host.ip("route del 0.0.0.0/1 dev tun0")
+        try t.host.ip("route del 128.0.0.0/1 dev tun0")
+        try t.host.ip("route del default via 10.1.0.1 dev eth0 metric 100")
+        try t.host.ip("route add 203.0.113.7 via 10.1.0.1 dev eth0")
+        try t.host.ip("route add default dev tun0")
+        #expect(waitUntil { t.monitor.status.vpn?.name == "tun0" && t.monitor.status.gateways == ["10.1.0.1"] })
+        #expect(t.monitor.status.primary?.name == "eth0", "the transport is the link with the route to the server")
+        #expect(try t.disagreements() == [String]())
+
+        try t.host.ip("route del default dev tun0")
+        try t.host.ip("nexthop add id 7 via 10.1.0.1 dev eth0")
+        try t.host.ip("route add default nhid 7")
+        #expect(waitUntil { t.monitor.status.vpn == nil && t.monitor.status.status == .ethernet })
+        #expect(try t.disagreements() == [String]())
+
+        try t.host.ip("route del default nhid 7")
+        try t.host.ip("-6 route add default nexthop via fd00:1::1 dev eth0 nexthop via fd00:1::3 dev eth0")
+        #expect(waitUntil { t.monitor.status.ipv6 && !t.monitor.status.ipv4 })
+        #expect(t.monitor.status.status == .ethernet && Set(t.monitor.status.gateways) == ["fd00:1::1", "fd00:1::3"])
+        let found = try t.disagreements()
+        #expect(found.isEmpty, "\(found)")
+    }
+
+    /// The connectivity check goes where apps' packets go: into the tunnel when rules make it
+    /// the path (here a tunnel that delivers nothing: limited), and where the path moves when a
+    /// rule moves it (the uplink, which answers: full).
+    @Test(.needsRoot()) func theCheckFollowsTheTunnel() throws {
+        let t = try Topology(tunnel: "wg0")
+        defer { t.destroy() }
+        // The check server at a public-looking address beyond the uplink's router.
+        try t.network.ip("addr add 198.51.100.1/32 dev lo")
+        let server = try ProbeServer(in: t.network, mode: .noContent)
+        defer { server.stop() }
+        try t.host.ip("route add default via 10.1.0.1 dev eth0 metric 100")
+        try t.host.ip("route add default dev wg0 table 51820")
+        try t.host.ip("rule add not fwmark 0xca6c table 51820")
+        try t.host.ip("rule add table main suppress_prefixlength 0")
+        #expect(waitUntil { t.monitor.status.vpn?.name == "wg0" })
+
+        var configuration = ConnectivityChecker.Configuration()
+        configuration.url = "http://198.51.100.1:\(server.port)/generate_204"
+        configuration.intervalSeconds = 60
+        configuration.initialBackoff = 0.5
+        configuration.timeoutSeconds = 1
+        let checker = ConnectivityChecker(configuration: configuration, target: t.monitor, networkNamespace: t.host.name)
+        checker.attach(to: t.monitor)
+        defer { checker.stop() }
+        #expect(waitUntil(timeout: 15) { t.monitor.status.connectivity == .limited })
+        #expect(server.requests.isEmpty, "nothing went around the tunnel")
+
+        try t.host.ip("rule del not fwmark 0xca6c table 51820")
+        #expect(waitUntil(timeout: 15) { t.monitor.status.connectivity == .full })
+        #expect(t.monitor.status.vpn == nil && !server.requests.isEmpty)
     }
 }
 }
