@@ -15,7 +15,7 @@ _reachctl() {
             COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
             return ;;
         --changes)
-            local fields="cellular connectivity expensive flags gateways interfaces ipv4 ipv6 primary probe reachable simulated status vpn"
+            local fields="cellular connectivity expensive flags gateways interfaces ipv4 ipv6 primary probe reachable routing simulated status vpn"
             local done=${cur%"${cur##*,}"}
             COMPREPLY=($(compgen -P "$done" -W "$fields" -- "${cur##*,}"))
             compopt -o nospace 2>/dev/null
@@ -43,7 +43,7 @@ _reachctl() {
     local options
     case $cmd in
         "")      COMPREPLY=($(compgen -W "$commands $common" -- "$cur")); return ;;
-        status)  options="--json" ;;
+        status)  options="--json --verbose" ;;
         monitor) options="--json --after --status-only --changes" ;;
         wait)    options="--timeout --internet --interface --stable -q" ;;
         check)   options="--port --json --watch"

@@ -2,26 +2,58 @@ import ReachabilityCore
 
 extension Status {
     /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
-    /// or `offline`; ` · simulated` at the end while a simulation is on.
+    /// `online · vpn wg0 over ethernet (eth0) · …` under a tunnel, or `offline` (`offline · kill
+    /// switch` when a refusing route or rule decides); ` · simulated` at the end while a simulation is on.
     public var summary: String {
         simulated ? realSummary + " · simulated" : realSummary
     }
 
     private var realSummary: String {
         guard reachable else {
+            if routing.contains(where: \.isRefusal) { return "offline · kill switch" }
             return flags.contains(.connectionRequired) ? "offline · connection required" : "offline"
         }
         var parts = ["online"]
         var transport = status.rawValue
         if let primary { transport += " (\(primary.name))" }
+        if let vpn { transport = "vpn \(vpn.name) over " + transport }
         parts.append(transport)
-        if let vpn { parts.append("vpn (\(vpn.name))") }
         if let cellular, let technology = cellular.accessTechnology { parts.append("cellular: \(technology)\(cellular.roaming == true ? ", roaming" : "")") }
         parts.append("internet: \(connectivity.rawValue)")
         let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
         if !families.isEmpty { parts.append(families.joined(separator: " + ")) }
         if expensive { parts.append("expensive") }
         return parts.joined(separator: " · ")
+    }
+}
+
+extension Status {
+    /// `reachctl status --verbose`'s lines after the summary: per family, where the kernel
+    /// sends an app's connection to the internet and which rule and table decided.
+    /// `ipv4 1.1.1.1 → wg0 · table 51820 (rule 32765)`, `ipv6 2606:… → unreachable · table main (rule 32766)`.
+    public var routingLines: [String] {
+        routing.map { path in
+            var target: String
+            switch path.result {
+            case .route:
+                target = path.interface ?? "?"
+                if let gateway = path.gateway { target += " via \(gateway)" }
+            case .unreachable, .blackhole, .prohibit: target = path.result.rawValue
+            case .none: target = "no route"
+            }
+            let decided = path.decidedBy
+            return "\(path.family.rawValue) \(path.destination) → \(target)" + (decided.isEmpty ? "" : " · \(decided)")
+        }
+    }
+}
+
+extension RoutePath {
+    /// A refusing route or rule decided (a kill switch, or a network set up to refuse).
+    public var isRefusal: Bool {
+        switch result {
+        case .unreachable, .blackhole, .prohibit: return true
+        case .route, .none: return false
+        }
     }
 }
 

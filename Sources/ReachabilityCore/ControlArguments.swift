@@ -1,6 +1,7 @@
 /// What `reachctl` was asked to do (reachctl(1)).
 public enum ControlCommand: Equatable, Sendable {
-    case status(json: Bool)
+    /// `verbose`: also where each family's packets go and which rule and table decided.
+    case status(json: Bool, verbose: Bool = false)
     /// `changes`: the `Status` field names of `--changes`; nil for every event.
     case monitor(json: Bool, after: Int?, statusOnly: Bool, changes: [String]? = nil)
     /// `timeout` in seconds; 0 waits forever. `stable`: seconds the condition must hold unchanged.
@@ -41,7 +42,8 @@ public struct ControlOptions: Equatable, Sendable {
     Usage: reachctl [--socket PATH] COMMAND [OPTIONS]
 
     Commands:
-      status [--json]                         the current reachability
+      status [--json] [--verbose]             the current reachability; --verbose: the route
+                                              per family and the rule and table that decided
       monitor [--json] [--after SEQ] [--status-only] [--changes FIELD,…]
                                               one line per event, first the current state;
                                               --changes: only events changing these Status fields
@@ -79,7 +81,7 @@ public struct ControlOptions: Equatable, Sendable {
 
         let valued: Set<String> = ["--after", "--timeout", "--interface", "--port", "--changes", "--stable",
                                    "--connectivity", "--for", "--script"]
-        let known = valued.union(["--json", "--status-only", "--internet", "-q", "--quiet", "--watch",
+        let known = valued.union(["--json", "--verbose", "--status-only", "--internet", "-q", "--quiet", "--watch",
                                   "--expensive", "--reset"])
 
         while let token = scanner.next() {
@@ -122,8 +124,8 @@ public struct ControlOptions: Equatable, Sendable {
         let command: ControlCommand
         switch commandName {
         case "status":
-            try allow(["--json"]); try noPositionals()
-            command = .status(json: flag("--json"))
+            try allow(["--json", "--verbose"]); try noPositionals()
+            command = .status(json: flag("--json"), verbose: flag("--verbose"))
         case "monitor":
             try allow(["--json", "--after", "--status-only", "--changes"]); try noPositionals()
             var changes: [String]?

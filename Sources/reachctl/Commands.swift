@@ -36,11 +36,14 @@ func exitOnInterrupt(with code: Int32) {
 }
 nonisolated(unsafe) var interruptSources: [DispatchSourceSignal] = []
 
-/// `reachctl status [--json]`.
-func runStatus(client: ReachabilityClient, json: Bool) async -> Never {
+/// `reachctl status [--json] [--verbose]`.
+func runStatus(client: ReachabilityClient, json: Bool, verbose: Bool) async -> Never {
     do {
         let status = try await client.status()
         printLine(json ? jsonLine(status) : Style().summary(status))
+        if verbose && !json {
+            for line in status.routingLines { printLine("  " + Style().safe(line)) }
+        }
         ProcessSetup.exit(ExitCode.success)
     } catch {
         exitOnError(error)

@@ -19,8 +19,8 @@ case .help:
 case .version:
     printLine("reachctl \(ReachdVersion.string)")
     ProcessSetup.exit(ExitCode.success)
-case .status(let json):
-    await runStatus(client: client, json: json)
+case .status(let json, let verbose):
+    await runStatus(client: client, json: json, verbose: verbose)
 case .monitor(let json, let after, let statusOnly, let changes):
     await runMonitor(client: client, json: json, after: after, statusOnly: statusOnly, changes: changes)
 case .wait(let timeout, let internet, let interface, let quiet, let stable):

@@ -37,6 +37,7 @@ import Testing
     @Test(arguments: [
         (["status"], ControlOptions(command: .status(json: false))),
         (["status", "--json"], ControlOptions(command: .status(json: true))),
+        (["status", "--verbose"], ControlOptions(command: .status(json: false, verbose: true))),
         (["--socket", "/tmp/s", "status"], ControlOptions(socketPath: "/tmp/s", command: .status(json: false))),
         (["status", "--socket=/tmp/s"], ControlOptions(socketPath: "/tmp/s", command: .status(json: false))),
         (["monitor"], ControlOptions(command: .monitor(json: false, after: nil, statusOnly: false))),

@@ -30,7 +30,7 @@ import Testing
         #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4")
         status.ipv6 = true; status.expensive = true
         status.vpn = Fixture.interface("tun0", index: 9)
-        #expect(status.summary == "online · ethernet (eth1) · vpn (tun0) · internet: full · IPv4 + IPv6 · expensive")
+        #expect(status.summary == "online · vpn tun0 over ethernet (eth1) · internet: full · IPv4 + IPv6 · expensive")
         #expect(Fixture.status(reachable: false).summary == "offline")
     }
 
