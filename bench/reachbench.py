@@ -613,6 +613,27 @@ class LineCounter(threading.Thread):
                 self.count += 1
 
 
+class RuleToggler:
+    """A kill switch flapping: a `prohibit` rule above main added and deleted, one `ip -batch`
+    line each, as fast as ip sends them (the link togglers' interface)."""
+
+    def __init__(self, ns):
+        self.proc = spawn(["ip", "-n", ns, "-batch", "-"], stdin=subprocess.PIPE,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def set_up(self, state):
+        self.proc.stdin.write(b"rule del pref 100 prohibit\n" if state else b"rule add pref 100 prohibit\n")
+
+    def check_errors(self):
+        pass
+
+    def close(self):
+        self.proc.stdin.close()
+        err = self.proc.stderr.read().decode(errors="replace").strip()
+        if self.proc.wait() != 0:
+            raise RuntimeError(f"ip -batch (rules) failed: {err[-300:]}")
+
+
 def storm_run(args, topo, mode, changes):
     d = daemon_started(args, topo.a, f"storm-{mode}")
     try:
@@ -624,7 +645,10 @@ def storm_run(args, topo, mode, changes):
         counter = LineCounter(ipp)
         counter.start()
         time.sleep(0.3)
-        toggler = nl.LinkToggler(topo.b, PEER) if mode == "carrier" else nl.LinkToggler(topo.a, LINK)
+        if mode == "rules":
+            toggler = RuleToggler(topo.a)
+        else:
+            toggler = nl.LinkToggler(topo.b, PEER) if mode == "carrier" else nl.LinkToggler(topo.a, LINK)
         state = True
         sampler = nl.ThreadSampler(d.pid)
         t0 = now()
@@ -925,6 +949,7 @@ def main():
     ap.add_argument("--fanout", default="1,100,1000,5000")
     ap.add_argument("--fanout-triggers", type=int, default=30)
     ap.add_argument("--storm", type=int, default=10000)
+    ap.add_argument("--rule-storm", type=int, default=1000, help="rule adds/deletes of the rule storm")
     ap.add_argument("--idle", type=int, default=60)
     ap.add_argument("--startup-runs", type=int, default=5)
     ap.add_argument("--only", default="latency,latency-floor,fanout,storm,idle,startup,others,pipeline")
@@ -1059,9 +1084,10 @@ def main():
                 res["fanout"].append(fanout_run(args, topo, n, args.fanout_triggers, floor_bytes=size))
         if "storm" in only:
             res["storm"] = []
-            for mode in ("admin", "carrier"):
-                log(f"flap storm: {args.storm} {mode} changes")
-                res["storm"].append(storm_run(args, topo, mode, args.storm))
+            for mode in ("admin", "carrier", "rules"):
+                count = args.rule_storm if mode == "rules" else args.storm
+                log(f"flap storm: {count} {mode} changes")
+                res["storm"].append(storm_run(args, topo, mode, count))
         if "startup" in only:
             log("start-up")
             res["startup"] = startup_run(args, topo, args.startup_runs)

@@ -447,7 +447,11 @@ extension SystemTests {
         try t.host.ip("route del default dev tun0")
         try t.host.ip("nexthop add id 7 via 10.1.0.1 dev eth0")
         try t.host.ip("route add default nhid 7")
+        // A split tunnel beside it: routes for some prefixes only, 1.0.0.0/8 among them.
+        try t.host.ip("route add 10.8.0.0/16 dev tun0")
+        try t.host.ip("route add 1.0.0.0/8 dev tun0")
         #expect(waitUntil { t.monitor.status.vpn == nil && t.monitor.status.status == .ethernet })
+        #expect(t.monitor.status.routing[0].destination == "8.8.8.8", "the look-up avoids the split tunnel's prefix")
         #expect(try t.disagreements() == [String]())
 
         try t.host.ip("route del default nhid 7")
