@@ -23,13 +23,15 @@ public enum Classifier {
                 if gatewayRoute.map({ routeOrder(route, $0) }) ?? true { gatewayRoute = route }
             }
         }
-        let group: (Int) -> UInt32 = { snapshot.link($0)?.group ?? 0 }
+        // The closures hold the slices alone: a copy of the whole snapshot would be one per call.
+        let slices = snapshot.slices
+        let group: (Int) -> UInt32 = { slices[$0]?.link?.group ?? 0 }
         let paths = AddressFamily.allCases.map { family in
             InternetPath.decide(family, routes: lookupRoutes, rules: snapshot.rules(of: family), interfaceGroup: group)
         }
 
         // Each family's way out, the better one first (lowest metric, IPv4 at equal metric).
-        let hops = paths.compactMap(\.decision.routes.first).sorted(by: routeOrder)
+        let hops = paths.compactMap { $0.decision.routes.first }.sorted(by: routeOrder)
         let vpnHop = hops.first { facts.kind(of: $0.oif) == .vpn }
         let physicalHop = hops.first { facts.kind(of: $0.oif) != .vpn }
         // Beneath a tunnel that carries the better path, the transport is where the tunnel's own
@@ -64,7 +66,8 @@ public enum Classifier {
         // The routers the transport's traffic goes through: the physical paths' and the tunnel's underlay.
         var gateways: [String] = []
         if let primaryLink {
-            let routes = paths.flatMap(\.decision.routes) + (underlayRoute.map { [$0] } ?? [])
+            var routes = paths.flatMap { $0.decision.routes }
+            if let underlayRoute { routes.append(underlayRoute) }
             for route in routes where route.oif == primaryLink.index {
                 if let gateway = route.gateway, !gateways.contains(gateway) { gateways.append(gateway) }
             }
@@ -83,7 +86,7 @@ public enum Classifier {
             ipv4: !paths[0].decision.routes.isEmpty,
             ipv6: !paths[1].decision.routes.isEmpty,
             gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since,
-            routing: paths.map { $0.routePath(linkName: { snapshot.link($0)?.name }) })
+            routing: paths.map { $0.routePath(linkName: { slices[$0]?.link?.name }) })
         return ConnectivityRule.apply(to: path, previous: previous, verdict: snapshot.verdict, now: now ?? since)
     }
 
@@ -119,11 +122,11 @@ public enum Classifier {
         var marks: [UInt32] = []
         for rule in rules where rule.fwmark != 0 && !marks.contains(rule.fwmark) { marks.append(rule.fwmark) }
         for mark in marks {
-            guard let query = RouteQuery(family: path.family, destination: path.destination, mark: mark) else { continue }
+            let query = RouteQuery(family: path.family, destination: path.bits, text: path.destination, mark: mark)
             let decision = PolicyRouting.decide(query, rules: rules, routes: routes, interfaceGroup: interfaceGroup)
             if let hop = decision.routes.first, facts.kind(of: hop.oif) != .vpn { return hop }
         }
-        guard let query = RouteQuery(family: path.family, destination: path.destination) else { return nil }
+        let query = RouteQuery(family: path.family, destination: path.bits, text: path.destination)
         let decision = PolicyRouting.decide(query, rules: rules, routes: routes,
                                             usable: { $0.usable && ($0.route.type != .unicast || facts.kind(of: $0.route.oif) != .vpn) },
                                             interfaceGroup: interfaceGroup)

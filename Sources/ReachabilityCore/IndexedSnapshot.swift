@@ -7,7 +7,12 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public private(set) var linkIndexes: [Int] = []
     public var modems: [ModemState] = []
     /// The policy routing rules (see `NetworkSnapshot.rules`).
-    public var rules: [RoutingRule] = []
+    public var rules: [RoutingRule] = [] {
+        didSet { splitRules() }
+    }
+    /// `rules` of each family, kept apart once rather than on every classification.
+    private var ipv4Rules: [RoutingRule] = []
+    private var ipv6Rules: [RoutingRule] = []
     public var probe: Probe?
     public var probePath: ProbePath?
 
@@ -29,6 +34,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         linkIndexes = snapshot.links.keys.sorted()
         modems = snapshot.modems
         rules = snapshot.rules
+        splitRules()
         probe = snapshot.probe
         probePath = snapshot.probePath
     }
@@ -69,7 +75,15 @@ public struct IndexedSnapshot: Equatable, Sendable {
 
     /// The rules of `family`, in the kernel's order.
     func rules(of family: AddressFamily) -> [RoutingRule] {
-        rules.filter { $0.family == family }
+        switch family {
+        case .ipv4: return ipv4Rules
+        case .ipv6: return ipv6Rules
+        }
+    }
+
+    private mutating func splitRules() {
+        ipv4Rules = rules.filter { $0.family == .ipv4 }
+        ipv6Rules = rules.filter { $0.family == .ipv6 }
     }
 
     /// The link at `index`, if any.

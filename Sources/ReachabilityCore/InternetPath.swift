@@ -10,9 +10,11 @@ public struct InternetPath: Equatable, Sendable {
     /// The address the look-up was made for.
     public var destination: String
     public var decision: PolicyRouting.Decision
+    /// `destination`'s bits.
+    var bits: AddressBits
 
-    public init(family: AddressFamily, destination: String, decision: PolicyRouting.Decision) {
-        self.family = family; self.destination = destination; self.decision = decision
+    init(family: AddressFamily, destination: String, bits: AddressBits, decision: PolicyRouting.Decision) {
+        self.family = family; self.destination = destination; self.bits = bits; self.decision = decision
     }
 
     /// The addresses reachd may ask for, in order of preference (Cloudflare's, Google's and
@@ -28,25 +30,32 @@ public struct InternetPath: Equatable, Sendable {
     private static let ipv6Candidates = ["2606:4700:4700::1111", "2001:4860:4860::8888", "2620:fe::fe", "2620:119:35::35"]
 
     /// The candidates' bits, parsed once.
-    static let candidateBits: [AddressFamily: [AddressBits]] = {
-        var bits: [AddressFamily: [AddressBits]] = [:]
-        for family in AddressFamily.allCases {
-            bits[family] = candidates(for: family).compactMap { AddressBits($0, family: family) }
+    private static let ipv4CandidateBits = ipv4Candidates.compactMap { AddressBits($0, family: .ipv4) }
+    private static let ipv6CandidateBits = ipv6Candidates.compactMap { AddressBits($0, family: .ipv6) }
+
+    static func candidateBits(for family: AddressFamily) -> [AddressBits] {
+        switch family {
+        case .ipv4: return ipv4CandidateBits
+        case .ipv6: return ipv6CandidateBits
         }
-        return bits
-    }()
+    }
 
     /// True when `route` covers one of the candidates: the only routes a path look-up can find.
     public static func mayDecide(_ route: PolicyRouting.PrefixedRoute) -> Bool {
-        (candidateBits[route.route.family] ?? []).contains { route.covers($0) }
+        candidateBits(for: route.route.family).contains { route.covers($0) }
     }
 
     /// The first candidate of `family` that no route of `routes` or rule of `rules` longer than
     /// /1 covers; the first candidate when every one is.
     public static func destination(for family: AddressFamily, routes: [PolicyRouting.PrefixedRoute],
                                    rules: [RoutingRule]) -> String {
+        chosenCandidate(for: family, routes: routes, rules: rules).name
+    }
+
+    private static func chosenCandidate(for family: AddressFamily, routes: [PolicyRouting.PrefixedRoute],
+                                        rules: [RoutingRule]) -> (name: String, bits: AddressBits) {
         let names = candidates(for: family)
-        let bits = candidateBits[family] ?? []
+        let bits = candidateBits(for: family)
         for (name, address) in zip(names, bits) {
             let byRoute = routes.contains { $0.route.family == family && $0.route.prefixLength > 1 && $0.covers(address) }
             if byRoute { continue }
@@ -55,19 +64,17 @@ public struct InternetPath: Equatable, Sendable {
                 return address.hasPrefix(ruleBits, length: prefix.length)
             }
             if byRule { continue }
-            return name
+            return (name, address)
         }
-        return names[0]
+        return (names[0], bits[0])
     }
 
     /// The path of `family` over `routes` and `rules` (the kernel's defaults when empty).
     public static func decide(_ family: AddressFamily, routes: [PolicyRouting.PrefixedRoute], rules: [RoutingRule],
                               interfaceGroup: (Int) -> UInt32 = { _ in 0 }) -> InternetPath {
-        let destination = destination(for: family, routes: routes, rules: rules)
-        guard let query = RouteQuery(family: family, destination: destination) else {
-            return InternetPath(family: family, destination: destination, decision: .init(outcome: .none))
-        }
-        return InternetPath(family: family, destination: destination,
+        let (destination, bits) = chosenCandidate(for: family, routes: routes, rules: rules)
+        let query = RouteQuery(family: family, destination: bits, text: destination)
+        return InternetPath(family: family, destination: destination, bits: bits,
                             decision: PolicyRouting.decide(query, rules: rules, routes: routes, interfaceGroup: interfaceGroup))
     }
 

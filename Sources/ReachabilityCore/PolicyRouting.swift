@@ -79,7 +79,15 @@ public enum PolicyRouting {
                               usable: (PrefixedRoute) -> Bool = { $0.usable },
                               interfaceGroup: (Int) -> UInt32 = { _ in 0 }) -> Decision {
         let list = rules.isEmpty ? RoutingRule.defaults(for: query.family) : rules
-        let candidates = routes.filter { $0.route.family == query.family && $0.covers(query.destination) }
+        // The routes that hold the destination, in the order a table is searched: longest prefix
+        // first, then metric (then interface and gateway, so that the answer never depends on
+        // the order they came in).
+        let candidates = routes.filter { $0.route.family == query.family && $0.covers(query.destination) }.sorted { a, b in
+            if a.route.prefixLength != b.route.prefixLength { return a.route.prefixLength > b.route.prefixLength }
+            if a.route.metric != b.route.metric { return a.route.metric < b.route.metric }
+            if a.route.oif != b.route.oif { return a.route.oif < b.route.oif }
+            return (a.route.gateway ?? "") < (b.route.gateway ?? "")
+        }
         var position = 0
         while position < list.count {
             let rule = list[position]
@@ -165,29 +173,30 @@ public enum PolicyRouting {
     /// metric whose route is not unicast decides by its type (`throw` sends the look-up on to the
     /// next rule), a unicast one needs a usable next hop, else the look-up goes on to the next
     /// metric and then to shorter prefixes, as past a dead next hop.
+    /// `candidates` are in search order (see `decide`); those of other tables are passed over
+    /// where they stand, without a filtered copy.
     private static func lookup(table: UInt32, in candidates: [PrefixedRoute], usable: (PrefixedRoute) -> Bool) -> TableAnswer {
-        let own = candidates.filter { $0.route.table == table }.sorted { a, b in
-            if a.route.prefixLength != b.route.prefixLength { return a.route.prefixLength > b.route.prefixLength }
-            if a.route.metric != b.route.metric { return a.route.metric < b.route.metric }
-            if a.route.oif != b.route.oif { return a.route.oif < b.route.oif }
-            return (a.route.gateway ?? "") < (b.route.gateway ?? "")
-        }
         var start = 0
-        while start < own.count {
-            let first = own[start].route
+        while start < candidates.count {
+            guard candidates[start].route.table == table else { start += 1; continue }
+            let first = candidates[start].route
             var end = start + 1
-            while end < own.count, own[end].route.prefixLength == first.prefixLength, own[end].route.metric == first.metric { end += 1 }
-            let group = own[start..<end]
-            start = end
+            while end < candidates.count, candidates[end].route.prefixLength == first.prefixLength,
+                  candidates[end].route.metric == first.metric { end += 1 }
             switch first.type {
             case .unicast:
-                let live = group.filter { $0.route.type == .unicast && usable($0) }.map(\.route)
+                var live: [RouteState] = []
+                for position in start..<end {
+                    let candidate = candidates[position]
+                    if candidate.route.table == table, candidate.route.type == .unicast, usable(candidate) { live.append(candidate.route) }
+                }
                 if !live.isEmpty { return .found(live, prefixLength: first.prefixLength) }
             case .throwRoute:
                 return .again
             case .unreachable, .blackhole, .prohibit, .local, .broadcast, .anycast, .multicast, .other:
                 return .blocked(first.type, prefixLength: first.prefixLength)
             }
+            start = end
         }
         return .again
     }
@@ -214,6 +223,11 @@ public struct RouteQuery: Hashable, Sendable {
     /// nil when `destination` is not an address of `family`.
     public init?(family: AddressFamily, destination: String, mark: UInt32 = 0) {
         guard let bits = AddressBits(destination, family: family) else { return nil }
-        self.family = family; self.destination = bits; self.destinationText = destination; self.mark = mark
+        self.init(family: family, destination: bits, text: destination, mark: mark)
+    }
+
+    /// For an address already parsed: `text` must be `bits` as text.
+    public init(family: AddressFamily, destination bits: AddressBits, text: String, mark: UInt32 = 0) {
+        self.family = family; self.destination = bits; self.destinationText = text; self.mark = mark
     }
 }
