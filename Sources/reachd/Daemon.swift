@@ -111,19 +111,6 @@ final class Daemon: @unchecked Sendable {
         log.info("status: \(status.status.rawValue)\(status.primary.map { " (\($0.name))" } ?? "")")
         installSignalHandlers()
         notifyReady(status)
-        releaseStartUpPages()
-    }
-
-    /// Start-up ran code (configuration, the first dump, the listener) that an idle daemon never
-    /// runs again, and the kernel mapped it in 64 KiB windows around each first touch. Dropping
-    /// the clean read-only file pages leaves mapped only what the daemon touches from now on.
-    private func releaseStartUpPages() {
-        do {
-            let kib = try ResidentPages.releaseCleanReadOnlyFilePages()
-            log.debug("released \(kib) KiB of start-up code and constants")
-        } catch {
-            log.debug("start-up pages kept: \(error)")
-        }
     }
 
     /// Stops serving, removes the socket, exits 0.
