@@ -5,7 +5,7 @@ DESTDIR ?=
 BUILD_FLAGS ?=
 
 .PHONY: all build build-tests deps test run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
-.PHONY: deb deb-deps check-static check-deb link-order
+.PHONY: deb deb-deps check-static check-deb
 
 all: build
 
@@ -49,22 +49,15 @@ INSTALL ?= install
 # Release binaries for install, package and benchmarks: the Swift runtime (stdlib, Foundation,
 # Dispatch) linked in, so that they run where no Swift toolchain is; no $$ORIGIN run path, and
 # symbols bound at start (read-only relocations, as Debian hardens its binaries).
-# For a small resident set: each function in a section of its own, laid out by lld in the order
-# of scripts/reachd.order (the functions a running reachd executes; `make link-order` writes
-# it), relative relocations packed (RELR, glibc 2.36), and no symbol exported that no library
-# looks up. BENCHMARKS.md says what each saves.
+# Relative relocations packed (RELR, glibc 2.36), and no symbol exported that no library looks up.
 # Exclusivity is enforced at compile time only: one serial queue owns every mutable state, and
 # the run-time checks cost each event thousands of instructions (debug builds and tests keep them).
 # Installing strips them (install.sh, dh_strip); the ones in .build keep their symbols.
-LINK_ORDER = $(CURDIR)/scripts/reachd.order
 RELEASE_FLAGS ?= -c release --static-swift-stdlib --disable-local-rpath \
-	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld -Xswiftc -enforce-exclusivity=unchecked \
-	-Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic \
-	-Xlinker --symbol-ordering-file=$(LINK_ORDER) -Xlinker --no-warn-symbol-ordering
+	-Xswiftc -use-ld=lld -Xswiftc -enforce-exclusivity=unchecked \
+	-Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 RELEASE_BIN_DIR = $$($(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --show-bin-path)
 release: deps
-	@# SwiftPM does not know the order file is an input of the link: relink when it is newer.
-	@bin=$(RELEASE_BIN_DIR); for b in reachd reachctl; do if [ "$(LINK_ORDER)" -nt "$$bin/$$b" ]; then rm -f "$$bin/$$b"; fi; done
 	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd
 	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachctl
 
@@ -105,11 +98,6 @@ deb: deb-deps release
 # with the Swift toolchain hidden (root; skips otherwise). Builds the package first.
 check-deb: deb
 	@scripts/test-deb.sh "reachd_$$(scripts/build-deb.sh --version)-$(DEB_REVISION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb" "$(RELEASE_BIN_DIR)"
-
-# Rewrites scripts/reachd.order from a profile of the release reachd (valgrind; root, ~1 minute).
-# On demand, after changes to what reachd runs; then `make release` links with the new order.
-link-order: release
-	scripts/link-order.sh
 
 # Benchmarks: on demand only, never part of `make test`. Root, ~2.5 minutes on 2 cores.
 # Builds reachd in release mode and writes the figures into BENCHMARKS.md.
