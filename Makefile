@@ -50,11 +50,9 @@ INSTALL ?= install
 # Dispatch) linked in, so that they run where no Swift toolchain is; no $$ORIGIN run path, and
 # symbols bound at start (read-only relocations, as Debian hardens its binaries).
 # Relative relocations packed (RELR, glibc 2.36), and no symbol exported that no library looks up.
-# Exclusivity is enforced at compile time only: one serial queue owns every mutable state, and
-# the run-time checks cost each event thousands of instructions (debug builds and tests keep them).
 # Installing strips them (install.sh, dh_strip); the ones in .build keep their symbols.
 RELEASE_FLAGS ?= -c release --static-swift-stdlib --disable-local-rpath \
-	-Xswiftc -use-ld=lld -Xswiftc -enforce-exclusivity=unchecked \
+	-Xswiftc -use-ld=lld \
 	-Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 RELEASE_BIN_DIR = $$($(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --show-bin-path)
 release: deps
