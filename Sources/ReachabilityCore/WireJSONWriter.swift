@@ -317,24 +317,8 @@ public struct WireJSONWriter: ~Copyable {
 
     /// The position of the first byte at or after `start` that a JSON string must escape (a
     /// control character, `"` or `\`), or `utf8.count`.
-    ///
-    /// Eight bytes at a time: a word with none of them passes in a few instructions (the
-    /// has-zero-byte test of "Bit Twiddling Hacks", for each of the three). A borrow from a byte
-    /// that matched can flag a byte above it too, so the test says only that the word holds one;
-    /// the bytes from there on are looked at one by one to find which.
     static func firstToEscape(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
         var position = start
-        if let base = utf8.baseAddress {
-            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-            while position + 8 <= utf8.count {
-                let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-                let control = (word &- ones &* 0x20) & ~word
-                let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
-                let flagged = (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)) & highs
-                if flagged != 0 { break }
-                position += 8
-            }
-        }
         while position < utf8.count {
             let c = utf8[position]
             if c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return position }

@@ -209,25 +209,6 @@ import Testing
         #expect(!writer.bytes.contains { $0 < 0x20 })
     }
 
-    /// The word-at-a-time search finds what a byte-by-byte one finds, from any start, for bytes
-    /// that put every kind of character next to every other (the borrows of the word test).
-    @Test func theFirstByteToEscapeIsFoundAsOneByOne() {
-        var generator = SystemRandomNumberGenerator()
-        let alphabet: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF, 0x61]
-        for _ in 0..<20_000 {
-            let length = Int.random(in: 0...40, using: &generator)
-            let rare = Int.random(in: 0...3, using: &generator) == 0
-            let bytes = (0..<length).map { _ in
-                rare ? alphabet.randomElement(using: &generator) ?? 0x61
-                     : (Int.random(in: 0..<30, using: &generator) == 0 ? alphabet.randomElement(using: &generator) ?? 0x61 : 0x61)
-            }
-            let start = Int.random(in: 0...length, using: &generator)
-            let expected = bytes[start...].firstIndex { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } ?? length
-            let found = bytes.withUnsafeBufferPointer { WireJSONWriter.firstToEscape(in: $0, from: start) }
-            if found != expected { Issue.record("\(bytes) from \(start): \(found), not \(expected)"); return }
-        }
-    }
-
     /// The writer's memory grows as it fills, from the smallest start, whatever the pieces' sizes;
     /// what comes out is every piece in order.
     @Test func growsPastItsCapacityKeepingEveryByte() throws {
