@@ -65,8 +65,9 @@ def changes(topo, sub, count, last_sequence):
     return last_sequence
 
 
-def instructions(binary, topo, label, conf, count):
-    """Instructions per event, all threads, counted by callgrind between zero and dump."""
+def instructions(binary, topo, label, conf, count, subscribers):
+    """Instructions per event, all threads, counted by callgrind between zero and dump, with one
+    subscriber read and `subscribers` more that are not (their queues hold the changes)."""
     out = os.path.join(OUT, f"ab-{label}.callgrind")
     for f in os.listdir(OUT):
         if f.startswith(f"ab-{label}.callgrind"):
@@ -74,10 +75,13 @@ def instructions(binary, topo, label, conf, count):
     proc, sock = started(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary], topo.a, label, conf)
     try:
         sub, initial = vl.subscribe(sock, timeout=60)
+        more = [vl.subscribe(sock, timeout=60)[0] for _ in range(subscribers)]
         sequence = changes(topo, sub, 4, initial["sequence"])          # every path run once
         subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, capture_output=True)
         changes(topo, sub, count, sequence)
         subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, capture_output=True)
+        for c in more:
+            c.close()
         sub.close()
     finally:
         stop(proc)
@@ -128,6 +132,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--changes", type=int, default=40)
     ap.add_argument("--subscribers", type=int, default=1000)
+    ap.add_argument("--instruction-subscribers", type=int, default=0,
+                    help="subscribers besides the one read while instructions are counted")
+    ap.add_argument("--extra-links", type=int, default=0,
+                    help="veth pairs added (up, with an address) beside the uplink: more interfaces per status")
     ap.add_argument("--only", default="instructions,memory")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -143,6 +151,11 @@ def main():
         f.write("[Connectivity]\nEnabled=no\n\n[Cellular]\nModemManager=no\n\n"
                 "[Limits]\nMaxConnections=16384\nMaxConnectionsPerUser=16384\n")
     topo = Topology(f"ab{os.getpid()}")
+    for i in range(args.extra_links):
+        nl.sh(f"ip -n {topo.a} link add abx{i} type veth peer name aby{i}")
+        nl.sh(f"ip -n {topo.a} addr add 10.201.{i}.1/24 dev abx{i}")
+        nl.sh(f"ip -n {topo.a} link set abx{i} up")
+        nl.sh(f"ip -n {topo.a} link set aby{i} up")
     results = {"A": [], "B": []}
     only = set(args.only.split(","))
     try:
@@ -153,9 +166,10 @@ def main():
             binary = args.a if side == "A" else args.b
             row = {}
             if "instructions" in only:
-                row["instructions_per_event"] = instructions(binary, topo, side, conf, args.changes)
+                row["instructions_per_event"] = instructions(binary, topo, f"{os.getpid()}{side}", conf, args.changes,
+                                                             args.instruction_subscribers)
             if "memory" in only:
-                row.update(memory(binary, topo, side, conf, args.changes, args.subscribers))
+                row.update(memory(binary, topo, f"{os.getpid()}{side}", conf, args.changes, args.subscribers))
             results[side].append(row)
             print(side, " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
                   flush=True)
