@@ -80,26 +80,8 @@ public struct WireJSONWriter: ~Copyable {
 
     // MARK: objects (keys in byte order, as `.sortedKeys` writes them)
 
-    /// The JSON object of `status`, its interfaces taken from (and kept in) `interfaces`.
-    public static func json(_ status: Status, interfaces: inout InterfaceJSONCache) -> [UInt8] {
-        var writer = WireJSONWriter(capacity: 1024)
-        writer.write(status, interfaces: &interfaces)
-        return writer.bytes
-    }
-
     /// Writes `{"cellular":…,"connectivity":…,…,"vpn":…}`.
     public mutating func write(_ status: Status) {
-        write(status) { $0.write($1) }
-    }
-
-    /// Writes `status` as `write(_:)` does, splicing in the bytes `interfaces` holds for each
-    /// interface that has not changed since it was written.
-    public mutating func write(_ status: Status, interfaces: inout InterfaceJSONCache) {
-        write(status) { $0.raw(interfaces.json(for: $1)) }
-        interfaces.keepOnly(status)
-    }
-
-    private mutating func write(_ status: Status, interface: (inout WireJSONWriter, Interface) -> Void) {
         raw(#"{"cellular":"#); optional(status.cellular) { $0.write($1) }
         raw(#","connectivity":"#); string(status.connectivity.rawValue)
         raw(#","expensive":"#); bool(status.expensive)
@@ -112,11 +94,11 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","interfaces":["#)
         for (i, each) in status.interfaces.enumerated() {
             if i > 0 { byte(UInt8(ascii: ",")) }
-            interface(&self, each)
+            write(each)
         }
         raw(#"],"ipv4":"#); bool(status.ipv4)
         raw(#","ipv6":"#); bool(status.ipv6)
-        raw(#","primary":"#); optional(status.primary, interface)
+        raw(#","primary":"#); optional(status.primary) { $0.write($1) }
         raw(#","probe":"#); optional(status.probe) { $0.write($1) }
         raw(#","reachable":"#); bool(status.reachable)
         raw(#","routing":["#)
@@ -127,7 +109,7 @@ public struct WireJSONWriter: ~Copyable {
         raw(#"],"simulated":"#); bool(status.simulated)
         raw(#","since":"#); timestamp(status.since)
         raw(#","status":"#); string(status.status.rawValue)
-        raw(#","vpn":"#); optional(status.vpn, interface)
+        raw(#","vpn":"#); optional(status.vpn) { $0.write($1) }
         byte(UInt8(ascii: "}"))
     }
 

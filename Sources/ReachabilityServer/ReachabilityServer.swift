@@ -111,9 +111,6 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// The JSON of the last status encoded (the last event's `current`), reused as the next
     /// event's `previous` and for `GetStatus`.
     private var statusJSONCache: (status: Status, json: [UInt8])?
-    /// The bytes of each interface as last encoded: a status that changed in one interface is
-    /// written with the others' bytes spliced in.
-    private var interfaceJSONCache = InterfaceJSONCache()
     package let queueConfinement: QueueConfinement
     private var _checkHandler: CheckHandler?
     private var _probeHandler: ProbeHandler?
@@ -500,7 +497,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// statuses that differ (each event's `current`) costs as much as the sharing saves.
     func statusJSON(_ status: Status) -> [UInt8] {
         if let cache = statusJSONCache, cache.status.isCopy(of: status) { return cache.json }
-        let json = WireJSONWriter.json(status, interfaces: &interfaceJSONCache)
+        let json = WireJSONWriter.json(status)
         statusJSONCache = (status, json)
         return json
     }

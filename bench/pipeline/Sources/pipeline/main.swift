@@ -80,13 +80,12 @@ enum Pause {
     }
 }
 
-/// One copy of the state a carrier change goes through: the table, the tracker, the JSON caches.
+/// One copy of the state a carrier change goes through: the table, the tracker, the previous status's JSON.
 struct EventPath {
     let kinds: [Int: InterfaceKind] = [1: .loopback, 10: .ethernet]
     var table: KernelStateTable
     var uplink: LinkFacts
     var tracker: StatusTracker
-    var interfaces = InterfaceJSONCache()
     var previousJSON: [UInt8]
     var touched = Set<Int>(), contents = Set<Int>()
     var bytes = 0
@@ -94,7 +93,7 @@ struct EventPath {
     init() {
         (table, uplink) = makeTable()
         tracker = StatusTracker(snapshot: table.snapshot(kinds: kinds), firstSequence: 1)
-        previousJSON = WireJSONWriter.json(tracker.status, interfaces: &interfaces)
+        previousJSON = WireJSONWriter.json(tracker.status)
     }
 
     /// Change `number` (the carrier goes off and on in turn); returns the three stages' times.
@@ -112,7 +111,7 @@ struct EventPath {
         let action = tracker.update(slices: slices)
         let t2 = now()
         guard case .emit(let event) = action else { fatalError("change \(number) made no event") }
-        let currentJSON = WireJSONWriter.json(event.current, interfaces: &interfaces)
+        let currentJSON = WireJSONWriter.json(event.current)
         var writer = WireJSONWriter(capacity: 64 + previousJSON.count + 2 * currentJSON.count)
         writer.raw(#"{"continues":true,"parameters":{"event":"#)
         writer.write(event, previousJSON: previousJSON, currentJSON: currentJSON)
