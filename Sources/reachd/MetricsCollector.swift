@@ -129,7 +129,11 @@ final class MetricsCollector: @unchecked Sendable {
             textfileFailing = false
         } catch {
             // Once per failing stretch, not every interval.
-            if !textfileFailing { log.warning("metrics: \(error)") }
+            if textfileFailing {
+                log.debug("metrics: writing \(textfile.path) failed again")
+            } else {
+                log.warning("metrics: \(error)")
+            }
             textfileFailing = true
         }
     }

@@ -11,17 +11,17 @@ import Testing
     func boundedThreadsAndQueue(eager: Bool) {
         let pool = WorkerPool(name: "test", threads: 2, maxQueued: 3, eager: eager)
         #expect(pool.threadCount == (eager ? 2 : 0))
-        let release = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
         let ran = Mutex(0)
         var accepted = 0
         for _ in 0..<8 {
-            if pool.submit({ release.wait(); ran.withLock { $0 += 1 } }) { accepted += 1 }
+            if pool.submit({ release.wait(); ran.withLock { $0 += 1 }; finished.signal() }) { accepted += 1 }
         }
         #expect(accepted == 5)   // 2 running, 3 waiting
         #expect(pool.threadCount == 2)
         for _ in 0..<5 { release.signal() }
-        let deadline = Date().addingTimeInterval(10)
-        while ran.withLock({ $0 }) < 5 && Date() < deadline { usleep(10_000) }
+        let deadline = DispatchTime.now() + 10
+        for _ in 0..<5 { _ = finished.wait(timeout: deadline) }
         #expect(ran.withLock { $0 } == 5)
         let again = pool.submit({})
         #expect(again)
@@ -43,12 +43,15 @@ import Testing
         let pool = WorkerPool(name: "test-checks", threads: 1, maxQueued: 2)
         var resolverConfiguration = HostResolver.Configuration()
         resolverConfiguration.timeout = 0.3
-        let resolver = HostResolver(configuration: resolverConfiguration, lookup: { _ in release.wait(); return .success(["192.0.2.1"]) }, pool: pool)
+        let hanging = DispatchSemaphore(value: 0)
+        let resolver = HostResolver(configuration: resolverConfiguration, lookup: { _ in
+            hanging.signal(); release.wait(); return .success(["192.0.2.1"])
+        }, pool: pool)
         let checker = HostChecker(resolver: resolver, pool: pool)
         let status = Status.initial()
         // The one thread hangs on a name.
         checker.check(host: "hang.test", port: nil, status: { status }) { _ in }
-        usleep(50_000)
+        #expect(hanging.wait(timeout: .now() + 10) == .success)
         // A literal waits for that thread: after the timeout it is told Busy.
         let waited = await checker.check(host: "192.0.2.7", port: nil, status: status)
         #expect(waited.failureValue == .busy(reason: "no look-up thread free within 0.3 s"))

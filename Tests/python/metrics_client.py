@@ -7,9 +7,11 @@ Every scenario prints one JSON object on stdout.
   get HOST PORT [PATH [METHOD]]   one request; {"status", "headers", "body"}
   raw HOST PORT HEX               sends the bytes, reads the answer; {"status", "body"}
   huge HOST PORT SIZE             a request whose headers are SIZE bytes; {"status", "seconds"}
-  slowloris HOST PORT             a request head dribbled a line every 0.3 s; {"status", "seconds"}
+  slowloris HOST PORT             a request head dribbled a line every 0.3 s (stderr: "connected"
+                                  once the first is sent); {"status", "seconds"}
   hold HOST PORT N SECONDS        N idle connections held open, then one more request while they
-                                  are held and one after they closed; {"during", "after"}
+                                  are held (stderr: "held"), and after SECONDS one once they closed
+                                  (asked again while the server still counts them); {"during", "after"}
 """
 import json
 import socket
@@ -95,6 +97,7 @@ def main(argv):
         answer = b""
         try:
             s.sendall(b"GET /metrics HTTP/1.1\r\n")
+            print("connected", file=sys.stderr, flush=True)
             for i in range(200):
                 try:
                     data = s.recv(65536)
@@ -117,14 +120,18 @@ def main(argv):
         held = []
         for _ in range(count):
             held.append(connect(host, port))
-        time.sleep(0.2)
+        # The server accepts in the order of the handshakes: this one comes after those held.
         request = ("GET /metrics HTTP/1.1\r\nHost: %s\r\n\r\n" % host).encode()
         during = exchange(host, port, request)
-        time.sleep(max(0.0, seconds - 0.2))
+        print("held", file=sys.stderr, flush=True)
+        time.sleep(seconds)
         for s in held:
             s.close()
-        time.sleep(0.3)
+        # Until the server has seen them close, their places are taken: ask until one is free.
+        deadline = time.monotonic() + 10
         after = exchange(host, port, request)
+        while after["status"] == 503 and time.monotonic() < deadline:
+            after = exchange(host, port, request)
         result = {"during": during["status"], "after": after["status"]}
     else:
         raise SystemExit("unknown command " + command)
