@@ -48,7 +48,7 @@ let package = Package(
                           swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "ReachabilityDemo", dependencies: ["Reachability"], path: "Examples/ReachabilityDemo",
                           swiftSettings: [.swiftLanguageMode(.v5)]),
-        // How an app tests its reaction to the network with a SimulatedNetwork (README "Testing your app").
+        // How an app tests its reaction to the network with a SimulatedNetwork (docs/simulation.md, "Testing your app").
         .target(name: "OfflineBannerExample", dependencies: ["Reachability"], path: "Examples/OfflineBannerExample/Sources"),
         .testTarget(name: "OfflineBannerExampleTests", dependencies: ["OfflineBannerExample", "Reachability"],
                     path: "Examples/OfflineBannerExample/Tests"),

@@ -6,7 +6,7 @@ import Glibc
 // The names iOS code written against the classes this library ports uses — Apple's Reachability sample extended with 2G/3G/4G,
 // HLNetWorkReachability, NetworkDetector — as deprecated aliases of this library's names, so
 // that such code builds after changing its import, and the compiler names the new spelling.
-// The README's "Coming from iOS" table lists them all.
+// docs/swift.md's "Coming from iOS" table lists them all.
 
 // MARK: - Apple's Reachability sample (with 2G/3G/4G): `NetworkStatus` constants
 

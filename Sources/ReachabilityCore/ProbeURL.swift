@@ -4,7 +4,7 @@ import FoundationEssentials
 ///
 /// Only `http` is probed. An `https` URL parses (so a configuration naming one still loads) but
 /// `isHTTPS` is set: reachd speaks no TLS, so the checker reports connectivity `unknown` for it
-/// instead of guessing (README, "Connectivity check").
+/// instead of guessing (docs/connectivity.md).
 public struct ProbeURL: Equatable, Sendable {
     /// The URL as configured.
     public var string: String

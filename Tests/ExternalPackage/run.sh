@@ -1,6 +1,6 @@
 #!/bin/sh
 # make external-package-test: an outside package that depends on reachd by path builds the
-# README's "Using reachd from Swift" snippet and runs it against a real reachd in a private
+# README's Swift snippet and runs it against a real reachd in a private
 # network namespace (root; as non-root it only builds). The snippet in the README and in
 # Sources/SnippetApp/main.swift must be the same text.
 set -eu

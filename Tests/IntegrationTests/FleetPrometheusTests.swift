@@ -63,11 +63,11 @@ extension SystemTests {
 /// its veth to a hub namespace, where Prometheus scrapes them every second with the shipped
 /// alerting rules (their `for:` shortened to 2 s in a test copy). One machine stays fine, one
 /// moves behind a captive portal (a python server answering a redirect in a namespace of its
-/// own), one goes offline; PromQL through Prometheus's HTTP API must say so, the README's fleet
-/// queries must answer, the time counters rise, and the alerts fire — also "reachd down" for a
+/// own), one goes offline; PromQL through Prometheus's HTTP API must say so, the fleet queries of
+/// docs/metrics.md must answer, the time counters rise, and the alerts fire — also "reachd down" for a
 /// daemon that stops.
 @Suite struct FleetPrometheusTests {
-    /// The README's "Many machines" queries.
+    /// The "Many machines" queries of docs/metrics.md.
     static let offlineNow = "reachd_reachable == 0"
     static let behindPortal = #"reachd_connectivity{state="portal"} == 1"#
     static let on2G = #"reachd_status{status="wwan2G"} == 1"#
@@ -75,10 +75,10 @@ extension SystemTests {
     static let offlineMinutes30Days = #"sum by (instance) (increase(reachd_status_seconds_total{status="notReachable"}[30d])) / 60"#
     static let byKind = "count by (status) (reachd_status == 1)"
 
-    @Test func theReadmeShowsTheseQueries() throws {
-        let readme = try String(contentsOfFile: Binaries.packageRoot + "/README.md", encoding: .utf8)
+    @Test func theDocumentationShowsTheseQueries() throws {
+        let page = try String(contentsOfFile: Binaries.packageRoot + "/docs/metrics.md", encoding: .utf8)
         for query in [Self.offlineNow, Self.behindPortal, Self.on2G, Self.flapping, Self.offlineMinutes30Days, Self.byKind] {
-            #expect(readme.contains("| `\(query)` |"), "\(query)")
+            #expect(page.contains("| `\(query)` |"), "\(query)")
         }
     }
 

@@ -281,7 +281,7 @@ extension SystemTests {
         #expect(configuration.response == "ok")
         #expect(configuration.intervalSeconds == 60)
         #expect(configuration.timeoutSeconds == 3)
-        // An empty file gives the documented defaults (README, reachd.conf(5)).
+        // An empty file gives the documented defaults (docs/configuration.md, reachd.conf(5)).
         let defaults = ConnectivityChecker.Configuration(ReachdConfiguration())
         #expect(defaults.enabled && defaults.url == "http://connectivity-check.ubuntu.com/" && defaults.response == "")
         #expect(defaults.intervalSeconds == 300 && defaults.timeoutSeconds == 5 && defaults.probeMinInterval == 1)

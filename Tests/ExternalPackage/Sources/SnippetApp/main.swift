@@ -1,4 +1,4 @@
-// The README's "Using reachd from Swift" snippet, byte for byte between the
+// The README's Swift snippet, byte for byte between the
 // markers (`make external-package-test` checks that), built as an outside package would build
 // it. It runs to completion: against the daemon at REACHD_SOCKET, or in-process when none answers.
 import Foundation
