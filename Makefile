@@ -101,7 +101,7 @@ check-deb: deb
 # Builds reachd in release mode and writes the figures into BENCHMARKS.md.
 BENCH_ARGS ?=
 bench: release
-	bench/run.sh --reachd $$($(SWIFT) build -c release --show-bin-path)/reachd $(BENCH_ARGS)
+	bench/run.sh --reachd $(RELEASE_BIN_DIR)/reachd $(BENCH_ARGS)
 
 # Fuzzing (on demand, never part of `make test`): libFuzzer targets for the varlink framer and
 # decoder, the configuration loader, the HTTP response parser, the ModemManager model and the
