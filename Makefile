@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build build-tests deps test run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
+.PHONY: all build build-tests deps test test-debug test-release run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
 .PHONY: deb deb-deps check-static check-deb
 
 all: build
@@ -16,14 +16,25 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
 	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
 
-# The test binary is built first: check-systemd runs part of it under the service's sandbox.
+# Each configuration is built once. First the debug products and the test binary (one build:
+# the tests reuse its modules; check-systemd runs part of the test binary under the service's
+# sandbox). Then three lines of work side by side, each printed when it ends: the checks and
+# tests of the debug build; the static release build, its binaries and the package; the outside
+# package. Much of each is waiting (containers, namespaces, daemons), so together they take
+# little more than the longest. The release build has a scratch directory of its own, so that
+# SwiftPM's lock on .build does not hold the tests up while it compiles.
+test: build-tests
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-debug test-release external-package-test
+
 # scripts/run-tests.sh prints how many tests were skipped, and as root fails when any was.
-test: build build-tests check-units check-install check-systemd check-static check-deb
+test-debug: check-units check-install check-systemd
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) SWIFT="$(SWIFT)" scripts/run-tests.sh --skip-build $(BUILD_FLAGS)
-	$(MAKE) external-package-test
+
+test-release: check-static check-deb
 
 build-tests: deps
-	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
+	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
 
 # An outside package that depends on this one by path builds the README's Swift snippet and
 # runs it against a reachd in a test namespace (scratch build in .build/external-package).
@@ -51,7 +62,7 @@ INSTALL ?= install
 # symbols bound at start (read-only relocations, as Debian hardens its binaries).
 # Relative relocations packed (RELR, glibc 2.36), and no symbol exported that no library looks up.
 # Installing strips them (install.sh, dh_strip); the ones in .build keep their symbols.
-RELEASE_FLAGS ?= -c release --static-swift-stdlib --disable-local-rpath \
+RELEASE_FLAGS ?= -c release --scratch-path $(CURDIR)/.build/static --static-swift-stdlib --disable-local-rpath \
 	-Xswiftc -use-ld=lld \
 	-Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 RELEASE_BIN_DIR = $$($(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --show-bin-path)
