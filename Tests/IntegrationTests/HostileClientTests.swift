@@ -312,6 +312,36 @@ extension SystemTests {
         #expect(daemon.child.isRunning)
     }
 
+    /// 3,000 `Simulate` calls from `nobody`, who may not simulate: each is refused, the log
+    /// says so a few times and then counts what it held back, and a subscriber is still served.
+    @Test(.enabled(if: getuid() == 0, "needs root: namespaces, another uid"))
+    func refusedSimulateFloodIsLoggedAFewTimes() throws {
+        let host = try TestNamespace(tag: "h")
+        defer { host.destroy() }
+        let daemon = try UnprivilegedDaemon(namespace: host, config: Self.config(probe: false))
+        defer { daemon.stop() }
+        let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
+        defer { monitor.signal(SIGINT); monitor.wait() }
+        #expect(waitUntil(timeout: 10) { monitor.lines.count >= 1 })
+
+        let started = Date()
+        let flood = try hostile(daemon.socketPath, ["simulateflood", "3000"], user: "nobody")
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(flood.contains("denied 3000"), "\(flood)")
+        let refusals = daemon.child.stderr.components(separatedBy: "Simulate refused").count - 1
+        print("figures: 3000 refused Simulate calls in \(elapsed) s made \(refusals) log lines")
+        // A burst of 5, then one a second.
+        #expect(refusals >= 1 && Double(refusals) <= 5 + elapsed.rounded(.up) + 1, "\(refusals) lines in \(elapsed) s")
+        // The next line let through says how many were held back.
+        #expect(waitUntil(timeout: 10) {
+            _ = try? hostile(daemon.socketPath, ["simulateflood", "1"], user: "nobody")
+            return daemon.child.stderr.contains("similar messages suppressed)")
+        }, "\(daemon.child.stderr.suffix(300))")
+        try host.ip("link add rchv0 type veth peer name rchv1")
+        #expect(waitUntil(timeout: 10) { monitor.lines.contains { $0.contains("rchv0") } }, "\(monitor.lines.suffix(3))")
+        #expect(daemon.child.isRunning)
+    }
+
     /// 200 `Probe()` calls in a row share verdicts: at most one HTTP request a second reaches
     /// the server.
     @Test(.enabled(if: getuid() == 0, "needs root: namespaces"))

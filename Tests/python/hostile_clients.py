@@ -13,6 +13,8 @@ usage: hostile_clients.py SOCKET MODE [ARGS]
                        DEPTH arrays deep in one write, read the answers until N came or the
                        daemon hung up; prints "sent BYTES" after the first write, "rounds R"
                        at the end
+  simulateflood N      N Simulate calls on one connection, 32 at a time, each answer read;
+                       prints "denied K" (the PermissionDenied answers)
   duplicate            one Check call naming "host" twice; prints the reply or "closed"
 """
 import json
@@ -145,6 +147,30 @@ elif mode == "nested":
             break
         time.sleep(0.05)
     print("rounds %d" % rounds, flush=True)
+elif mode == "simulateflood":
+    count = int(sys.argv[3])
+    s = connect()
+    s.settimeout(60)
+    message = call("io.reachd.Reachability.Simulate", {"status": "wwan2G", "seconds": 60})
+    denied = 0
+    buffer = b""
+    sent = 0
+    while sent < count:
+        batch = min(32, count - sent)
+        s.sendall(message * batch)
+        sent += batch
+        answers = 0
+        while answers < batch:
+            while b"\0" not in buffer:
+                data = s.recv(65536)
+                if not data:
+                    raise SystemExit("closed after %d denied" % denied)
+                buffer += data
+            reply, buffer = buffer.split(b"\0", 1)
+            answers += 1
+            if b"PermissionDenied" in reply:
+                denied += 1
+    print("denied %d" % denied, flush=True)
 elif mode == "duplicate":
     s = connect()
     s.settimeout(10)
