@@ -21,6 +21,8 @@ final class SimulationController: @unchecked Sendable {
     private let identityQueue = DispatchQueue(label: "reachd.identity")
     /// The budget of warnings that callers cause.
     private var callerLog = LogRateLimiter()
+    /// The armed timer of the simulation in effect (`SimulationOverlay.timer`).
+    private var timer: (token: Int, source: DispatchSourceTimer)?
 
     /// Call on the monitor's queue, with its observer registered in the same block.
     init(monitor: ReachabilityMonitor) {
@@ -79,13 +81,8 @@ final class SimulationController: @unchecked Sendable {
             warn("Simulate by uid \(caller.uid): \(error)")
             return completion(.error(.invalidParameter(error.parameter)))
         }
+        syncTimer()
         if let event = started.event { publish(event) }
-        if let (token, seconds) = started.timer {
-            queue.asyncAfter(deadline: .now() + .seconds(seconds)) { [weak self] in
-                guard let self else { return }
-                if let event = self.overlay.expire(token: token, real: self.monitor.status, now: Date()) { self.publish(event) }
-            }
-        }
         completion(.reply("status", overlay.published))
     }
 
@@ -104,8 +101,30 @@ final class SimulationController: @unchecked Sendable {
     func hungUp(connection: Int) {
         queue.async { [weak self] in
             guard let self else { return }
-            if let event = self.overlay.hungUp(connection: connection, real: self.monitor.status, now: Date()) { self.publish(event) }
+            let event = self.overlay.hungUp(connection: connection, real: self.monitor.status, now: Date())
+            self.syncTimer()
+            if let event { self.publish(event) }
         }
+    }
+
+    /// Keeps the one timer the overlay names armed: the one armed before is cancelled when the
+    /// simulation it would end was replaced or has ended.
+    private func syncTimer() {
+        let wanted = overlay.timer
+        if let wanted, wanted.token == timer?.token { return }
+        timer?.source.cancel()
+        timer = nil
+        guard let wanted else { return }
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + .seconds(wanted.seconds))
+        source.setEventHandler { [weak self] in
+            guard let self else { return }
+            let event = self.overlay.expire(token: wanted.token, real: self.monitor.status, now: Date())
+            self.syncTimer()
+            if let event { self.publish(event) }
+        }
+        timer = (wanted.token, source)
+        source.resume()
     }
 }
 
