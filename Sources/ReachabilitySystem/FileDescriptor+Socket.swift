@@ -259,6 +259,17 @@ extension FileDescriptor {
             setsockopt(rawValue, SOL_SOCKET, SO_BINDTODEVICE, utf8, socklen_t(utf8.count))
         }
     }
+
+    /// Binds the socket to the interface with index `index` (`setsockopt(SO_BINDTOIFINDEX)`,
+    /// Linux 5.0): by number, so that a name that is not UTF-8 is no obstacle.
+    public borrowing func bindToInterface(index: Int) throws(Errno) {
+        // SO_BINDTOIFINDEX from <asm-generic/socket.h>; Glibc's module does not export it.
+        let option: CInt = 62
+        var value = CInt(truncatingIfNeeded: index)
+        _ = try checkingErrno("setsockopt(SO_BINDTOIFINDEX)") {
+            setsockopt(rawValue, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<CInt>.size))
+        }
+    }
 }
 
 extension FileDescriptor {
