@@ -13,7 +13,8 @@ seconds=${FUZZ_SECONDS:-60}
 targets=${FUZZ_TARGETS:-"varlink configuration http modemmanager netlink"}
 out=.build/fuzz
 mkdir -p "$out"
-flags=(-parse-as-library -sanitize=fuzzer,address -Onone -g -package-name reachd)
+# Optimized as the daemon is, so that the varlink target's time budget judges the code that runs.
+flags=(-parse-as-library -sanitize=fuzzer,address -O -g -package-name reachd)
 # The linker warns about sanitizer-internal symbols; that noise is not ours.
 quiet() { "$@" 2> >(grep -v "Cannot export local symbol" >&2); }
 
@@ -48,7 +49,7 @@ for target in $targets; do
   esac
   mkdir -p "$out/corpus/$target" "fuzz/regressions/$target"
   echo "fuzz: $target for $seconds s"
-  if ! ASAN_OPTIONS=detect_leaks=0 "$out/fuzz-$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if ! ASAN_OPTIONS=detect_leaks=0 SWIFT_BACKTRACE=enable=no "$out/fuzz-$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
        -artifact_prefix="fuzz/regressions/$target/" -print_final_stats=1 \
        "$out/corpus/$target" "fuzz/corpus/$target" > "$out/$target.log" 2>&1; then
     echo "fuzz: $target FOUND A CRASH — see $out/$target.log; the input is in fuzz/regressions/$target/" >&2

@@ -10,7 +10,10 @@
 #   4. socket activation: with the service stopped and the socket kept, a connection starts it,
 #   5. `systemctl reload` with a broken configuration leaves it running (same PID); a fixed one reloads;
 #      a broken one at start fails with 78 (EX_CONFIG) and is not restarted,
-#   6. the watchdog never fired (NRestarts=0) and nothing in the unit was refused by the sandbox.
+#   6. the watchdog never fired (NRestarts=0) and nothing in the unit was refused by the sandbox,
+#   7. the unit's user mapping keeps callers apart: with MaxConnectionsPerUser=2, one user holding
+#      two connections locks out neither another user nor itself only, and a member of
+#      [Simulation] Group= may simulate while another user may not.
 # Needs root: without it, it says SKIPPED and exits 0. As root nothing is skipped silently: a
 # missing tool or test binary is a failure naming what installs or builds it, and
 # REACHD_SKIP_SYSTEMD_TEST=1 is refused in CI (CI set, as .ci/run does). About 15 s.
@@ -77,7 +80,7 @@ reachd_uid=$(inside id -u reachd) || fail "systemd-sysusers did not create user 
 # --- 0. The sandbox lets Swift and D-Bus work.
 if timeout 120 nsenter -t "$leader" -a systemctl start reachd-sandbox-swift.service &&
    inside journalctl -u reachd-sandbox-swift.service --no-pager -o cat | grep -Eq "Test run with [1-9][0-9]* tests.* passed"; then
-  log "Swift tests pass under reachd.service's sandbox (MemoryDenyWriteExecute, SystemCallFilter, PrivateUsers)"
+  log "Swift tests pass under reachd.service's sandbox (MemoryDenyWriteExecute, SystemCallFilter, ProtectProc)"
 else
   fail "the Swift tests fail under reachd.service's sandbox:"
   inside journalctl -u reachd-sandbox-swift.service --no-pager -o cat | tail -20 >&2
@@ -190,6 +193,51 @@ journal=$(inside journalctl -u reachd.service -u reachd.socket --no-pager -o cat
 if grep -Eiq "watchdog timeout|SIGSYS|Bad system call|core-dump|Failed with result '(watchdog|signal|core-dump|timeout)'" <<<"$journal"; then
   fail "the journal shows trouble"
 fi
+
+# --- 7. Callers as the kernel names them, under the unit's own user mapping: two users, two
+# per-user buckets; a member of [Simulation] Group= may simulate. (A user namespace of the unit,
+# PrivateUsers=yes, shows every caller but root as nobody: one bucket, and no group member.)
+inside groupadd --system reachd-sim
+inside useradd --system --no-create-home --gid nogroup --groups reachd-sim reachd-simuser
+inside useradd --system --no-create-home --gid nogroup reachd-other
+inside sh -c 'printf "[Limits]\nMaxConnectionsPerUser=2\n[Simulation]\nGroup=reachd-sim\n" > /etc/reachd/reachd.conf.d/60-users.conf'
+timeout 60 nsenter -t "$leader" -a systemctl restart reachd.service || fail "reachd did not restart with MaxConnectionsPerUser=2"
+as_named() { local user=$1; shift; inside setpriv --reuid="$user" --regid=nogroup --init-groups "$@"; }
+# nobody takes both of its connections and keeps them.
+inside setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import os, socket, time
+held = []
+for _ in range(2):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("/run/reachd/io.reachd.Reachability")
+    s.sendall(b"{\"method\":\"org.varlink.service.GetInfo\"}\0")
+    s.recv(65536)
+    held.append(s)
+print("holding", os.getpid(), flush=True)
+time.sleep(60)' > "$work/holder.out" 2>&1 &
+holder=$!
+wait_for 20 "nobody holding two connections" grep -q holding "$work/holder.out" || cat "$work/holder.out" >&2
+if out=$(as_user "${reachctl[@]}" 2>&1); then
+  fail "a third connection of nobody was accepted under MaxConnectionsPerUser=2: $out"
+else
+  log "nobody's third connection refused: $out"
+fi
+if out=$(as_named reachd-other "${reachctl[@]}" 2>&1); then
+  log "another user is not locked out by nobody's connections: $out"
+else
+  fail "user reachd-other shares nobody's connection bucket (uids collapsed?): $out"
+fi
+if out=$(as_named reachd-simuser /usr/local/bin/reachctl simulate wwan2G --for 30 2>&1); then
+  log "a member of [Simulation] Group= simulates: $out"
+else
+  fail "a member of [Simulation] Group= was refused: $out"
+fi
+code=0; out=$(as_named reachd-other /usr/local/bin/reachctl simulate wwan3G --for 30 2>&1) || code=$?
+[ "$code" = 77 ] || fail "a user outside [Simulation] Group= got exit $code, expected 77 (permission denied): $out"
+as_named reachd-simuser /usr/local/bin/reachctl simulate --reset >/dev/null 2>&1 || fail "reachctl simulate --reset by the group member failed"
+inside kill "$(awk '/holding/ { print $2 }' "$work/holder.out")" 2>/dev/null || true
+wait "$holder" 2>/dev/null || true
+journal=$(inside journalctl -u reachd.service -u reachd.socket --no-pager -o cat 2>&1 || true)
 
 if [ $failures -gt 0 ]; then
   echo "--- journal of reachd in the container:" >&2

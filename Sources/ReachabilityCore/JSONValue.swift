@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// A JSON value of unknown shape: varlink call parameters before a method looks at them, error
 /// parameters, and replies that a client passes on without knowing their type.
-public enum JSONValue: Codable, Equatable, Hashable, Sendable {
+public enum JSONValue: Encodable, Equatable, Hashable, Sendable {
     case null
     case bool(Bool)
     case int(Int)
@@ -11,19 +11,11 @@ public enum JSONValue: Codable, Equatable, Hashable, Sendable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        // Order matters: JSONDecoder refuses `1` as Bool and `1.5` as Int, so each number lands once.
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int.self) { self = .int(i) }
-        else if let d = try? c.decode(Double.self) { self = .double(d) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else if let o = try? c.decode([String: JSONValue].self) { self = .object(o) }
-        else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "not a JSON value")
-        }
+    /// Parses JSON text with `JSONParser` (linear time, at most `Varlink.maxNesting` deep, no
+    /// duplicate keys). Not `Decodable`: decoding by trying each type in turn costs more with
+    /// every level of nesting.
+    public init(parsing bytes: some Collection<UInt8>) throws(JSONParser.Error) {
+        self = try JSONParser.parse(bytes)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -82,6 +74,6 @@ public enum JSONValue: Codable, Equatable, Hashable, Sendable {
 
     /// The JSON value of an encodable value, encoded as on the wire.
     public static func encoding<T: Encodable>(_ value: T) throws -> JSONValue {
-        try WireJSON.decoder().decode(JSONValue.self, from: WireJSON.encoder().encode(value))
+        try JSONValue(parsing: WireJSON.encoder().encode(value))
     }
 }

@@ -1,7 +1,12 @@
 /// A link as netlink reports it, before its kind is decided.
 public struct LinkFacts: Equatable, Hashable, Sendable {
     public var index: Int
+    /// The name for people and the wire; when the kernel's bytes are not UTF-8, with U+FFFD in
+    /// place of what is not, and the bytes themselves in `rawName`.
     public var name: String
+    /// The name's bytes as the kernel has them, when they are not valid UTF-8 (else nil): what
+    /// sysfs paths are made of.
+    public var rawName: [UInt8]?
     /// `IFLA_INFO_KIND`, nil for physical NICs.
     public var rtnlKind: String?
     /// `ifi_type` (ARPHRD_*).
@@ -16,9 +21,9 @@ public struct LinkFacts: Equatable, Hashable, Sendable {
     /// IFLA_GROUP: the interface group (`ip link set … group`), for `suppress_ifgroup` rules.
     public var group: UInt32
 
-    public init(index: Int, name: String, rtnlKind: String? = nil, arpType: Int = ARPType.ether, up: Bool,
+    public init(index: Int, name: String, rawName: [UInt8]? = nil, rtnlKind: String? = nil, arpType: Int = ARPType.ether, up: Bool,
                 carrier: Bool, loopback: Bool = false, operstate: String, group: UInt32 = 0) {
-        self.index = index; self.name = name; self.rtnlKind = rtnlKind; self.arpType = arpType
+        self.index = index; self.name = name; self.rawName = rawName; self.rtnlKind = rtnlKind; self.arpType = arpType
         self.up = up; self.carrier = carrier; self.loopback = loopback; self.operstate = operstate
         self.group = group
     }

@@ -119,16 +119,22 @@ public enum PrometheusExposition {
         return "\(value)"
     }
 
-    /// A label value with `\`, `"` and newlines escaped.
+    /// A label value with `\`, `"` and newlines escaped as the text format wants, and other
+    /// control characters as `TerminalText` writes them (an interface may be named with an ESC
+    /// in it): the value a scraper stores reads `\x1b` as `reachctl` shows it, and no dashboard
+    /// or terminal gets a raw control.
     public static func escapeLabelValue(_ value: String) -> String {
         var result = ""
         result.reserveCapacity(value.utf8.count)
-        for character in value {
-            switch character {
+        for scalar in value.unicodeScalars {
+            switch scalar {
             case "\\": result += "\\\\"
             case "\"": result += "\\\""
             case "\n": result += "\\n"
-            default: result.append(character)
+            case _ where TerminalText.needsEscape(scalar):
+                // `\x1b`, its one backslash escaped in turn.
+                result += "\\" + TerminalText.escaped(String(scalar))
+            default: result.unicodeScalars.append(scalar)
             }
         }
         return result

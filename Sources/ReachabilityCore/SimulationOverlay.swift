@@ -3,8 +3,8 @@ import FoundationEssentials
 /// The status subscribers see, laid over the real one: the real events pass through unless a
 /// simulation is in effect, and the simulation's life (start, change, expiry, reset, the
 /// caller hanging up) makes events of its own. A state machine without I/O: the owner feeds it
-/// the real events and the real status, runs the timers it asks for, and publishes the events
-/// it returns.
+/// the real events and the real status, keeps the one timer `timer` names armed, and publishes
+/// the events it returns.
 ///
 /// It numbers the published events itself, starting at the real initial event's number, so
 /// the numbers keep rising whether an event is real or simulated. While a simulation is on,
@@ -27,12 +27,13 @@ public struct SimulationOverlay: Sendable {
     public struct Started: Equatable, Sendable {
         /// The event to publish, if the published status changed.
         public var event: ReachabilityEvent?
-        /// Call `expire(token:real:now:)` with this token after `seconds`, if not nil.
-        public var timer: (token: Int, seconds: Int)?
+    }
 
-        public static func == (a: Started, b: Started) -> Bool {
-            a.event == b.event && a.timer?.token == b.timer?.token && a.timer?.seconds == b.timer?.seconds
-        }
+    /// The timer that ends the simulation in effect by itself: call `expire(token:real:now:)`
+    /// with `token` after `seconds` (counted from when it last changed).
+    public struct Timer: Equatable, Sendable {
+        public var token: Int
+        public var seconds: Int
     }
 
     /// What subscribers see now.
@@ -41,6 +42,16 @@ public struct SimulationOverlay: Sendable {
     public private(set) var sequence: Int
     public private(set) var active: Active?
     private var lastToken = 0
+
+    /// The one timer the owner keeps armed, nil for none: the active simulation's, when it has
+    /// `seconds`. A simulation that replaces another replaces its timer, and every end (reset,
+    /// hang-up, expiry) clears it, so after any call the owner cancels what it armed unless the
+    /// token is the same, and arms this one. However many `Simulate` calls came, there is at
+    /// most one.
+    public var timer: Timer? {
+        guard let active, let seconds = active.request.seconds else { return nil }
+        return Timer(token: active.token, seconds: seconds)
+    }
 
     /// - Parameter initial: the real initial state; its number is where numbering goes on.
     public init(initial: ReachabilityEvent) {
@@ -75,14 +86,14 @@ public struct SimulationOverlay: Sendable {
     ///   - owner: the caller's connection, ended by its hang-up when `whileConnected`.
     public mutating func simulate(_ request: SimulateRequest, real: Status, owner: Int?, now: Date) throws(Simulation.InvalidParameter) -> Started {
         guard let simulation = request.simulation else {
-            return Started(event: reset(real: real, now: now), timer: nil)
+            return Started(event: reset(real: real, now: now))
         }
         let status = try simulation.resolve(over: real, now: now)
         lastToken += 1
         active = Active(request: request, owner: request.whileConnected ? owner : nil, token: lastToken,
                         expires: request.seconds.map { now.addingTimeInterval(TimeInterval($0)) })
         let event = emit(status, reason: Reason(code: .simulation, detail: "simulation started"), timestamp: now)
-        return Started(event: event, timer: request.seconds.map { (lastToken, $0) })
+        return Started(event: event)
     }
 
     /// Ends the simulation (`reset: true`): one event back to `real`. Nil when none was on.

@@ -8,6 +8,11 @@ public enum Varlink {
     /// NUL is cut off, so a broken client cannot make the daemon buffer without bound.
     public static let maxMessageSize = 64 * 1024
 
+    /// How deep the containers (objects, arrays) of a message may nest. reachd's deepest
+    /// message, an event, nests 7 (reply, parameters, event, status, interfaces, interface,
+    /// addresses); a call nests 3. Deeper is refused as malformed, before it costs anything.
+    public static let maxNesting = 16
+
     /// The standard interface every varlink service implements.
     public static let serviceInterface = "org.varlink.service"
     /// reachd's interface (`InterfaceDescription.reachability`); its socket file has the same name.
@@ -140,15 +145,15 @@ public enum VarlinkProtocolError: Error, Equatable, Sendable, CustomStringConver
 public enum VarlinkCodec {
     // MARK: decoding
 
-    /// Parses bytes into a JSON object, checking UTF-8 first so that no decoder guesses.
+    /// Parses bytes into a JSON object with `JSONParser`: linear in the length, at most
+    /// `Varlink.maxNesting` deep, no key twice in an object.
     public static func object(from bytes: some Collection<UInt8>) throws -> [String: JSONValue] {
-        let data = Data(bytes)
-        guard String(data: data, encoding: .utf8) != nil else { throw VarlinkProtocolError.invalidUTF8 }
         let value: JSONValue
         do {
-            value = try WireJSON.decoder().decode(JSONValue.self, from: data)
+            value = try JSONParser.parse(bytes)
         } catch {
-            throw VarlinkProtocolError.malformedJSON(String(describing: error).prefix(200).description)
+            if case .invalidUTF8 = error.kind { throw VarlinkProtocolError.invalidUTF8 }
+            throw VarlinkProtocolError.malformedJSON(error.description)
         }
         guard case .object(let object) = value else { throw VarlinkProtocolError.notAnObject }
         return object

@@ -17,7 +17,7 @@ extension ConnectivityChecker {
             let url = try ProbeURL(configuration.url)
             return .request(HTTPProbe.Request(url: url, interface: path.interface, sourceAddresses: path.sourceAddresses,
                                               timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace,
-                                              resolver: resolver))
+                                              resolver: resolver, interfaceIndex: path.index))
         } catch {
             return .verdict(ProbeVerdict.unknown(url: configuration.url, error: error.description, at: Date()))
         }

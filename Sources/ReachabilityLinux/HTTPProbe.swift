@@ -20,6 +20,9 @@ public enum HTTPProbe {
         public var url: ProbeURL
         /// The interface to bind to (SO_BINDTODEVICE); nil: let the routing table choose.
         public var interface: String?
+        /// The interface's index: when given, the socket is bound by it (SO_BINDTOIFINDEX)
+        /// instead of by `interface`, whose text may not be the kernel's bytes.
+        public var interfaceIndex: Int?
         /// Addresses of `interface` to bind to instead when SO_BINDTODEVICE is not permitted.
         public var sourceAddresses: [String]
         /// Seconds for the whole check.
@@ -32,8 +35,9 @@ public enum HTTPProbe {
         public var resolver: HostResolver?
 
         public init(url: ProbeURL, interface: String? = nil, sourceAddresses: [String] = [], timeout: TimeInterval = 5,
-                    networkNamespace: String? = nil, maxBodyBytes: Int = 64 * 1024, resolver: HostResolver? = nil) {
-            self.url = url; self.interface = interface; self.sourceAddresses = sourceAddresses
+                    networkNamespace: String? = nil, maxBodyBytes: Int = 64 * 1024, resolver: HostResolver? = nil,
+                    interfaceIndex: Int? = nil) {
+            self.url = url; self.interface = interface; self.interfaceIndex = interfaceIndex; self.sourceAddresses = sourceAddresses
             self.timeout = timeout; self.networkNamespace = networkNamespace; self.maxBodyBytes = maxBodyBytes
             self.resolver = resolver
         }
@@ -182,11 +186,13 @@ private struct Connection: ~Copyable {
         }
         guard let interface = request.interface else { return socket }
         do {
-            try socket.bindToDevice(interface)
+            if let index = request.interfaceIndex { try socket.bindToInterface(index: index) } else { try socket.bindToDevice(interface) }
             return socket
         } catch {
-            // Without CAP_NET_RAW SO_BINDTODEVICE fails (EPERM): bind to the interface's address instead.
-            guard error == .notPermitted || error == .permissionDenied else { throw failure("SO_BINDTODEVICE \(interface)", error) }
+            // Without CAP_NET_RAW binding to a device fails (EPERM): bind to the interface's address instead.
+            guard error == .notPermitted || error == .permissionDenied else {
+                throw failure("binding to \(TerminalText.escaped(interface))", error)
+            }
         }
         for source in request.sourceAddresses {
             guard let local = SocketAddress(ip: source, port: 0), local.family == peer.family else { continue }

@@ -16,8 +16,12 @@ extension LogSink {
     }
 
     /// The line as written (without newline): `<N>message` for the journal, `reachd: message` otherwise.
+    /// Control characters in the message (from an interface's name, a client, a server) are
+    /// written as escapes (`TerminalText`): one message stays one line, and nothing in it
+    /// reaches a terminal or the journal's reader raw.
     public static func standardErrorLine(_ level: LogLevel, _ message: String, journal: Bool) -> String {
-        journal ? "<\(level.priority)>\(message)" : "reachd: \(level >= .warning ? "\(level.rawValue): " : "")\(message)"
+        let message = TerminalText.escaped(message)
+        return journal ? "<\(level.priority)>\(message)" : "reachd: \(level >= .warning ? "\(level.rawValue): " : "")\(message)"
     }
 }
 

@@ -21,6 +21,15 @@ enum NetlinkAttributes {
         return true
     }
 
+    /// A string attribute's bytes up to the first NUL, when they are not valid UTF-8 (nil when
+    /// they are: `string` reads them exactly).
+    static func bytesUnlessUTF8(_ payload: UnsafeRawBufferPointer) -> [UInt8]? {
+        let end = payload.firstIndex(of: 0) ?? payload.count
+        let bytes = UnsafeRawBufferPointer(rebasing: payload[0..<end])
+        guard String(validating: bytes, as: UTF8.self) == nil else { return nil }
+        return Array(bytes)
+    }
+
     /// A string attribute (`NLA_STRING`): its bytes up to the first NUL.
     static func string(_ payload: UnsafeRawBufferPointer) -> String {
         let end = payload.firstIndex(of: 0) ?? payload.count

@@ -47,11 +47,13 @@ enum NetlinkMessageDecoder {
         let arpType = Int(body.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
         let index = Int(body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
         let flags = body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
-        var name: String?, kind: String?, operstate = 0
+        var name: String?, rawName: [UInt8]?, kind: String?, operstate = 0
         var group: UInt32 = 0
         let wellFormed = NetlinkAttributes.forEach(in: body, from: MemoryLayout<ifinfomsg>.size) { type, payload in
             switch type {
-            case Int(IFLA_IFNAME): name = NetlinkAttributes.string(payload)
+            case Int(IFLA_IFNAME):
+                name = NetlinkAttributes.string(payload)
+                rawName = NetlinkAttributes.bytesUnlessUTF8(payload)
             case Int(IFLA_OPERSTATE): if let value = payload.first { operstate = Int(value) }
             case Int(IFLA_GROUP): if payload.count >= 4 { group = payload.loadUnaligned(as: UInt32.self) }
             case Int(IFLA_LINKINFO):
@@ -66,7 +68,7 @@ enum NetlinkMessageDecoder {
         // libnl refuses a link without a name, and so does the state table's model of one.
         guard wellFormed, let name else { return [] }
         if removed { return [.linkRemoved(index: index)] }
-        return [.link(LinkFacts(index: index, name: name, rtnlKind: kind, arpType: arpType,
+        return [.link(LinkFacts(index: index, name: name, rawName: rawName, rtnlKind: kind, arpType: arpType,
                                 up: flags & UInt32(IFF_UP.rawValue) != 0,
                                 carrier: flags & UInt32(IFF_LOWER_UP.rawValue) != 0,
                                 loopback: flags & UInt32(IFF_LOOPBACK.rawValue) != 0,

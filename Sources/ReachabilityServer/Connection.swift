@@ -3,7 +3,12 @@ import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
 
-/// One client connection of the server. Confined to the server's queue.
+/// One client connection of the server. Confined to the server's queue, except its reading:
+/// bytes are received, cut into messages and parsed on the server's `ioQueue`, and the decoded
+/// calls handed to the server's queue in one batch per wake-up, so that no client's bytes cost
+/// the queue that delivers events (the monitor's, in reachd) more than handling its calls. The
+/// read source is suspended while a batch is on its way and resumed when it has been handled:
+/// at most one batch per connection is in flight.
 ///
 /// Calls are answered in order: while one waits for an asynchronous handler (or has become a
 /// subscription, which never ends), later calls wait in `pending`.
@@ -13,7 +18,12 @@ final class Connection: @unchecked Sendable {
     /// The peer's uid (`SO_PEERCRED`), for the per-user limits.
     let uid: UInt32
     unowned let server: ReachabilityServer
+    /// Confined to the server's `ioQueue`, as is `readStopped`.
     private var framer = VarlinkFramer()
+    /// The reader met the end of the stream or an error: it reads no more.
+    private var readStopped = false
+    /// What this connection's framer holds in the server's `ioHeldBytes`.
+    private var framerHeldBytes = 0
     private var outgoing: OutgoingQueue
     /// When the incomplete message in `framer` began (uptime ns); nil when there is none.
     private(set) var partialSince: UInt64?
@@ -85,55 +95,119 @@ final class Connection: @unchecked Sendable {
         // Held strongly, as the write source's handler is: `close()` cancels both sources, which
         // lets go of the handlers. A weak reference would give every connection a side table
         // and make each retain on an event's fan-out take the slow path.
-        let source = socket.makeReadSource { self.readAvailable() }
+        let source = socket.makeReadSource(on: server.ioQueue) { self.readAvailable() }
         readSource = source
         source.resume()
     }
 
     // MARK: reading
 
+    /// What one wake-up of the reader got: decoded calls with their sizes, then how it ended.
+    private struct ReadBatch: Sendable {
+        enum End: Sendable {
+            /// The socket has no more for now.
+            case drained
+            /// A message that is not a varlink call: the connection closes.
+            case protocolError(Error)
+            /// Incomplete messages of all connections would hold more than `maxIncomingBytes`
+            /// with this one's (this many bytes): it is closed.
+            case incomingBytes(Int)
+            /// End of stream; a partial message left in the framer is simply dropped.
+            case endOfStream
+            case failed(Errno)
+        }
+        var calls: [(call: VarlinkCall, size: Int)] = []
+        var end = End.drained
+        /// Bytes of an incomplete message in the framer afterwards.
+        var partialBytes = 0
+    }
+
+    /// On `ioQueue`: receives what the socket has (a few reads, so one chatty client cannot
+    /// starve the others), decodes it, and hands the batch to the server's queue.
     private func readAvailable() {
-        guard !closed else { return }
+        guard !readStopped else { return }
+        var batch = ReadBatch()
+        var received = false
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        // A few reads per wake-up, so one chatty client cannot starve the others.
-        for _ in 0..<8 {
+        reading: for _ in 0..<8 {
             switch buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }) {
             case .processed(let count) where count > 0:
+                received = true
                 framer.append(buffer[0..<count])
                 do {
                     while let message = try framer.next() {
-                        let call = try VarlinkCodec.decodeCall(message)
-                        pending.append((call, message.count))
-                        pendingBytes += message.count
-                        // Answered as they come; only calls behind a running one wait.
-                        processPending()
-                        if closed { return }
-                        if pending.count > server.configuration.maxPendingCalls {
-                            reject(.tooManyPipelinedCalls, "more than \(server.configuration.maxPendingCalls) pipelined calls; closing")
-                            close()
-                            return
-                        }
+                        batch.calls.append((try VarlinkCodec.decodeCall(message), message.count))
                     }
                 } catch {
-                    reject(.protocolError, "\(error); closing")
-                    close()
-                    return
+                    batch.end = .protocolError(error)
+                    break reading
                 }
-                processPending()
-                if closed { return }
-                accountIncoming()
-                if closed { return }
+                // Incomplete messages are bounded here, where they are held: the server's
+                // queue hears of them only after every connection's reader has run.
+                let held = framer.pendingByteCount, delta = held - framerHeldBytes
+                if delta > 0 && server.ioHeldBytes + delta > server.configuration.maxIncomingBytes {
+                    batch.end = .incomingBytes(held)
+                    break reading
+                }
+                server.ioHeldBytes += delta
+                framerHeldBytes = held
             case .processed:
-                // End of stream; a partial message left in the framer is simply dropped.
-                close()
-                return
+                batch.end = .endOfStream
+                break reading
             case .wouldBlock:
-                return
+                break reading
             case .failed(let error):
-                server.log(.debug, "connection \(id): \(error); closing")
+                batch.end = .failed(error)
+                break reading
+            }
+        }
+        switch batch.end {
+        case .drained: break
+        case .protocolError, .incomingBytes, .endOfStream, .failed: readStopped = true
+        }
+        guard received || readStopped else { return }
+        batch.partialBytes = framer.pendingByteCount
+        readSource?.suspend()
+        server.queue.async { [batch] in
+            self.handle(batch)
+            // Always resumed, closed or not: a cancelled source runs its cancel handler (which
+            // lets the descriptor close) only once resumed.
+            self.readSource?.resume()
+        }
+    }
+
+    /// On the server's queue: answers a batch's calls in order, then deals with how it ended.
+    private func handle(_ batch: ReadBatch) {
+        guard !closed else { return }
+        for (call, size) in batch.calls {
+            pending.append((call, size))
+            pendingBytes += size
+            // Answered as they come; only calls behind a running one wait.
+            processPending()
+            if closed { return }
+            if pending.count > server.configuration.maxPendingCalls {
+                reject(.tooManyPipelinedCalls, "more than \(server.configuration.maxPendingCalls) pipelined calls; closing")
                 close()
                 return
             }
+        }
+        switch batch.end {
+        case .drained:
+            processPending()
+            if closed { return }
+            accountIncoming(partialBytes: batch.partialBytes)
+        case .protocolError(let error):
+            reject(.protocolError, "\(error); closing")
+            close()
+        case .incomingBytes(let held):
+            reject(.incomingBytes, "\(held) bytes of an incomplete message while all connections' reach \(server.configuration.maxIncomingBytes); closing")
+            close()
+            server.scheduleMemoryTrim()
+        case .endOfStream:
+            close()
+        case .failed(let error):
+            server.log(.debug, "connection \(id): \(error); closing")
+            close()
         }
     }
 
@@ -147,8 +221,7 @@ final class Connection: @unchecked Sendable {
 
     /// Reports the bytes this connection holds unanswered (an incomplete message, waiting calls)
     /// to the server, and starts or ends the watch on an incomplete message.
-    private func accountIncoming() {
-        let partial = framer.pendingByteCount
+    private func accountIncoming(partialBytes partial: Int) {
         if partial > 0 {
             if partialSince == nil {
                 partialSince = DispatchTime.now().uptimeNanoseconds
@@ -337,6 +410,14 @@ final class Connection: @unchecked Sendable {
         if incomingByteCount != 0 { server.incomingBytesChanged(by: -incomingByteCount); incomingByteCount = 0 }
         trackingQueue { _ = outgoing.dropAll() }
         readSource?.cancel()
+        // The reader's buffer goes, and what it held leaves the total, on the reader's queue.
+        let server = self.server
+        server.ioQueue.async {
+            self.readStopped = true
+            server.ioHeldBytes -= self.framerHeldBytes
+            self.framerHeldBytes = 0
+            self.framer = VarlinkFramer()
+        }
         if let writeSource {
             // A suspended source never runs its cancel handler: resume it first.
             if !writeSourceActive { writeSource.resume(); writeSourceActive = true }

@@ -24,7 +24,7 @@ extension IOResult {
 }
 
 /// The socket of one accepted connection and the Dispatch sources watching it, confined to one
-/// queue. The descriptor is closed exactly once: when the owner has closed the connection and
+/// queue (the read source's handler may run on another). The descriptor is closed exactly once: when the owner has closed the connection and
 /// every source on it has finished, since closing it earlier would let a new connection take
 /// the number while a source still watches it.
 final class ConnectionSocket: @unchecked Sendable {
@@ -38,24 +38,31 @@ final class ConnectionSocket: @unchecked Sendable {
         self.queue = queue
     }
 
-    /// A read source on the socket (resumed by the caller); `handler` runs on the queue.
-    func makeReadSource(_ handler: @escaping () -> Void) -> DispatchSourceRead {
-        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor?.rawValue ?? -1, queue: queue)
-        watch(source, handler)
+    /// A read source on the socket (resumed by the caller); `handler` runs on `handlerQueue`
+    /// (the owner's queue unless given: the server reads and decodes on a queue of its own).
+    func makeReadSource(on handlerQueue: DispatchQueue? = nil, _ handler: @escaping () -> Void) -> DispatchSourceRead {
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor?.rawValue ?? -1, queue: handlerQueue ?? queue)
+        watch(source, handler, onOwnerQueue: handlerQueue == nil)
         return source
     }
 
     /// A write source on the socket (resumed by the caller); `handler` runs on the queue.
     func makeWriteSource(_ handler: @escaping () -> Void) -> DispatchSourceWrite {
         let source = DispatchSource.makeWriteSource(fileDescriptor: descriptor?.rawValue ?? -1, queue: queue)
-        watch(source, handler)
+        watch(source, handler, onOwnerQueue: true)
         return source
     }
 
-    private func watch(_ source: DispatchSourceProtocol, _ handler: @escaping () -> Void) {
+    private func watch(_ source: DispatchSourceProtocol, _ handler: @escaping () -> Void, onOwnerQueue: Bool) {
         source.setEventHandler(handler: handler)
-        // Strong: the socket must live until its descriptor is closed here.
-        source.setCancelHandler { self.sourceCancelled() }
+        // Strong: the socket must live until its descriptor is closed here. A source on another
+        // queue reports its end on the owner's, where the count lives.
+        if onOwnerQueue {
+            source.setCancelHandler { self.sourceCancelled() }
+        } else {
+            let queue = self.queue
+            source.setCancelHandler { queue.async { self.sourceCancelled() } }
+        }
         openSources += 1
     }
 
@@ -74,7 +81,8 @@ final class ConnectionSocket: @unchecked Sendable {
         }
     }
 
-    /// `recv(2)` without waiting.
+    /// `recv(2)` without waiting. Callable from the read source's queue: the descriptor is
+    /// closed only after that source has ended.
     func receive(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         do {
             guard let received = try descriptor?.receive(into: buffer, dontWait: true) else {

@@ -7,6 +7,8 @@ import ReachabilitySystem
 /// the server's queue.
 final class MetricsHTTPConnection: @unchecked Sendable {
     let id: Int
+    /// The client's address, for the per-address bound; nil if the kernel would not tell.
+    let peer: IPAddress?
     private let socket: ConnectionSocket
     unowned let server: MetricsHTTPServer
     private var received: [UInt8] = []
@@ -23,8 +25,12 @@ final class MetricsHTTPConnection: @unchecked Sendable {
     private static let maxDrained = 64 * 1024
     private(set) var closed = false
 
-    init(id: Int, socket: ConnectionSocket, server: MetricsHTTPServer) {
+    /// No complete request head yet (and not closed): what may make room for a new connection.
+    var waitingForRequest: Bool { !closed && !responding }
+
+    init(id: Int, peer: IPAddress?, socket: ConnectionSocket, server: MetricsHTTPServer) {
         self.id = id
+        self.peer = peer
         self.socket = socket
         self.server = server
     }

@@ -7,16 +7,23 @@ import ReachabilitySystem
 /// renders, and refuses everything else (`MetricsHTTPExchange`).
 ///
 /// It is small and bounded on purpose, since anyone who can reach the port may connect: at most
-/// `maxConnections` at once (more are answered 503 and closed), one request per connection, a
-/// request head of at most 8 KiB that must arrive within `requestTimeout` (slowloris), and the
-/// whole exchange within `connectionTimeout` (a scraper that does not read its answer). Sockets
+/// `maxConnections` at once and `maxConnectionsPerPeer` from one address, one request per
+/// connection, a request head of at most 8 KiB that must arrive within `requestTimeout`
+/// (slowloris), and the whole exchange within `connectionTimeout` (a scraper that does not read
+/// its answer). A connection over either bound takes the place of the oldest one still waiting
+/// for its request head (from the same address first): sockets that never send a request
+/// cannot keep a scraper out, since a scraper sends its request as soon as it connects. Only
+/// when every connection is past its head is the new one answered 503. Sockets
 /// are non-blocking and driven by Dispatch sources on `queue`, which is not the monitor's: a
 /// scraper can delay other scrapes at worst, never an event.
 public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     public struct Configuration: Sendable {
         public var maxConnections = 16
-        /// Time for the request head to arrive after the connection is accepted.
-        public var requestTimeout: DispatchTimeInterval = .seconds(5)
+        /// Connections from one IP address at once.
+        public var maxConnectionsPerPeer = 4
+        /// Time for the request head to arrive after the connection is accepted: short, as a
+        /// scraper sends it at once.
+        public var requestTimeout: DispatchTimeInterval = .seconds(2)
         /// Time for the whole exchange: request, rendering and the answer read by the client.
         public var connectionTimeout: DispatchTimeInterval = .seconds(15)
         public init() {}
@@ -34,6 +41,7 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     var connections: [Int: MetricsHTTPConnection] = [:]
     private var nextID = 0
     private var _refused = 0
+    private var _evicted = 0
 
     /// - Parameters:
     ///   - metrics: renders the body of `GET /metrics`; called on `queue`.
@@ -77,9 +85,22 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     public var connectionCount: Int { onQueue { connections.count } }
     /// Connections refused because `maxConnections` were open.
     public var refusedCount: Int { onQueue { _refused } }
+    /// Connections closed to make room, before their request head arrived.
+    public var evictedCount: Int { onQueue { _evicted } }
 
     private func accepted(_ descriptor: consuming FileDescriptor) {
+        let peer = descriptor.peerIPAddress()
+        let fromPeer = connections.values.filter { $0.peer == peer }
+        // Over a bound: the oldest connection still without its request head makes room, one
+        // of the same address if that is the bound reached.
+        if fromPeer.count >= configuration.maxConnectionsPerPeer {
+            evictOldestWaiting(among: fromPeer)
+        }
         if connections.count >= configuration.maxConnections {
+            evictOldestWaiting(among: Array(connections.values))
+        }
+        if connections.count >= configuration.maxConnections
+            || connections.values.filter({ $0.peer == peer }).count >= configuration.maxConnectionsPerPeer {
             // Best effort, never waiting: the socket buffer of a fresh connection takes it.
             var refusal = MetricsHTTPExchange.plain(503, "too many connections\n")
             refusal.headers.append(("Retry-After", "1"))
@@ -90,9 +111,16 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
             return
         }
         nextID += 1
-        let connection = MetricsHTTPConnection(id: nextID, socket: ConnectionSocket(descriptor, queue: queue), server: self)
+        let connection = MetricsHTTPConnection(id: nextID, peer: peer, socket: ConnectionSocket(descriptor, queue: queue), server: self)
         connections[connection.id] = connection
         connection.start()
+    }
+
+    /// Closes the oldest of `candidates` that has not sent its request head yet, if any.
+    private func evictOldestWaiting(among candidates: [MetricsHTTPConnection]) {
+        guard let oldest = candidates.filter({ $0.waitingForRequest }).min(by: { $0.id < $1.id }) else { return }
+        oldest.close()
+        _evicted += 1
     }
 
     func connectionClosed(_ connection: MetricsHTTPConnection) {

@@ -9,7 +9,8 @@ import ReachabilitySystem
 /// It does not know the monitor: it starts from an initial event and is fed every later event by
 /// `publish(_:)` (reachd wires `monitor.addObserver { server.publish($0) }`). All of its state
 /// belongs to its serial `queue`; sockets are non-blocking and driven by Dispatch sources, so
-/// neither a slow client nor the monitor ever waits for the other.
+/// neither a slow client nor the monitor ever waits for the other. Clients' bytes are received
+/// and parsed on `ioQueue`: a client's input costs `queue` only the handling of its calls.
 ///
 /// The queue may be the monitor's own (reachd does that): `publish` called on the server's queue
 /// delivers at once, so an event is encoded and sent by the thread that classified it, without
@@ -87,6 +88,9 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     public let configuration: Configuration
     /// The serial queue that owns all server state. Don't call the blocking accessors from it.
     public let queue: DispatchQueue
+    /// Where clients' bytes are received and parsed (`JSONParser`); only decoded calls reach
+    /// `queue`. Serial and shared by all connections.
+    public let ioQueue: DispatchQueue
 
     // State, confined to `queue`.
     var history: EventHistory<HistoryEntry>
@@ -127,6 +131,8 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     private(set) var queuedBytes = 0
     /// Received bytes not yet answered over all connections.
     private(set) var incomingBytes = 0
+    /// Bytes of incomplete messages in all connections' framers; confined to `ioQueue`.
+    var ioHeldBytes = 0
     /// Connections with an incomplete message, checked by `staleSweep`.
     private var partialConnections: Set<Int> = []
     private var staleSweep: DispatchSourceTimer?
@@ -139,10 +145,13 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
 
     /// - Parameter initial: the current state (`monitor.initialEvent()`); its sequence number is
     ///   where the history starts.
+    /// - Parameter ioQueue: receives and parses clients' messages; give none but its own.
     public init(initial: ReachabilityEvent, configuration: Configuration = Configuration(),
-                queue: DispatchQueue = DispatchQueue(label: "reachd.server")) {
+                queue: DispatchQueue = DispatchQueue(label: "reachd.server"),
+                ioQueue: DispatchQueue = DispatchQueue(label: "reachd.clients")) {
         self.configuration = configuration
         self.queue = queue
+        self.ioQueue = ioQueue
         self.current = initial.current
         self.history = EventHistory(capacity: configuration.events.history, sequence: initial.sequence)
         self.queueConfinement = QueueConfinement(queue)

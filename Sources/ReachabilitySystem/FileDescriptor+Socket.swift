@@ -169,6 +169,29 @@ extension FileDescriptor {
         return credentials
     }
 
+    /// The IP address of a TCP socket's peer (`getpeername(2)`); nil for other sockets or when
+    /// the kernel would not tell.
+    public borrowing func peerIPAddress() -> IPAddress? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let status = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(rawValue, $0, &length) }
+        }
+        guard status == 0 else { return nil }
+        switch CInt(storage.ss_family) {
+        case AF_INET:
+            return withUnsafeBytes(of: &storage) { raw in
+                IPAddress(bytes: Array(raw[4..<8]))   // sockaddr_in: family, port, address
+            }
+        case AF_INET6:
+            return withUnsafeBytes(of: &storage) { raw in
+                IPAddress(bytes: Array(raw[8..<24]))  // sockaddr_in6: family, port, flowinfo, address
+            }
+        default:
+            return nil
+        }
+    }
+
     /// What `poll(for:cancelledBy:timeoutMilliseconds:)` saw.
     public enum PollResult: Sendable, Equatable {
         /// The descriptor is ready (or has an error or hang-up to report).
@@ -234,6 +257,17 @@ extension FileDescriptor {
         let utf8 = Array(interface.utf8CString)
         _ = try checkingErrno("setsockopt(SO_BINDTODEVICE)", path: interface) {
             setsockopt(rawValue, SOL_SOCKET, SO_BINDTODEVICE, utf8, socklen_t(utf8.count))
+        }
+    }
+
+    /// Binds the socket to the interface with index `index` (`setsockopt(SO_BINDTOIFINDEX)`,
+    /// Linux 5.0): by number, so that a name that is not UTF-8 is no obstacle.
+    public borrowing func bindToInterface(index: Int) throws(Errno) {
+        // SO_BINDTOIFINDEX from <asm-generic/socket.h>; Glibc's module does not export it.
+        let option: CInt = 62
+        var value = CInt(truncatingIfNeeded: index)
+        _ = try checkingErrno("setsockopt(SO_BINDTOIFINDEX)") {
+            setsockopt(rawValue, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<CInt>.size))
         }
     }
 }

@@ -70,16 +70,27 @@ public enum FileSystem {
 }
 
 /// The user and group database (`/etc/passwd`, `/etc/group`, NSS).
+/// The user and group databases, through the reentrant calls: look-ups may run on any thread.
 public enum UserDatabase {
-    /// The group id of `name` (`getgrnam(3)`); nil when there is no such group.
+    /// The group id of `name` (`getgrnam_r(3)`); nil when there is no such group.
     public static func groupID(named name: String) -> UInt32? {
-        getgrnam(name).map { $0.pointee.gr_gid }
+        var size = 4096
+        while size <= 1 << 20 {
+            var group = Glibc.group()
+            var result: UnsafeMutablePointer<Glibc.group>?
+            var buffer = [CChar](repeating: 0, count: size)
+            let status = getgrnam_r(name, &group, &buffer, size, &result)
+            if status == ERANGE { size *= 4; continue }
+            guard status == 0, result != nil else { return nil }
+            return group.gr_gid
+        }
+        return nil
     }
 
-    /// `gid` and the supplementary groups of `uid`'s user (`getpwuid(3)`, `getgrouplist(3)`);
+    /// `gid` and the supplementary groups of `uid`'s user (`getpwuid_r(3)`, `getgrouplist(3)`);
     /// just `gid` when the user is unknown.
     public static func groups(ofUser uid: UInt32, primaryGroup gid: UInt32) -> [UInt32] {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return [gid] }
+        guard let name = userName(uid) else { return [gid] }
         var count: CInt = 64
         while true {
             var groups = [gid_t](repeating: 0, count: Int(count))
@@ -90,6 +101,21 @@ public enum UserDatabase {
             // Too small: `count` now holds the number needed.
             guard count > wanted else { return [gid] }
         }
+    }
+
+    /// The name of `uid`'s user (`getpwuid_r(3)`); nil when there is none.
+    public static func userName(_ uid: UInt32) -> String? {
+        var size = 4096
+        while size <= 1 << 20 {
+            var entry = passwd()
+            var result: UnsafeMutablePointer<passwd>?
+            var buffer = [CChar](repeating: 0, count: size)
+            let status = getpwuid_r(uid, &entry, &buffer, size, &result)
+            if status == ERANGE { size *= 4; continue }
+            guard status == 0, result != nil, let name = entry.pw_name else { return nil }
+            return String(cString: name)
+        }
+        return nil
     }
 }
 

@@ -17,6 +17,12 @@ final class SimulationController: @unchecked Sendable {
     /// `[Simulation] Group=`; its gid is looked up per call.
     var groupName: String?
     var log = LogSink.discarding
+    /// Where callers' users and groups are looked up.
+    private let identityQueue = DispatchQueue(label: "reachd.identity")
+    /// The budget of warnings that callers cause.
+    private var callerLog = LogRateLimiter()
+    /// The armed timer of the simulation in effect (`SimulationOverlay.timer`).
+    private var timer: (token: Int, source: DispatchSourceTimer)?
 
     /// Call on the monitor's queue, with its observer registered in the same block.
     init(monitor: ReachabilityMonitor) {
@@ -40,11 +46,31 @@ final class SimulationController: @unchecked Sendable {
         }
     }
 
-    /// `Simulate(…)`: permission, then the parameters, then the overlay.
+    /// `Simulate(…)`: permission, then the parameters, then the overlay. The caller's groups
+    /// are looked up (`getpwuid`, `getgrouplist`, `getgrnam`: files, or NSS over the network)
+    /// on a queue of their own, never on the monitor's.
     func simulate(_ parameters: [String: JSONValue], caller: VarlinkCaller, completion: @escaping ReachabilityServer.Completion) {
-        guard SimulationPermission.allows(uid: caller.uid, groups: Self.groups(uid: caller.uid, gid: caller.gid),
-                                          allowedGroup: allowedGroupID()) else {
-            log.warning("Simulate refused: uid \(caller.uid) (pid \(caller.pid)) is neither root nor in [Simulation] Group=")
+        let groupName = self.groupName
+        identityQueue.async { [weak self] in
+            let groups = UserDatabase.groups(ofUser: caller.uid, primaryGroup: caller.gid)
+            let allowedGroup = groupName.flatMap { UserDatabase.groupID(named: $0) }
+            let allowed = SimulationPermission.allows(uid: caller.uid, groups: groups, allowedGroup: allowedGroup)
+            let missingGroup = groupName != nil && allowedGroup == nil
+            guard let self else { return completion(.error(.permissionDenied)) }
+            self.queue.async {
+                if missingGroup, let groupName {
+                    self.warn("[Simulation] Group=\(groupName): no such group; only root may simulate")
+                }
+                self.simulate(parameters, caller: caller, allowed: allowed, completion: completion)
+            }
+        }
+    }
+
+    /// The rest of `simulate`, on the monitor's queue, once the permission is known.
+    private func simulate(_ parameters: [String: JSONValue], caller: VarlinkCaller, allowed: Bool,
+                          completion: @escaping ReachabilityServer.Completion) {
+        guard allowed else {
+            warn("Simulate refused: uid \(caller.uid) (pid \(caller.pid)) is neither root nor in [Simulation] Group=")
             return completion(.error(.permissionDenied))
         }
         let started: SimulationOverlay.Started
@@ -52,17 +78,22 @@ final class SimulationController: @unchecked Sendable {
             let request = try SimulateRequest.parse(parameters)
             started = try overlay.simulate(request, real: monitor.status, owner: caller.connection, now: Date())
         } catch {
-            log.warning("Simulate by uid \(caller.uid): \(error)")
+            warn("Simulate by uid \(caller.uid): \(error)")
             return completion(.error(.invalidParameter(error.parameter)))
         }
+        syncTimer()
         if let event = started.event { publish(event) }
-        if let (token, seconds) = started.timer {
-            queue.asyncAfter(deadline: .now() + .seconds(seconds)) { [weak self] in
-                guard let self else { return }
-                if let event = self.overlay.expire(token: token, real: self.monitor.status, now: Date()) { self.publish(event) }
-            }
-        }
         completion(.reply("status", overlay.published))
+    }
+
+    /// A warning a caller made happen: a few lines at once, then one a second, with the number
+    /// held back, so that a loop of refused calls cannot crowd reachd's own lines out of the
+    /// journal (whose rate limit would drop them).
+    private func warn(_ message: String) {
+        let now = Double(MonotonicClock.nanoseconds()) / 1e9
+        let (allowed, suppressed) = callerLog.admit(now: now)
+        guard allowed else { return }
+        log.warning(message + (suppressed > 0 ? " (\(suppressed) similar messages suppressed)" : ""))
     }
 
     /// A connection closed; if it held a `whileConnected` simulation, that ends. Handed to the
@@ -70,23 +101,30 @@ final class SimulationController: @unchecked Sendable {
     func hungUp(connection: Int) {
         queue.async { [weak self] in
             guard let self else { return }
-            if let event = self.overlay.hungUp(connection: connection, real: self.monitor.status, now: Date()) { self.publish(event) }
+            let event = self.overlay.hungUp(connection: connection, real: self.monitor.status, now: Date())
+            self.syncTimer()
+            if let event { self.publish(event) }
         }
     }
 
-    /// The gid of `groupName`; nil: root only (no group set, or no such group).
-    private func allowedGroupID() -> UInt32? {
-        guard let groupName else { return nil }
-        guard let gid = UserDatabase.groupID(named: groupName) else {
-            log.warning("[Simulation] Group=\(groupName): no such group; only root may simulate")
-            return nil
+    /// Keeps the one timer the overlay names armed: the one armed before is cancelled when the
+    /// simulation it would end was replaced or has ended.
+    private func syncTimer() {
+        let wanted = overlay.timer
+        if let wanted, wanted.token == timer?.token { return }
+        timer?.source.cancel()
+        timer = nil
+        guard let wanted else { return }
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + .seconds(wanted.seconds))
+        source.setEventHandler { [weak self] in
+            guard let self else { return }
+            let event = self.overlay.expire(token: wanted.token, real: self.monitor.status, now: Date())
+            self.syncTimer()
+            if let event { self.publish(event) }
         }
-        return gid
-    }
-
-    /// `gid` and the supplementary groups of `uid`'s user.
-    static func groups(uid: UInt32, gid: UInt32) -> [UInt32] {
-        UserDatabase.groups(ofUser: uid, primaryGroup: gid)
+        timer = (wanted.token, source)
+        source.resume()
     }
 }
 

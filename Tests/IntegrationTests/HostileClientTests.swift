@@ -277,6 +277,75 @@ extension SystemTests {
         #expect(outputs.joined().contains("\\x1b"), "the hostile text is shown, escaped")
     }
 
+    /// Calls nested 500 deep, 40 to a write (42,640 bytes), from `nobody` over and over: each
+    /// is refused at the nesting limit as it is read, off the queue that delivers events, so a
+    /// subscriber still gets a new link's event at once (before, each such call held that
+    /// queue for over a second). A call that names a key twice is refused too.
+    @Test(.enabled(if: getuid() == 0, "needs root: namespaces, another uid"))
+    func nestedCallsDoNotDelayEvents() throws {
+        let host = try TestNamespace(tag: "h")
+        defer { host.destroy() }
+        let daemon = try UnprivilegedDaemon(namespace: host, config: Self.config(probe: false))
+        defer { daemon.stop() }
+        let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
+        defer { monitor.signal(SIGINT); monitor.wait() }
+        #expect(waitUntil(timeout: 10) { monitor.lines.count >= 1 })
+
+        let attack = try Child("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3",
+                                                    Binaries.packageRoot + "/Tests/python/hostile_clients.py", daemon.socketPath,
+                                                    "nested", "40", "500", "6"])
+        defer { attack.signal(SIGTERM); attack.wait() }
+        #expect(waitUntil(timeout: 10) { attack.lines.contains { $0.hasPrefix("sent 42640") } }, "\(attack.lines)")
+        try host.ip("link add rchv0 type veth peer name rchv1")
+        // The event's own fact, not a pause: the link's name in an event. The deadline is
+        // generous; the attack held the queue for 40 s and more per round.
+        #expect(waitUntil(timeout: 10) { monitor.lines.contains { $0.contains("rchv0") } }, "\(monitor.lines.suffix(3))")
+        #expect(attack.wait(timeout: 30) == 0)
+        #expect(attack.lines.contains { $0.hasPrefix("rounds ") }, "\(attack.lines)")
+        #expect(daemon.child.stderr.contains("nested deeper than 16 levels"), "\(daemon.child.stderr.suffix(500))")
+
+        let duplicate = try hostile(daemon.socketPath, ["duplicate"], user: "nobody")
+        #expect(duplicate.hasPrefix("closed"), "\(duplicate)")
+        // The log is rate-limited and the attack used its budget: asked again until a line
+        // gets through.
+        #expect(waitUntil(timeout: 15) {
+            _ = try? hostile(daemon.socketPath, ["duplicate"], user: "nobody")
+            return daemon.child.stderr.contains(#"duplicate key "host""#)
+        }, "\(daemon.child.stderr.suffix(500))")
+        #expect(try daemon.reachctl(["status"]).status == 0)
+        #expect(daemon.child.isRunning)
+    }
+
+    /// 3,000 `Simulate` calls from `nobody`, who may not simulate: each is refused, the log
+    /// says so a few times and then counts what it held back, and a subscriber is still served.
+    @Test(.enabled(if: getuid() == 0, "needs root: namespaces, another uid"))
+    func refusedSimulateFloodIsLoggedAFewTimes() throws {
+        let host = try TestNamespace(tag: "h")
+        defer { host.destroy() }
+        let daemon = try UnprivilegedDaemon(namespace: host, config: Self.config(probe: false))
+        defer { daemon.stop() }
+        let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
+        defer { monitor.signal(SIGINT); monitor.wait() }
+        #expect(waitUntil(timeout: 10) { monitor.lines.count >= 1 })
+
+        let started = Date()
+        let flood = try hostile(daemon.socketPath, ["simulateflood", "3000"], user: "nobody")
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(flood.contains("denied 3000"), "\(flood)")
+        let refusals = daemon.child.stderr.components(separatedBy: "Simulate refused").count - 1
+        print("figures: 3000 refused Simulate calls in \(elapsed) s made \(refusals) log lines")
+        // A burst of 5, then one a second.
+        #expect(refusals >= 1 && Double(refusals) <= 5 + elapsed.rounded(.up) + 1, "\(refusals) lines in \(elapsed) s")
+        // The next line let through says how many were held back.
+        #expect(waitUntil(timeout: 10) {
+            _ = try? hostile(daemon.socketPath, ["simulateflood", "1"], user: "nobody")
+            return daemon.child.stderr.contains("similar messages suppressed)")
+        }, "\(daemon.child.stderr.suffix(300))")
+        try host.ip("link add rchv0 type veth peer name rchv1")
+        #expect(waitUntil(timeout: 10) { monitor.lines.contains { $0.contains("rchv0") } }, "\(monitor.lines.suffix(3))")
+        #expect(daemon.child.isRunning)
+    }
+
     /// 200 `Probe()` calls in a row share verdicts: at most one HTTP request a second reaches
     /// the server.
     @Test(.enabled(if: getuid() == 0, "needs root: namespaces"))

@@ -19,7 +19,7 @@ private func waitForEvents(_ monitor: Child, count: Int, timeout: TimeInterval =
 
 /// The JSON objects a python helper printed.
 private func objects(_ child: Child) -> [[String: JSONValue]] {
-    child.lines.compactMap { try? WireJSON.decoder().decode([String: JSONValue].self, from: Data($0.utf8)) }
+    child.lines.compactMap { (try? JSONValue(parsing: Data($0.utf8)))?.objectValue }
 }
 
 /// A daemon in a namespace with a veth uplink (reachable over ethernet), and a subscriber.

@@ -294,7 +294,7 @@ private func samples(_ text: String) -> [String: String] {
 
     @Test(arguments: [
         ("eth0", "eth0"), (#"a"b"#, #"a\"b"#), (#"back\slash"#, #"back\\slash"#), ("two\nlines", #"two\nlines"#),
-        ("ünïcode", "ünïcode"),
+        ("ünïcode", "ünïcode"), ("e\u{1B}x", #"e\\x1bx"#), ("bell\u{7}\u{9B}", #"bell\\x07\\u{9b}"#),
     ])
     func labelValuesAreEscaped(raw: String, escaped: String) {
         #expect(PrometheusExposition.escapeLabelValue(raw) == escaped)

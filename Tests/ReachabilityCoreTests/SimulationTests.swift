@@ -229,17 +229,63 @@ enum SimulationFixtures {
         #expect(event.sequence == 101 && event.reason.code == .simulation)
         #expect(event.current.simulated && event.current.status == .wwan2G)
         #expect(event.changes == ["cellular", "connectivity", "expensive", "flags", "primary", "probe", "simulated", "status"])
-        #expect(started.timer?.seconds == 10)
+        #expect(overlay.timer?.seconds == 10)
         #expect(overlay.published.simulated)
         // A stale token does nothing; the right one ends it.
-        #expect(overlay.expire(token: (started.timer?.token ?? 0) + 1, real: F.online, now: F.t0) == nil)
-        let token = try #require(started.timer?.token)
+        #expect(overlay.expire(token: (overlay.timer?.token ?? 0) + 1, real: F.online, now: F.t0) == nil)
+        let token = try #require(overlay.timer?.token)
         let ended = overlay.expire(token: token, real: F.online, now: F.t0.addingTimeInterval(10))
         let back = try #require(ended)
         #expect(back.sequence == 102 && back.reason.code == .simulation && !back.current.simulated)
         #expect(back.current.status == .ethernet)
         #expect(back.changes.contains("simulated"))
-        #expect(overlay.active == nil)
+        #expect(overlay.active == nil && overlay.timer == nil)
+    }
+
+    /// What the daemon does with `timer` after each call: cancels the timer it armed unless the
+    /// token is the same, arms the one named. Counts the timers alive.
+    struct TimerDriver {
+        var alive: [Int: Int] = [:]
+        mutating func sync(_ overlay: SimulationOverlay) {
+            if let timer = overlay.timer, alive[timer.token] != nil { return }
+            alive.removeAll()
+            if let timer = overlay.timer { alive[timer.token] = timer.seconds }
+        }
+    }
+
+    /// A group member's loop of timed `Simulate` calls: one timer pending, however many calls;
+    /// the replaced ones' tokens end nothing; an untimed simulation or any end leaves none.
+    @Test func manySimulateCallsLeaveOneTimer() throws {
+        var overlay = SimulationOverlay(initial: Self.initial())
+        var driver = TimerDriver()
+        var tokens: [Int] = []
+        for i in 0..<1000 {
+            let status: NetworkStatus = i % 2 == 0 ? .wwan2G : .wwan3G
+            _ = try overlay.simulate(Self.request(status, seconds: 86_400), real: F.online, owner: i, now: F.t0)
+            driver.sync(overlay)
+            #expect(driver.alive.count == 1)
+            tokens.append(try #require(overlay.timer?.token))
+        }
+        #expect(Set(tokens).count == 1000 && driver.alive.keys.first == tokens.last)
+        for token in tokens.dropLast() { #expect(overlay.expire(token: token, real: F.online, now: F.t0) == nil) }
+        #expect(overlay.published.simulated)
+
+        // Replaced by one without seconds (while connected): no timer at all.
+        _ = try overlay.simulate(Self.request(.wifi, seconds: nil, whileConnected: true), real: F.online, owner: 1, now: F.t0)
+        driver.sync(overlay)
+        #expect(overlay.timer == nil && driver.alive.isEmpty)
+        // Timed again, then ended by the hang-up or a reset: none left.
+        _ = try overlay.simulate(Self.request(.wwan4G, seconds: 60, whileConnected: true), real: F.online, owner: 2, now: F.t0)
+        driver.sync(overlay)
+        #expect(driver.alive.count == 1)
+        _ = overlay.hungUp(connection: 2, real: F.online, now: F.t0)
+        driver.sync(overlay)
+        #expect(overlay.timer == nil && driver.alive.isEmpty)
+        _ = try overlay.simulate(Self.request(.wwan4G, seconds: 60), real: F.online, owner: 3, now: F.t0)
+        driver.sync(overlay)
+        _ = overlay.reset(real: F.online, now: F.t0)
+        driver.sync(overlay)
+        #expect(overlay.timer == nil && driver.alive.isEmpty)
     }
 
     /// Real changes during a simulation publish nothing; the end shows them in one event.
@@ -281,7 +327,7 @@ enum SimulationFixtures {
         var overlay = SimulationOverlay(initial: Self.initial())
         #expect(overlay.reset(real: F.online, now: F.t0) == nil)
         let reset = try overlay.simulate(SimulateRequest(simulation: nil, seconds: nil, whileConnected: false), real: F.online, owner: 1, now: F.t0)
-        #expect(reset.event == nil && reset.timer == nil)
+        #expect(reset.event == nil && overlay.timer == nil)
         _ = try overlay.simulate(Self.request(.wwan2G), real: F.online, owner: 1, now: F.t0)
         let again = try overlay.simulate(Self.request(.wwan2G), real: F.online, owner: 1, now: F.t0.addingTimeInterval(1))
         #expect(again.event == nil)

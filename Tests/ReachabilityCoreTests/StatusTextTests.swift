@@ -32,6 +32,9 @@ let statusTextCases: [StatusTextCase] = [
     StatusTextCase(status: status(.ethernet, primary: iface("eth1", .ethernet), connectivity: .full, expensive: true),
                    text: "ethernet via eth1, internet full, metered"),
     StatusTextCase(status: status(.unknown, primary: nil, connectivity: .none), text: "unknown, internet none"),
+    // A name with control characters (the kernel allows any but `/`, `:` and white space).
+    StatusTextCase(status: status(.ethernet, primary: iface("e\u{1B}x", .ethernet), vpn: iface("t\u{7}", .vpn), connectivity: .full),
+                   text: #"ethernet via e\x1bx, vpn t\x07, internet full"#),
 ]
 
 @Suite struct StatusTextTests {

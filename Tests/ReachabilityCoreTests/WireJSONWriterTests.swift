@@ -178,7 +178,7 @@ import Testing
         }
         var sawNull = Set<String>(), sawValue = Set<String>()
         for (i, event) in Self.events.enumerated() {
-            let value = try WireJSON.decoder().decode(JSONValue.self, from: Data(WireJSONWriter.json(event)))
+            let value = try JSONValue(parsing: WireJSONWriter.json(event))
             check(value, ["sequence", "timestamp", "event", "reason", "previous", "current", "changes"], nullable: false, "event \(i)")
             guard let object = value.objectValue else { continue }
             check(object["reason"], ["code", "interface", "detail"], nullable: false, "event \(i).reason")

@@ -169,6 +169,30 @@ extension SystemTests {
         #expect(failureKind(HTTPProbe.run(try lab.request(interface: "eth0"))) == nil)
     }
 
+    /// The link named `w\xff0`, not UTF-8: its name as reachd shows it (U+FFFD in place of the
+    /// byte) names no link, and the check binds by the link's index instead.
+    @Test(.needsRoot()) func bindsByIndexWhenTheNameIsNotUTF8() throws {
+        let lab = try ProbeLab()
+        defer { lab.destroy() }
+        let script = """
+        import subprocess, sys
+        ns, name = sys.argv[1].encode(), b"w\\xff0"
+        for args in ([b"link", b"set", b"eth0", b"down"], [b"link", b"set", b"eth0", b"name", name], [b"link", b"set", name, b"up"],
+                     [b"route", b"replace", b"default", b"via", b"10.77.0.1", b"dev", name]):
+            subprocess.run([b"ip", b"-n", ns] + args, check=True)
+        print(int(subprocess.check_output([b"ip", b"-n", ns, b"-o", b"link", b"show", b"dev", name]).split(b":")[0]))
+        """
+        let renamed = try run("/usr/bin/python3", ["-c", script, lab.host.name])
+        let index = try #require(Int(renamed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(renamed.stderr)")
+        var byName = try lab.request(interface: "w\u{FFFD}0")
+        byName.sourceAddresses = []
+        #expect(failureKind(HTTPProbe.run(byName)) != nil, "a name that is not the kernel's binds to nothing")
+        var byIndex = byName
+        byIndex.interfaceIndex = index
+        #expect(failureKind(HTTPProbe.run(byIndex)) == nil)
+        #expect(lab.server.requests.count == 1)
+    }
+
     @Test(.needsRoot()) func uplinkDownIsNotFull() throws {
         let lab = try ProbeLab()
         defer { lab.destroy() }

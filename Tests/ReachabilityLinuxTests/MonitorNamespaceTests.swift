@@ -99,6 +99,34 @@ extension SystemTests {
         }
     }
 
+    /// A link named with a byte that is not UTF-8 (`w\xff0`): sysfs is asked under the
+    /// kernel's own bytes (here a fake tree marks it wireless), while the name people see has
+    /// U+FFFD in that place.
+    @Test(.needsRoot()) func nonUTF8NameIsLookedUpInSysfsByItsBytes() throws {
+        let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        _ = try VethUplink(host: host, uplink: network)
+        let script = """
+        import os, subprocess, sys
+        name = b"w\\xff0"
+        ns, root = sys.argv[1].encode(), sys.argv[2].encode()
+        for args in ([b"link", b"set", b"eth0", b"down"], [b"link", b"set", b"eth0", b"name", name], [b"link", b"set", name, b"up"],
+                     [b"route", b"replace", b"default", b"via", b"10.77.0.1", b"dev", name]):
+            subprocess.run([b"ip", b"-n", ns] + args, check=True)
+        os.makedirs(root + b"/class/net/" + name + b"/wireless")
+        """
+        let made = try run("/usr/bin/python3", ["-c", script, host.name, sysfs.root])
+        #expect(made.status == 0, "\(made.stderr)")
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(waitUntil { monitor.status.reachable })
+        #expect(monitor.status.primary?.name == "w\u{FFFD}0")
+        #expect(monitor.status.status == .wifi, "\(monitor.status.status)")
+        #expect(monitor.status.primary?.kind == .wifi)
+    }
+
     @Test(.needsRoot()) func metricSwitchChangesPrimary() throws {
         let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
         defer { host.destroy(); network.destroy() }

@@ -11,6 +11,13 @@ import Testing
         #expect(LogSink.standardErrorLine(.error, "e", journal: false) == "reachd: error: e")
     }
 
+    /// Control characters from outside (an interface's name) are written as escapes: one
+    /// message, one line, nothing a terminal would obey.
+    @Test func controlCharactersAreEscaped() {
+        #expect(LogSink.standardErrorLine(.info, "#7 linkAdded e\u{1B}[2Jx: ethernet", journal: false) == #"reachd: #7 linkAdded e\x1b[2Jx: ethernet"#)
+        #expect(LogSink.standardErrorLine(.warning, "a\nb", journal: true) == #"<4>a\x0ab"#)
+    }
+
     /// To the journal: the sd-daemon(3) priority prefix and nothing else.
     @Test func journalLines() {
         #expect(LogSink.standardErrorLine(.error, "e", journal: true) == "<3>e")

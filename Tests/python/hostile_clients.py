@@ -9,6 +9,13 @@ usage: hostile_clients.py SOCKET MODE [ARGS]
   checkflood N HOST    N times: connect, send Check(HOST, 80), hang up at once; prints "done"
   probeflood N [GAP]   N Probe() calls in a row on one connection, each answer read, GAP
                        seconds apart (default 0); prints "answered N"
+  nested N DEPTH SECS  for SECS seconds: connect, send N GetStatus calls whose parameters nest
+                       DEPTH arrays deep in one write, read the answers until N came or the
+                       daemon hung up; prints "sent BYTES" after the first write, "rounds R"
+                       at the end
+  simulateflood N      N Simulate calls on one connection, 32 at a time, each answer read;
+                       prints "denied K" (the PermissionDenied answers)
+  duplicate            one Check call naming "host" twice; prints the reply or "closed"
 """
 import json
 import os
@@ -114,5 +121,68 @@ elif mode == "probeflood":
         if gap:
             time.sleep(gap)
     print("answered %d" % answered, flush=True)
+elif mode == "nested":
+    count, depth, seconds = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+    message = (b'{"method":"io.reachd.Reachability.GetStatus","parameters":{"x":' + b"[" * depth + b"]" * depth + b"}}\0") * count
+    deadline = time.monotonic() + seconds
+    rounds = 0
+    while True:
+        try:
+            s = connect()
+            s.settimeout(120)
+            s.sendall(message)
+            if rounds == 0:
+                print("sent %d" % len(message), flush=True)
+            answers = 0
+            while answers < count:
+                data = s.recv(65536)
+                if not data:
+                    break
+                answers += data.count(b"\0")
+            s.close()
+        except OSError:
+            pass
+        rounds += 1
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    print("rounds %d" % rounds, flush=True)
+elif mode == "simulateflood":
+    count = int(sys.argv[3])
+    s = connect()
+    s.settimeout(60)
+    message = call("io.reachd.Reachability.Simulate", {"status": "wwan2G", "seconds": 60})
+    denied = 0
+    buffer = b""
+    sent = 0
+    while sent < count:
+        batch = min(32, count - sent)
+        s.sendall(message * batch)
+        sent += batch
+        answers = 0
+        while answers < batch:
+            while b"\0" not in buffer:
+                data = s.recv(65536)
+                if not data:
+                    raise SystemExit("closed after %d denied" % denied)
+                buffer += data
+            reply, buffer = buffer.split(b"\0", 1)
+            answers += 1
+            if b"PermissionDenied" in reply:
+                denied += 1
+    print("denied %d" % denied, flush=True)
+elif mode == "duplicate":
+    s = connect()
+    s.settimeout(10)
+    s.sendall(b'{"method":"io.reachd.Reachability.Check","parameters":{"host":"127.0.0.1","host":"10.0.0.1"}}\0')
+    reply = b""
+    while True:
+        data = s.recv(65536)
+        if not data:
+            break
+        reply += data
+        if b"\0" in reply:
+            break
+    print(reply.split(b"\0")[0].decode() if reply else "closed", flush=True)
 else:
     sys.exit("unknown mode " + mode)

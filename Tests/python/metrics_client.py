@@ -12,6 +12,9 @@ Every scenario prints one JSON object on stdout.
   hold HOST PORT N SECONDS        N idle connections held open, then one more request while they
                                   are held (stderr: "held"), and after SECONDS one once they closed
                                   (asked again while the server still counts them); {"during", "after"}
+  crowd HOST PORT N SOURCE...     N idle connections from the SOURCE addresses in turn (never a
+                                  request), then one request from the default address while they
+                                  are held; {"status", "open"} (open: idle ones the server kept)
 """
 import json
 import socket
@@ -133,6 +136,28 @@ def main(argv):
         while after["status"] == 503 and time.monotonic() < deadline:
             after = exchange(host, port, request)
         result = {"during": during["status"], "after": after["status"]}
+    elif command == "crowd":
+        count, sources = int(argv[4]), argv[5:]
+        held = []
+        for i in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(20)
+            s.bind((sources[i % len(sources)], 0))
+            s.connect((host, port))
+            held.append(s)
+        request = ("GET /metrics HTTP/1.1\r\nHost: %s\r\n\r\n" % host).encode()
+        answer = exchange(host, port, request)
+        open_count = 0
+        for s in held:
+            try:
+                s.setblocking(False)
+                s.recv(1, socket.MSG_PEEK)   # an answer (503) or the end: not held any more
+            except BlockingIOError:
+                open_count += 1
+            except OSError:
+                pass
+            s.close()
+        result = {"status": answer["status"], "open": open_count}
     else:
         raise SystemExit("unknown command " + command)
     print(json.dumps(result))
