@@ -357,3 +357,33 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
         #expect(try WireJSON.decoder().decode(DispatcherProgress.self, from: data) == progress)
     }
 }
+
+@Suite struct DispatcherOptionsTests {
+    @Test func everyOption() throws {
+        let options = try DispatcherOptions.parse(["--config", "/c.conf", "--socket=/s", "--state-dir", "/st", "--script-dir", "/a",
+                                                   "--script-dir=/b", "--systemctl", "/bin/true", "--log-level", "DEBUG", "--check-config"])
+        var expected = DispatcherOptions()
+        expected.configPath = "/c.conf"; expected.socketPath = "/s"; expected.stateDirectory = "/st"
+        expected.scriptDirectories = ["/a", "/b"]; expected.systemctl = "/bin/true"; expected.logLevel = .debug
+        expected.checkConfig = true
+        #expect(options == expected)
+        #expect(try DispatcherOptions.parse([]) == DispatcherOptions())
+    }
+
+    @Test(arguments: [
+        (["--state-dir", "run/x"], "invalid value 'run/x' for '--state-dir' (expected an absolute path)"),
+        (["--script-dir"], "option '--script-dir' needs a value"),
+        (["--log-level", "loud"], "invalid value 'loud' for '--log-level' (expected debug, info, notice, warning, error)"),
+        (["--hold"], "unknown option '--hold'"),
+        (["now"], "unexpected argument 'now'"),
+        (["--version=1"], "invalid value '1' for '--version' (expected no value)"),
+    ])
+    func badArguments(_ arguments: [String], _ message: String) {
+        do {
+            _ = try DispatcherOptions.parse(arguments)
+            Issue.record("accepted \(arguments)")
+        } catch {
+            #expect("\(error)" == message)
+        }
+    }
+}
