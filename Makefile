@@ -64,9 +64,10 @@ RELEASE_FLAGS ?= -c release --static-swift-stdlib --disable-local-rpath \
 RELEASE_BIN_DIR = $$($(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --show-bin-path)
 release: deps
 	@# SwiftPM does not know the order file is an input of the link: relink when it is newer.
-	@bin=$(RELEASE_BIN_DIR); for b in reachd reachctl; do if [ "$(LINK_ORDER)" -nt "$$bin/$$b" ]; then rm -f "$$bin/$$b"; fi; done
+	@bin=$(RELEASE_BIN_DIR); for b in reachd reachctl reachd-dispatcher; do if [ "$(LINK_ORDER)" -nt "$$bin/$$b" ]; then rm -f "$$bin/$$b"; fi; done
 	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd
 	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachctl
+	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd-dispatcher
 
 check-units:
 	@scripts/check-units.sh

@@ -387,3 +387,37 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
         }
     }
 }
+
+/// `config/dispatcher.conf` documents every key with its default, and only keys that exist.
+@Suite struct DocumentedDispatcherConfigurationTests {
+    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../config/dispatcher.conf").standardized.path
+
+    @Test func documentedFileParsesAsIsToTheDefaults() throws {
+        let text = try String(contentsOfFile: Self.path, encoding: .utf8)
+        #expect(try DispatcherConfiguration.parse(text, file: Self.path) == DispatcherConfiguration())
+    }
+
+    @Test func documentedDefaultsAreTheBuiltInDefaults() throws {
+        let text = try String(contentsOfFile: Self.path, encoding: .utf8)
+        let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            if line.hasPrefix("#"), let second = line.dropFirst().first, second.isUppercase, line.contains("=") {
+                return String(line.dropFirst())
+            }
+            return String(line)
+        }.joined(separator: "\n")
+        var config = try DispatcherConfiguration.parse(uncommented, file: Self.path)
+        // The documented examples.
+        #expect(config.targets.hold(for: .internet) == 10)
+        #expect(config.changes(forScript: "50-vpn-up") == ["vpn"])
+        config.targets.holdOverrides = [:]
+        config.scripts.changesByScript = []
+        #expect(config == DispatcherConfiguration())
+        let keys = Set(try INIParser.parse(uncommented, file: Self.path).assignments.map {
+            "[\($0.section)] " + ($0.key.hasPrefix("Changes.") ? "Changes.GLOB" : $0.key)
+        })
+        #expect(keys == ["[Targets] Enabled", "[Targets] HoldSec", "[Targets] OnlineHoldSec", "[Targets] InternetHoldSec",
+                         "[Targets] UnmeteredHoldSec", "[Scripts] Enabled", "[Scripts] Timeout", "[Scripts] Directories",
+                         "[Scripts] Changes", "[Scripts] Changes.GLOB"])
+    }
+}
