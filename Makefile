@@ -75,9 +75,11 @@ check-units:
 check-install:
 	@scripts/test-install.sh
 
-# Boots systemd in a container and runs reachd under it (root; skips otherwise, never as root).
+# Boots systemd in a container and runs reachd under it (root; skips otherwise, never as root);
+# then, in a second one, the dispatcher, its targets and reachd-wait-online.
 check-systemd: build-tests
 	@REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) scripts/test-systemd.sh
+	@REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) scripts/test-dispatcher-systemd.sh
 
 # Without BIN_DIR, builds release binaries first. Installed binaries are stripped.
 install: $(if $(BIN_DIR),,release)
