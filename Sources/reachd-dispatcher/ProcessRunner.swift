@@ -25,6 +25,12 @@ enum ProcessRunner {
     /// other child may inherit it in that moment (its end-of-file would wait for that child).
     private static let spawnLock = Mutex(())
 
+    /// Runs `body` while no child is being spawned: for code that opens a descriptor before it
+    /// can set its close-on-exec flag (`mkstemp`).
+    static func withoutSpawning<T>(_ body: () throws -> T) rethrows -> T {
+        try spawnLock.withLock { _ in try body() }
+    }
+
     /// The longest line handed over; a longer one is split.
     static let maximumLine = 4096
 

@@ -104,7 +104,17 @@ struct ProgressFile {
         let data = try WireJSON.encoder().encode(progress)
         var temporary = ""
         do {
-            let file = try FileDescriptor.createTemporary(template: directory + "/.progress.XXXXXX", path: &temporary)
+            // mkstemp(3), then close-on-exec, with no script spawned in between to inherit it.
+            var name = Array((directory + "/.progress.XXXXXX").utf8CString)
+            let (fd, code): (CInt, CInt) = ProcessRunner.withoutSpawning {
+                let fd = name.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
+                let code = errno
+                if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+                return (fd, code)
+            }
+            guard fd >= 0 else { throw Errno(code, call: "mkstemp", path: directory) }
+            temporary = String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let file = FileDescriptor(adopting: fd)
             try file.writeAll(String(decoding: data, as: UTF8.self))
             try file.setPermissions(0o644)
             try file.close()
