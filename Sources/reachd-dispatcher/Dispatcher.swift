@@ -102,8 +102,9 @@ final class Dispatcher: @unchecked Sendable {
                 let later = Self.now()
                 let next = hold.deadlinePassed(now: later)
                 holds[target] = hold
-                // An early wake-up asks again; only `.apply` and a later deadline need doing.
-                if case .wake(let again) = next, again <= at { return }
+                // A wake-up for a change since superseded (its successor has a timer of its own)
+                // does nothing; an early one (the two clocks differ) waits again.
+                if case .wake(let again) = next, again != at { return }
                 perform(next, for: target, now: later)
             }
         case .apply(let start):
