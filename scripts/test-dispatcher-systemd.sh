@@ -8,10 +8,13 @@
 #   3. a unit PartOf=reachd-internet.target (WantedBy= it) starts when the uplink and the check
 #      give "full", does not stop for a carrier flap shorter than HoldSec=, stops when the
 #      server turns portal, starts again when it answers again, and stops when the carrier goes;
-#   4. the dispatcher scripts ran in order with exactly the documented environment; a
-#      world-writable script was refused;
+#   4. the dispatcher scripts ran in order with exactly the documented environment, each run
+#      starting from the state the previous one ended in, also across a restart of the dispatcher
+#      with events missed; a world-writable script was refused; a script that hangs was killed
+#      with its process group and the next event ran; an interface named with ESC and BEL
+#      reached no script raw;
 #   5. restarting reachd or the dispatcher with nothing changed runs no script again.
-# Needs root: without it, it says SKIPPED and exits 0 (as test-systemd.sh does). About 60 s.
+# Needs root: without it, it says SKIPPED and exits 0 (as test-systemd.sh does). About 45 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,7 +43,7 @@ mkdir -p "$upper/etc/reachd/reachd.conf.d" "$upper/etc/reachd/dispatcher.conf.d"
 printf '[Connectivity]\nEnabled=yes\nURL=http://10.231.0.1:8080/generate_204\nInterval=1\nTimeout=1\n[Cellular]\nModemManager=no\n' \
   > "$upper/etc/reachd/reachd.conf.d/50-test.conf"
 hold=3
-printf '[Targets]\nHoldSec=%s\n[Scripts]\nTimeout=10\n' $hold > "$upper/etc/reachd/dispatcher.conf.d/50-test.conf"
+printf '[Targets]\nHoldSec=%s\n[Scripts]\nTimeout=2\n' $hold > "$upper/etc/reachd/dispatcher.conf.d/50-test.conf"
 cat > "$upper/usr/local/libexec/check-server.py" <<'PY'
 import http.server, sys
 mode_file = sys.argv[2]
@@ -70,6 +73,18 @@ tr '\0' '\n' < /proc/$$/environ > "$out.env"
 cat > "$out.json"
 SH
 chmod 0755 "$upper/etc/reachd/dispatcher.d/10-record"
+# A script that hangs (and ignores SIGTERM) once, when /run/hang-once exists.
+cat > "$upper/etc/reachd/dispatcher.d/30-hang" <<'SH'
+#!/bin/sh
+if [ -e /run/hang-once ]; then
+  rm -f /run/hang-once
+  touch /var/lib/dispatch-test/hung
+  trap '' TERM
+  sleep 61.75 &
+  sleep 61.75
+fi
+SH
+chmod 0755 "$upper/etc/reachd/dispatcher.d/30-hang"
 printf '#!/bin/sh\ntouch /var/lib/dispatch-test/world-writable-ran\n' > "$upper/etc/reachd/dispatcher.d/20-world-writable"
 chmod 0777 "$upper/etc/reachd/dispatcher.d/20-world-writable"
 # A user's unit that runs only while the internet answers.
@@ -164,13 +179,47 @@ wait_for 20 "reachd-online.target inactive without carrier" inactive reachd-onli
 wait_for 10 "needs-internet.service stopped without carrier" inactive needs-internet.service
 inactive reachd-internet.target || fail "reachd-internet.target still active without carrier"
 
-# --- 4. The scripts: in order, exactly the documented environment, the refused one never ran.
+# A script that hangs is killed with its process group after Timeout= (2 s, SIGKILL 2 s later);
+# the event that came meanwhile runs next. An interface whose name holds ESC and BEL appears.
+inside touch /run/hang-once
+escaped_name=$(printf 'e\033x\007y')
+inside ip link add "$escaped_name" type veth peer name rchq0
+wait_for 10 "30-hang to hang" inside test -e /var/lib/dispatch-test/hung
+hung_runs=$(runs)
+inside ip link del rchq0
+more_runs() { [ "$(runs)" -gt "$hung_runs" ]; }
+wait_for 20 "the event after the hanging script to run" more_runs
+inside journalctl -u reachd-dispatcher.service --no-pager -o cat | grep -q '30-hang: #.*killed after Timeout=2s' ||
+  fail "no log line saying 30-hang was killed after Timeout=2s"
+[ -z "$(inside pgrep -f 'sleep 61[.]75' || true)" ] || fail "the hanging script's process group survived"
+# No script saw a raw control byte (environment: one variable a line; stdin: JSON), and the
+# journal has none either.
+if inside sh -c 'cat /var/lib/dispatch-test/runs/*.env /var/lib/dispatch-test/runs/*.json | tr -d "\n" | LC_ALL=C grep -q "[[:cntrl:]]"'; then
+  fail "a script got a raw control byte"
+fi
+inside sh -c 'cat /var/lib/dispatch-test/runs/*.json' | grep -qiF 'e\u001bx\u0007y' || fail "no script saw the interface named with ESC and BEL"
+if inside journalctl -u reachd-dispatcher.service --no-pager -o cat | LC_ALL=C grep -q "$(printf '\033')"; then
+  fail "the dispatcher's journal has a raw ESC"
+fi
+
+# The dispatcher stops, the network changes, it starts again: it resumes after its last run.
+inside systemctl stop reachd-dispatcher.service
+inside ip -n up link set rch0p up
+wait_for 20 "reachd to see the carrier back" sh -c "nsenter -t $leader -a /usr/local/bin/reachctl status | grep -q online"
+inside systemctl start reachd-dispatcher.service
+online_seen() { inside sh -c 'f=$(ls /var/lib/dispatch-test/runs/*.env | tail -1); grep -qx REACHD_REACHABLE=yes "$f"'; }
+wait_for 20 "the restarted dispatcher to run the scripts for what it missed" online_seen
+inside ip -n up link set rch0p down
+
+# --- 4. The scripts: in order, exactly the documented environment, the refused one never ran;
+# each run starts from the state the previous one ended in (nothing lost, nothing run twice).
 documented="LANG PATH REACHD_CHANGES REACHD_COALESCED REACHD_CONNECTIVITY REACHD_EVENT REACHD_EXPENSIVE REACHD_GENERATION REACHD_INTERFACE REACHD_INTERFACE_KIND REACHD_PORTAL_URL REACHD_PREVIOUS_CONNECTIVITY REACHD_PREVIOUS_INTERFACE REACHD_PREVIOUS_REACHABLE REACHD_PREVIOUS_STATUS REACHD_REACHABLE REACHD_REASON REACHD_REASON_INTERFACE REACHD_SCRIPT REACHD_SEQUENCE REACHD_SIMULATED REACHD_STATUS REACHD_VPN"
 caught_up() { # the last run saw what reachd reports now (not reachable)
   inside sh -c 'f=$(ls /var/lib/dispatch-test/runs/*.env | tail -1); grep -qx REACHD_REACHABLE=no "$f"'
 }
 wait_for 20 "the scripts to see the carrier gone" caught_up
 previous_sequence=0
+previous_state="|||"
 portal_seen=no
 for env in $(inside sh -c 'ls /var/lib/dispatch-test/runs/*.env'); do
   names=$(inside sh -c "cut -d= -f1 '$env' | sort | tr '\n' ' '")
@@ -178,6 +227,12 @@ for env in $(inside sh -c 'ls /var/lib/dispatch-test/runs/*.env'); do
   sequence=$(inside sed -n 's/^REACHD_SEQUENCE=//p' "$env")
   [ "$sequence" -gt "$previous_sequence" ] || fail "$(basename "$env"): sequence $sequence after $previous_sequence"
   previous_sequence=$sequence
+  state=$(inside sh -c "grep -E '^REACHD_(STATUS|CONNECTIVITY|INTERFACE|REACHABLE)=' '$env' | sort | cut -d= -f2- | tr '\n' '|'")
+  was=$(inside sh -c "grep -E '^REACHD_PREVIOUS_(STATUS|CONNECTIVITY|INTERFACE|REACHABLE)=' '$env' | sort | cut -d= -f2- | tr '\n' '|'")
+  if [ "$previous_state" != "|||" ] && [ "$was" != "$previous_state" ]; then
+    fail "$(basename "$env") starts from '$was', the run before ended in '$previous_state'"
+  fi
+  previous_state=$state
   json_sequence=$(inside sh -c "sed -n 's/.*\"sequence\":\([0-9]*\).*/\1/p' '${env%.env}.json'")
   [ "$json_sequence" = "$sequence" ] || fail "$(basename "$env"): REACHD_SEQUENCE $sequence, stdin says $json_sequence"
   if inside grep -qx REACHD_CONNECTIVITY=portal "$env"; then
