@@ -29,7 +29,7 @@ public struct DispatchBatch: Equatable, Sendable {
 
 /// Runs scripts one batch at a time and merges what arrives meanwhile (swift-service-lifecycle
 /// style: the methods say what to do, the caller runs the scripts).
-public struct DispatchQueueState: Equatable, Sendable {
+public struct ScriptBatchQueue: Equatable, Sendable {
     public enum Action: Equatable, Sendable {
         case none
         /// Run the scripts for this batch now, then call `finished()`.

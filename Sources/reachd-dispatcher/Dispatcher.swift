@@ -19,7 +19,7 @@ final class Dispatcher: @unchecked Sendable {
 
     // Owned by `queue`.
     private var holds: [NetworkTarget: TargetHold] = [:]
-    private var batches = DispatchQueueState()
+    private var batches = ScriptBatchQueue()
     /// The last event handed to the scripts (or found in the progress file): what a `resync`
     /// is compared with.
     private var lastSeen: DispatcherProgress?

@@ -257,7 +257,7 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
     }
 
     @Test func queueRunsOneBatchAtATimeAndCoalescesTheRest() {
-        var queue = DispatchQueueState()
+        var queue = ScriptBatchQueue()
         let s = status()
         guard case .run(let first) = queue.received(event(1, from: s, to: s)) else { Issue.record("no run"); return }
         #expect(first.event.sequence == 1)
