@@ -127,6 +127,10 @@ runs() { inside sh -c 'ls /var/lib/dispatch-test/runs/ 2>/dev/null | grep -c "\.
 has_runs() { [ "$(runs)" -ge "$1" ]; }
 wait_for 20 "the first script run (initial)" has_runs 1
 active() { [ "$(inside systemctl is-active "$1" 2>/dev/null || true)" = active ]; }
+# The dispatcher's journal, read whole (a `journalctl | grep -q` pipeline fails under pipefail
+# when grep stops reading early).
+dispatcher_journal() { inside journalctl -u reachd-dispatcher.service --no-pager -o cat 2>&1 || true; }
+journal_has() { grep -q -- "$1" <<<"$(dispatcher_journal)"; }
 inactive() { ! active "$1"; }
 # Before any network: not online; reachd-wait-online holds after-internet back.
 inside systemctl start --no-block after-internet.service
@@ -189,7 +193,7 @@ hung_runs=$(runs)
 inside ip link del rchq0
 more_runs() { [ "$(runs)" -gt "$hung_runs" ]; }
 wait_for 20 "the event after the hanging script to run" more_runs
-inside journalctl -u reachd-dispatcher.service --no-pager -o cat | grep -q '30-hang: #.*killed after Timeout=2s' ||
+journal_has '30-hang: #.*killed after Timeout=2s' ||
   fail "no log line saying 30-hang was killed after Timeout=2s"
 [ -z "$(inside pgrep -f 'sleep 61[.]75' || true)" ] || fail "the hanging script's process group survived"
 # No script saw a raw control byte (environment: one variable a line; stdin: JSON), and the
@@ -197,8 +201,8 @@ inside journalctl -u reachd-dispatcher.service --no-pager -o cat | grep -q '30-h
 if inside sh -c 'cat /var/lib/dispatch-test/runs/*.env /var/lib/dispatch-test/runs/*.json | tr -d "\n" | LC_ALL=C grep -q "[[:cntrl:]]"'; then
   fail "a script got a raw control byte"
 fi
-inside sh -c 'cat /var/lib/dispatch-test/runs/*.json' | grep -qiF 'e\u001bx\u0007y' || fail "no script saw the interface named with ESC and BEL"
-if inside journalctl -u reachd-dispatcher.service --no-pager -o cat | LC_ALL=C grep -q "$(printf '\033')"; then
+grep -qiF 'e\u001bx\u0007y' <<<"$(inside sh -c 'cat /var/lib/dispatch-test/runs/*.json')" || fail "no script saw the interface named with ESC and BEL"
+if LC_ALL=C grep -q "$(printf '\033')" <<<"$(dispatcher_journal)"; then
   fail "the dispatcher's journal has a raw ESC"
 fi
 
@@ -242,7 +246,7 @@ for env in $(inside sh -c 'ls /var/lib/dispatch-test/runs/*.env'); do
 done
 [ $portal_seen = yes ] || fail "no script run saw the portal"
 inside test ! -e /var/lib/dispatch-test/world-writable-ran || fail "the world-writable script ran"
-inside journalctl -u reachd-dispatcher.service --no-pager -o cat | grep -q 'refusing to run /etc/reachd/dispatcher.d/20-world-writable: writable by group (mode 0777)' ||
+journal_has 'refusing to run /etc/reachd/dispatcher.d/20-world-writable: writable by group (mode 0777)' ||
   fail "no log line refusing the world-writable script"
 log "$(runs) script runs, in order, with the documented environment"
 
@@ -252,10 +256,10 @@ inside systemctl restart reachd.service || fail "systemctl restart reachd.servic
 inside systemctl restart reachd-dispatcher.service || fail "systemctl restart reachd-dispatcher.service failed"
 sleep 3
 [ "$(runs)" = "$before" ] || fail "restarting reachd and the dispatcher with nothing changed ran scripts again ($before, then $(runs))"
-inside journalctl -u reachd-dispatcher.service --no-pager -o cat | grep -q 'resuming after event #' ||
+journal_has 'resuming after event #' ||
   fail "the restarted dispatcher did not resume from its progress file"
 
-journal=$(inside journalctl -u reachd-dispatcher.service --no-pager -o cat 2>&1 || true)
+journal=$(dispatcher_journal)
 if grep -Eiq "SIGSYS|Bad system call|core-dump|Failed with result" <<<"$journal"; then
   fail "the dispatcher's journal shows trouble"
 fi
