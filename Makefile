@@ -69,6 +69,7 @@ RELEASE_BIN_DIR = $$($(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --show-bin-p
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd
 	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachctl
+	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd-dispatcher
 
 check-units:
 	@scripts/check-units.sh
@@ -76,9 +77,11 @@ check-units:
 check-install:
 	@scripts/test-install.sh
 
-# Boots systemd in a container and runs reachd under it (root; skips otherwise, never as root).
+# Boots systemd in a container and runs reachd under it (root; skips otherwise, never as root);
+# then, in a second one, the dispatcher, its targets and reachd-wait-online.
 check-systemd: build-tests
 	@REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) scripts/test-systemd.sh
+	@REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) scripts/test-dispatcher-systemd.sh
 
 # Without BIN_DIR, builds release binaries first. Installed binaries are stripped.
 install: $(if $(BIN_DIR),,release)

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ReachabilityCore", targets: ["ReachabilityCore"]),
         .executable(name: "reachd", targets: ["reachd"]),
         .executable(name: "reachctl", targets: ["reachctl"]),
+        .executable(name: "reachd-dispatcher", targets: ["reachd-dispatcher"]),
     ],
     targets: [
         .systemLibrary(
@@ -30,6 +31,8 @@ let package = Package(
         .target(name: "Reachability", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux", "ReachabilitySystem"]),
         .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityLinux", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem"]),
         .executableTarget(name: "reachctl", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilitySystem"]),
+        // Starts the network targets and runs the dispatcher scripts, as root, on reachd's events.
+        .executableTarget(name: "reachd-dispatcher", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux", "ReachabilitySystem"]),
         // Fixtures shared by the test targets: namespaces, veth uplinks, shell helpers.
         .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),

@@ -19,7 +19,7 @@ upstream=$(sed -n 's/^ *public static let string = "\([^"]*\)".*/\1/p' Sources/R
 if [ "$bin_dir" = --version ]; then echo "$upstream"; exit 0; fi
 [[ $revision =~ ^[0-9A-Za-z.+~]+$ ]] || { echo "build-deb: bad DEB_REVISION '$revision'" >&2; exit 1; }
 version=$upstream-$revision
-for b in reachd reachctl; do
+for b in reachd reachctl reachd-dispatcher; do
   [ -x "$bin_dir/$b" ] || { echo "build-deb: $bin_dir/$b is missing (make release first)" >&2; exit 1; }
   # The package must not need the toolchain: no Swift library may be linked dynamically.
   if objdump -p "$bin_dir/$b" | grep -E 'NEEDED +lib(swift|Foundation|dispatch|BlocksRuntime|_Foundation)'; then
@@ -33,8 +33,8 @@ stage=$out/reachd-$upstream
 rm -rf "$out"
 mkdir -p "$stage/bin"
 cp -R packaging/debian "$stage/debian"
-cp "$bin_dir/reachd" "$bin_dir/reachctl" "$stage/bin/"
-cp -R config man completions "$stage/"
+cp "$bin_dir/reachd" "$bin_dir/reachctl" "$bin_dir/reachd-dispatcher" "$stage/bin/"
+cp -R config man completions systemd "$stage/"
 mkdir -p "$stage/contrib"
 if [ -d contrib ]; then cp -R contrib/. "$stage/contrib/"; fi
 # The units name the packaged daemon; sysusers.d as dh_installsysusers expects it.

@@ -17,27 +17,40 @@ sysusers="$destdir$sysusersdir"
 
 case $action in
 install)
-  for b in reachd reachctl; do
+  for b in reachd reachctl reachd-dispatcher; do
     [ -x "$bin_dir/$b" ] || { echo "install: $bin_dir/$b is missing (build first)" >&2; exit 1; }
   done
-  $INSTALL -d "$bin" "$units" "$conf_dir" "$conf_dir/reachd.conf.d" "$man/man1" "$man/man5" "$man/man8" "$completions" "$sysusers"
+  $INSTALL -d "$bin" "$units" "$conf_dir" "$conf_dir/reachd.conf.d" "$conf_dir/dispatcher.conf.d" "$conf_dir/dispatcher.d" \
+    "$destdir$prefix/lib/reachd/dispatcher.d" "$man/man1" "$man/man5" "$man/man8" "$completions" "$sysusers"
   # Stripped: the symbols of a statically linked Swift runtime are most of a binary's size.
   $INSTALL -m 0755 -s --strip-program="${STRIP:-strip}" "$bin_dir/reachd" "$bin/reachd"
   $INSTALL -m 0755 -s --strip-program="${STRIP:-strip}" "$bin_dir/reachctl" "$bin/reachctl"
-  # The unit names the installed daemon.
-  sed "s|^ExecStart=/usr/local/bin/reachd|ExecStart=$prefix/bin/reachd|" systemd/reachd.service > "$units/reachd.service.tmp"
-  chmod 0644 "$units/reachd.service.tmp"
-  mv "$units/reachd.service.tmp" "$units/reachd.service"
-  $INSTALL -m 0644 systemd/reachd.socket "$units/reachd.socket"
+  $INSTALL -m 0755 -s --strip-program="${STRIP:-strip}" "$bin_dir/reachd-dispatcher" "$bin/reachd-dispatcher"
+  # The services name the installed binaries.
+  for unit in reachd.service reachd-dispatcher.service reachd-wait-online.service; do
+    sed "s|^ExecStart=/usr/local/bin/|ExecStart=$prefix/bin/|" "systemd/$unit" > "$units/$unit.tmp"
+    chmod 0644 "$units/$unit.tmp"
+    mv "$units/$unit.tmp" "$units/$unit"
+  done
+  for unit in reachd.socket reachd-online.target reachd-internet.target reachd-unmetered.target; do
+    $INSTALL -m 0644 "systemd/$unit" "$units/$unit"
+  done
   $INSTALL -m 0644 systemd/reachd.sysusers "$sysusers/reachd.conf"
   if [ -e "$conf_dir/reachd.conf" ]; then
     echo "install: keeping existing $sysconfdir/reachd/reachd.conf"
   else
     $INSTALL -m 0644 config/reachd.conf "$conf_dir/reachd.conf"
   fi
+  if [ -e "$conf_dir/dispatcher.conf" ]; then
+    echo "install: keeping existing $sysconfdir/reachd/dispatcher.conf"
+  else
+    $INSTALL -m 0644 config/dispatcher.conf "$conf_dir/dispatcher.conf"
+  fi
   $INSTALL -m 0644 man/reachctl.1 "$man/man1/reachctl.1"
   $INSTALL -m 0644 man/reachd.conf.5 "$man/man5/reachd.conf.5"
   $INSTALL -m 0644 man/reachd.8 "$man/man8/reachd.8"
+  $INSTALL -m 0644 man/reachd-dispatcher.8 "$man/man8/reachd-dispatcher.8"
+  $INSTALL -m 0644 man/dispatcher.conf.5 "$man/man5/dispatcher.conf.5"
   $INSTALL -m 0644 completions/reachctl.bash "$completions/reachctl"
   # The system user, now rather than at the next boot (packagers: run systemd-sysusers in postinst).
   if [ -z "$destdir" ] && command -v systemd-sysusers >/dev/null; then
@@ -50,18 +63,25 @@ install)
   ;;
 uninstall)
   if [ -z "$destdir" ] && [ -d /run/systemd/system ]; then
-    systemctl disable --now reachd.socket reachd.service 2>/dev/null || true
+    systemctl disable --now reachd-dispatcher.service reachd.socket reachd.service 2>/dev/null || true
   fi
-  rm -f "$bin/reachd" "$bin/reachctl" "$units/reachd.service" "$units/reachd.socket" \
-        "$man/man1/reachctl.1" "$man/man5/reachd.conf.5" "$man/man8/reachd.8" "$completions/reachctl" "$sysusers/reachd.conf"
-  if [ -f "$conf_dir/reachd.conf" ]; then
-    if cmp -s "$conf_dir/reachd.conf" config/reachd.conf; then
-      rm -f "$conf_dir/reachd.conf"
-    else
-      echo "uninstall: keeping edited $sysconfdir/reachd/reachd.conf"
+  rm -f "$bin/reachd" "$bin/reachctl" "$bin/reachd-dispatcher" "$units/reachd.service" "$units/reachd.socket" \
+        "$units/reachd-dispatcher.service" "$units/reachd-wait-online.service" "$units/reachd-online.target" \
+        "$units/reachd-internet.target" "$units/reachd-unmetered.target" \
+        "$man/man1/reachctl.1" "$man/man5/reachd.conf.5" "$man/man8/reachd.8" "$man/man8/reachd-dispatcher.8" \
+        "$man/man5/dispatcher.conf.5" "$completions/reachctl" "$sysusers/reachd.conf"
+  for conf in reachd.conf dispatcher.conf; do
+    if [ -f "$conf_dir/$conf" ]; then
+      if cmp -s "$conf_dir/$conf" "config/$conf"; then
+        rm -f "$conf_dir/$conf"
+      else
+        echo "uninstall: keeping edited $sysconfdir/reachd/$conf"
+      fi
     fi
-  fi
-  rmdir "$conf_dir/reachd.conf.d" "$conf_dir" 2>/dev/null || true
+  done
+  # Directories go only when empty: scripts and drop-ins the administrator added stay.
+  rmdir "$conf_dir/reachd.conf.d" "$conf_dir/dispatcher.conf.d" "$conf_dir/dispatcher.d" "$conf_dir" \
+        "$destdir$prefix/lib/reachd/dispatcher.d" "$destdir$prefix/lib/reachd" 2>/dev/null || true
   # The user "reachd" stays (as with every package): files it owned may remain.
   if [ -z "$destdir" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
   ;;

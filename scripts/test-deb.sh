@@ -84,7 +84,7 @@ if out=$(apt_get install "$deb1" 2>&1); then
 else
   fail "apt-get install failed: $out"
 fi
-for unit in reachd.socket reachd.service; do
+for unit in reachd.socket reachd.service reachd-dispatcher.service; do
   [ "$(inside systemctl is-enabled $unit || true)" = enabled ] || fail "$unit is not enabled after install"
   wait_for 20 "$unit active" sh -c "[ \"\$(nsenter -t $leader -a systemctl is-active $unit)\" = active ]" || true
 done
@@ -96,8 +96,18 @@ exe=$(inside readlink /proc/"$pid1"/exe || true)
 uid=$(inside awk '/^Uid:/ { print $2 }' /proc/"$pid1"/status 2>/dev/null || echo "?")
 [ "$uid" = "$(inside id -u reachd 2>/dev/null || echo none)" ] || fail "reachd runs as uid $uid, not as user reachd"
 inside test -f /usr/lib/sysusers.d/reachd.conf || fail "no /usr/lib/sysusers.d/reachd.conf"
-[ "$(inside dpkg-query -W -f='${Conffiles}' reachd | awk '{ print $1 }')" = /etc/reachd/reachd.conf ] ||
-  fail "/etc/reachd/reachd.conf is not the package's conffile"
+[ "$(inside dpkg-query -W -f='${Conffiles}' reachd | awk 'NF { print $1 }' | sort | tr '\n' ' ')" = "/etc/reachd/dispatcher.conf /etc/reachd/reachd.conf " ] ||
+  fail "the package's conffiles are not /etc/reachd/reachd.conf and /etc/reachd/dispatcher.conf: $(inside dpkg-query -W -f='${Conffiles}' reachd)"
+# The dispatcher runs as root from /usr/bin and follows reachd; the targets and
+# reachd-wait-online are there, not enabled (only the dispatcher starts the targets).
+dpid=$(inside systemctl show -p MainPID --value reachd-dispatcher.service)
+[ "$(inside readlink /proc/"$dpid"/exe || true)" = /usr/bin/reachd-dispatcher ] || fail "reachd-dispatcher.service does not run /usr/bin/reachd-dispatcher"
+for unit in reachd-online.target reachd-internet.target reachd-unmetered.target reachd-wait-online.service; do
+  state=$(inside systemctl is-enabled $unit 2>/dev/null || true)
+  [ "$state" = static ] || [ "$state" = disabled ] || fail "$unit is '$state' after install (expected static or disabled)"
+done
+wait_for 20 "reachd-dispatcher to stop reachd-online.target (no network)" \
+  sh -c "nsenter -t $leader -a journalctl -u reachd-dispatcher.service --no-pager -o cat | grep -q 'stopping reachd-online.target'" || true
 
 # --- 2. An unprivileged user asks.
 status() { as_user reachctl status 2>&1; }
@@ -137,7 +147,7 @@ if out=$(status) && [[ $out != *rchd0* ]]; then log "after the upgrade: $out"; e
 
 # --- 5. Remove.
 apt_get remove reachd >/dev/null 2>&1 || fail "apt-get remove failed"
-for unit in reachd.service reachd.socket; do
+for unit in reachd.service reachd.socket reachd-dispatcher.service; do
   [ "$(inside systemctl is-active $unit || true)" = inactive ] || fail "$unit is $(inside systemctl is-active $unit || true) after remove"
 done
 inside pgrep -x reachd >/dev/null && fail "a reachd process survived the remove"

@@ -21,8 +21,22 @@ make -s install DESTDIR="$root" PREFIX=/usr BIN_DIR="$bin_dir" >/dev/null
 
 expect_file /usr/bin/reachd 755
 expect_file /usr/bin/reachctl 755
+expect_file /usr/bin/reachd-dispatcher 755
 expect_file /usr/lib/systemd/system/reachd.service 644
 expect_file /usr/lib/systemd/system/reachd.socket 644
+for unit in reachd-dispatcher.service reachd-wait-online.service reachd-online.target reachd-internet.target reachd-unmetered.target; do
+  expect_file /usr/lib/systemd/system/$unit 644
+done
+expect_file /etc/reachd/dispatcher.conf 644
+expect_file /usr/share/man/man8/reachd-dispatcher.8 644
+expect_file /usr/share/man/man5/dispatcher.conf.5 644
+for dir in /etc/reachd/dispatcher.d /etc/reachd/dispatcher.conf.d /usr/lib/reachd/dispatcher.d; do
+  [ "$(stat -c %a "$root$dir" 2>/dev/null)" = 755 ] || fail "$dir missing or not mode 755"
+done
+grep -qx 'ExecStart=/usr/bin/reachd-dispatcher' "$root/usr/lib/systemd/system/reachd-dispatcher.service" \
+  || fail "reachd-dispatcher.service does not start /usr/bin/reachd-dispatcher"
+grep -q '^ExecStart=/usr/bin/reachctl wait --internet ' "$root/usr/lib/systemd/system/reachd-wait-online.service" \
+  || fail "reachd-wait-online.service does not run /usr/bin/reachctl"
 expect_file /usr/lib/sysusers.d/reachd.conf 644
 expect_file /etc/reachd/reachd.conf 644
 expect_file /usr/share/man/man8/reachd.8 644
@@ -35,7 +49,7 @@ grep -qx 'ExecStart=/usr/bin/reachd' "$root/usr/lib/systemd/system/reachd.servic
 strip -o "$root/reachd.stripped" "$bin_dir/reachd"
 cmp -s "$root/usr/bin/reachd" "$root/reachd.stripped" || fail "installed reachd is not the built one, stripped"
 rm "$root/reachd.stripped"
-for b in reachd reachctl; do
+for b in reachd reachctl reachd-dispatcher; do
   if readelf -S "$root/usr/bin/$b" | grep -q '\.symtab'; then fail "installed $b is not stripped"; fi
 done
 # The sysusers.d entry creates the user the unit names (dry run into the DESTDIR).
@@ -47,12 +61,17 @@ grep -qx 'User=reachd' "$root/usr/lib/systemd/system/reachd.service" || fail "re
 mkdir -p "$root/verify"
 sed "s|^ExecStart=/usr/bin/reachd|ExecStart=$root/usr/bin/reachd|" "$root/usr/lib/systemd/system/reachd.service" > "$root/verify/reachd.service"
 cp "$root/usr/lib/systemd/system/reachd.socket" "$root/verify/reachd.socket"
-out=$(systemd-analyze verify --man=no "$root/verify/reachd.service" "$root/verify/reachd.socket" 2>&1 || true)
+for unit in reachd-dispatcher.service reachd-wait-online.service; do
+  sed "s|^ExecStart=/usr/bin/|ExecStart=$root/usr/bin/|" "$root/usr/lib/systemd/system/$unit" > "$root/verify/$unit"
+done
+cp "$root"/usr/lib/systemd/system/reachd-*.target "$root/verify/"
+out=$(cd "$root/verify" && systemd-analyze verify --man=no ./*.service ./*.socket ./*.target 2>&1 || true)
 [ -z "$out" ] || fail "installed units do not verify: $out"
 rm -rf "$root/verify"
 
 # Man pages format without warnings.
-for page in usr/share/man/man8/reachd.8 usr/share/man/man1/reachctl.1 usr/share/man/man5/reachd.conf.5; do
+for page in usr/share/man/man8/reachd.8 usr/share/man/man1/reachctl.1 usr/share/man/man5/reachd.conf.5 \
+            usr/share/man/man8/reachd-dispatcher.8 usr/share/man/man5/dispatcher.conf.5; do
   warnings=$(LC_ALL=C.UTF-8 groff -man -ww -z -t -K utf8 "$root/$page" 2>&1 || true)
   [ -z "$warnings" ] || fail "$page: $warnings"
 done
@@ -69,13 +88,17 @@ words=$(bash -c 'source "$1"; COMP_WORDS=(reachctl wait --); COMP_CWORD=2; _reac
 
 # Re-installing keeps an edited configuration.
 printf '[Events]\nHistory=7\n' >> "$root/etc/reachd/reachd.conf"
+printf '[Targets]\nHoldSec=7\n' >> "$root/etc/reachd/dispatcher.conf"
 make -s install DESTDIR="$root" PREFIX=/usr BIN_DIR="$bin_dir" >/dev/null
 grep -qx 'History=7' "$root/etc/reachd/reachd.conf" || fail "install overwrote an edited reachd.conf"
+grep -qx 'HoldSec=7' "$root/etc/reachd/dispatcher.conf" || fail "install overwrote an edited dispatcher.conf"
+# A script the administrator added.
+printf '#!/bin/sh\n' > "$root/etc/reachd/dispatcher.d/50-mine"
 
-# Uninstall removes everything but the edited configuration.
+# Uninstall removes everything but the edited configuration and the administrator's script.
 make -s uninstall DESTDIR="$root" PREFIX=/usr >/dev/null
-left=$(cd "$root" && find . -type f | sort)
-[ "$left" = "./etc/reachd/reachd.conf" ] || fail "after uninstall, left: $left"
+left=$(cd "$root" && find . -type f | sort | tr '\n' ' ')
+[ "$left" = "./etc/reachd/dispatcher.conf ./etc/reachd/dispatcher.d/50-mine ./etc/reachd/reachd.conf " ] || fail "after uninstall, left: $left"
 
 # An unedited configuration goes with uninstall, and so do the empty directories.
 rm -rf "${root:?}"/*
@@ -89,6 +112,7 @@ make -s uninstall DESTDIR="$root" >/dev/null
 left=$(cd "$root" && find . -type f | sort)
 [ -z "$left" ] || fail "after uninstall of an unedited install, left: $left"
 [ ! -e "$root/etc/reachd" ] || fail "uninstall left /etc/reachd"
+[ ! -e "$root/usr/local/lib/reachd" ] || fail "uninstall left /usr/local/lib/reachd"
 
 if [ $failures -gt 0 ]; then exit 1; fi
 echo "check-install: make install/uninstall into DESTDIR: ok"

@@ -47,7 +47,7 @@ fail() { echo "check-static: FAIL: $*" >&2; failures=$((failures + 1)); }
 for dir in "$@"; do mount --bind "$work/empty" "$dir" || { fail "cannot hide $dir"; exit 1; }; done
 log "hidden: $* (now empty: $(ls -A "$1" | wc -l) entries)"
 unset LD_LIBRARY_PATH
-reachd=$work/root/usr/bin/reachd reachctl=$work/root/usr/bin/reachctl
+reachd=$work/root/usr/bin/reachd reachctl=$work/root/usr/bin/reachctl dispatcher=$work/root/usr/bin/reachd-dispatcher
 
 # 0. The hiding works: a binary that needs the toolchain's runtime fails to start.
 if [ -x "$debug_reachctl" ]; then
@@ -59,13 +59,15 @@ if [ -x "$debug_reachctl" ]; then
 fi
 
 # 1. The installed binaries.
-for b in "$reachd" "$reachctl"; do
+for b in "$reachd" "$reachctl" "$dispatcher"; do
   missing=$(ldd "$b" 2>&1 | grep -E 'not found|libswift|libFoundation|libdispatch' || true)
   [ -z "$missing" ] || fail "$(basename "$b") still wants: $missing"
   readelf -S "$b" | grep -q '\.symtab' && fail "$(basename "$b") is not stripped"
 done
 out=$("$reachd" --version 2>&1) && [[ $out == "reachd "* ]] && log "$out" || fail "reachd --version: $out"
 out=$("$reachctl" --version 2>&1) && [[ $out == "reachctl "* ]] && log "$out" || fail "reachctl --version: $out"
+out=$("$dispatcher" --version 2>&1) && [[ $out == "reachd-dispatcher "* ]] && log "$out" || fail "reachd-dispatcher --version: $out"
+out=$("$dispatcher" --check-config --config "$work/root/etc/reachd/dispatcher.conf" 2>&1) || fail "reachd-dispatcher --check-config: $out"
 out=$("$reachd" --check-config --config "$work/reachd.conf" 2>&1) || fail "reachd --check-config: $out"
 
 # 2. The daemon at work, in our namespace.

@@ -19,6 +19,7 @@ public enum Binaries {
 
     public static var reachd: String { directory + "/reachd" }
     public static var reachctl: String { directory + "/reachctl" }
+    public static var reachdDispatcher: String { directory + "/reachd-dispatcher" }
     public static var python: String { packageRoot + "/.venv/bin/python" }
     public static var pythonClient: String { packageRoot + "/Tests/python/varlink_client.py" }
 }

@@ -1,0 +1,239 @@
+import Dispatch
+import FoundationEssentials
+import ReachabilityClient
+import ReachabilityCore
+import ReachabilitySystem
+
+/// Follows reachd's events: the network targets (started and stopped after their hold) and the
+/// scripts (one batch at a time, later events coalesced). One serial queue owns all state; the
+/// scripts run on a queue of their own so that a slow script never delays a target, and
+/// `systemctl` on a third so that neither waits for systemd.
+final class Dispatcher: @unchecked Sendable {
+    private let options: DispatcherOptions
+    private let configuration: DispatcherConfiguration
+    private let log: LogSink
+    private let progressFile: ProgressFile
+    private let queue = DispatchQueue(label: "reachd-dispatcher")
+    private let scriptQueue = DispatchQueue(label: "reachd-dispatcher.scripts")
+    private let unitQueue = DispatchQueue(label: "reachd-dispatcher.units")
+
+    // Owned by `queue`.
+    private var holds: [NetworkTarget: TargetHold] = [:]
+    private var batches = ScriptBatchQueue()
+    /// The last event handed to the scripts (or found in the progress file): what a `resync`
+    /// is compared with.
+    private var lastSeen: DispatcherProgress?
+    private var subscription: ReachabilityClient.EventSubscription?
+    private var stopping = false
+    private var signalSources: [DispatchSourceSignal] = []
+
+    init(options: DispatcherOptions, configuration: DispatcherConfiguration, stateDirectory: String, log: LogSink) {
+        self.options = options
+        self.configuration = configuration
+        self.log = log
+        self.progressFile = ProgressFile(directory: stateDirectory)
+        for target in NetworkTarget.allCases {
+            holds[target] = TargetHold(holdSeconds: configuration.targets.hold(for: target))
+        }
+    }
+
+    func start() throws {
+        try FileSystem.createDirectories(progressFile.directory, mode: 0o755)
+        let client = ReachabilityClient(socketPath: options.socketPath)
+        queue.sync {
+            lastSeen = progressFile.load(log: log)
+            if let lastSeen {
+                log.info("resuming after event #\(lastSeen.sequence) (\(lastSeen.status.status.rawValue), internet \(lastSeen.status.connectivity.rawValue))")
+            }
+            installSignalHandlers()
+            let targets = configuration.targets.enabled
+                ? NetworkTarget.allCases.map { "\($0.unitName) (hold \(format(configuration.targets.hold(for: $0))) s)" }.joined(separator: ", ")
+                : "off"
+            log.info("following \(client.socketPath); targets: \(targets); scripts: \(configuration.scripts.enabled ? (options.scriptDirectories.isEmpty ? configuration.scripts.directories : options.scriptDirectories).joined(separator: " ") : "off")")
+            subscription = client.subscribe(after: lastSeen?.sequence, waitForDaemon: true, reconnect: true,
+                onEvent: { [self] event in queue.async { self.received(event) } },
+                onEnd: { [self] error in queue.async {
+                    self.log.error("the subscription to reachd ended: \(error)")
+                    ProcessSetup.exit(1)
+                } })
+        }
+    }
+
+    // MARK: - Events
+
+    private func received(_ event: ReachabilityEvent) {
+        guard !stopping else { return }
+        log.debug("#\(event.sequence) \(event.event.rawValue) \(event.reason.code.rawValue): \(event.current.status.rawValue), internet \(event.current.connectivity.rawValue), changes \(event.changes.joined(separator: ","))")
+        if configuration.targets.enabled {
+            let now = Self.now()
+            for target in NetworkTarget.allCases {
+                let holdsNow = target.holds(in: event.current)
+                guard var hold = holds[target] else { continue }
+                let action = hold.observe(holdsNow, now: now)
+                holds[target] = hold
+                perform(action, for: target, now: now)
+            }
+        }
+        guard let acted = DispatcherProgress.eventToAct(on: event, after: lastSeen) else {
+            // A restarted reachd with the status the scripts last saw: nothing to run.
+            log.debug("#\(event.sequence) \(event.reason.code.rawValue): the status the scripts last saw; nothing to run")
+            lastSeen = DispatcherProgress(sequence: event.sequence, status: event.current)
+            if !batches.running { save(DispatcherProgress(sequence: event.sequence, status: event.current)) }
+            return
+        }
+        lastSeen = DispatcherProgress(sequence: acted.sequence, status: acted.current)
+        switch batches.received(acted) {
+        case .run(let batch): run(batch)
+        case .none: log.debug("#\(acted.sequence): scripts still running; coalesced")
+        }
+    }
+
+    // MARK: - Targets
+
+    private static func now() -> Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
+
+    private func perform(_ action: TargetHold.Action, for target: NetworkTarget, now: Double) {
+        switch action {
+        case .none:
+            break
+        case .wake(let at):
+            queue.asyncAfter(deadline: .now() + max(0, at - now) + 0.001) { [self] in
+                guard !stopping, var hold = holds[target] else { return }
+                let later = Self.now()
+                let next = hold.deadlinePassed(now: later)
+                holds[target] = hold
+                // A wake-up for a change since superseded (its successor has a timer of its own)
+                // does nothing; an early one (the two clocks differ) waits again.
+                if case .wake(let again) = next, again != at { return }
+                perform(next, for: target, now: later)
+            }
+        case .apply(let start):
+            let unit = target.unitName, hold = format(configuration.targets.hold(for: target))
+            log.info("\(start ? "starting" : "stopping") \(unit): \(target.rawValue) \(start ? "held" : "lost") for \(hold) s")
+            let systemctl = options.systemctl
+            unitQueue.async { [log] in
+                let outcome = ProcessRunner.run(Self.resolve(systemctl), arguments: [start ? "start" : "stop", "--no-block", unit],
+                                                environment: ["PATH=\(DispatcherEnvironment.path)", "LANG=C.UTF-8"], timeout: 30) { _, line in
+                    log.warning("systemctl: \(TerminalText.escaped(line))")
+                }
+                if outcome != .exited(0) { log.error("systemctl \(start ? "start" : "stop") \(unit): \(Self.describe(outcome))") }
+            }
+        }
+    }
+
+    /// `systemctl` by name: the first of PATH's directories that has it.
+    private static func resolve(_ program: String) -> String {
+        if program.contains("/") { return program }
+        for directory in DispatcherEnvironment.path.split(separator: ":") {
+            let path = "\(directory)/\(program)"
+            if (try? FileSystem.kind(at: path, followingLinks: true)) == .regularFile { return path }
+        }
+        return program
+    }
+
+    // MARK: - Scripts
+
+    private func run(_ batch: DispatchBatch) {
+        let configuration = configuration, options = options, log = log
+        scriptQueue.async { [self] in
+            if configuration.scripts.enabled {
+                let directories = options.scriptDirectories.isEmpty ? configuration.scripts.directories : options.scriptDirectories
+                Self.runScripts(for: batch, in: directories, configuration: configuration, log: log)
+            }
+            queue.async { self.finished(batch) }
+        }
+    }
+
+    private func finished(_ batch: DispatchBatch) {
+        save(DispatcherProgress(sequence: batch.event.sequence, status: batch.event.current))
+        if stopping { ProcessSetup.exit(0) }
+        switch batches.finished() {
+        case .run(let next): run(next)
+        case .none: break
+        }
+    }
+
+    private func save(_ progress: DispatcherProgress) {
+        do {
+            try progressFile.save(progress)
+        } catch {
+            log.error("cannot save progress in \(progressFile.path): \(error)")
+        }
+    }
+
+    /// Runs the eligible scripts that want this batch, one after another, in order.
+    static func runScripts(for batch: DispatchBatch, in directories: [String], configuration: DispatcherConfiguration, log: LogSink) {
+        let input: [UInt8]
+        do {
+            input = Array(try WireJSON.string(batch.event).utf8) + [UInt8(ascii: "\n")]
+        } catch {
+            log.error("cannot encode event #\(batch.event.sequence): \(error)")
+            return
+        }
+        let description = "#\(batch.event.sequence) \(batch.event.reason.code.rawValue)\(batch.count > 1 ? " (\(batch.count) events)" : "")"
+        for script in ScriptDirectories.scan(directories, log: log) {
+            let name = TerminalText.escaped(script.name)
+            switch script.verdict {
+            case .masked:
+                log.debug("\(name): masked")
+                continue
+            case .refused(let why):
+                log.warning("refusing to run \(TerminalText.escaped(script.path)): \(why)")
+                continue
+            case .run:
+                break
+            }
+            guard DispatcherScript.wants(configuration.changes(forScript: script.name), batch) else {
+                log.debug("\(name): not for \(description) (changes \(batch.event.changes.joined(separator: ",")))")
+                continue
+            }
+            let started = MonotonicClock.nanoseconds()
+            let outcome = ProcessRunner.run(script.path, environment: DispatcherEnvironment.variables(for: batch, script: script.name),
+                                            input: input, timeout: configuration.scripts.timeoutSeconds) { stream, line in
+                log.log(stream == .error ? .notice : .info, "\(name): \(TerminalText.escaped(line))")
+            }
+            let milliseconds = (MonotonicClock.nanoseconds() - started) / 1_000_000
+            switch outcome {
+            case .exited(0):
+                log.info("\(name): \(description): exit 0 (\(milliseconds) ms)")
+            case .timedOut:
+                log.warning("\(name): \(description): killed after Timeout=\(format(configuration.scripts.timeoutSeconds))s")
+            case .exited, .signaled, .failedToStart:
+                log.warning("\(name): \(description): \(describe(outcome)) (\(milliseconds) ms)")
+            }
+        }
+    }
+
+    static func describe(_ outcome: ProcessRunner.Outcome) -> String {
+        switch outcome {
+        case .exited(let status): return "exit \(status)"
+        case .signaled(let signal): return "killed by signal \(signal)"
+        case .timedOut: return "killed after its time limit"
+        case .failedToStart(let why): return "cannot run: \(why)"
+        }
+    }
+
+    // MARK: - Signals
+
+    /// SIGTERM/SIGINT: no new batch; a running one finishes (and is saved) first, so a restart
+    /// resumes right after it.
+    private func installSignalHandlers() {
+        for signal in [Signal.terminate, .interrupt] {
+            signal.ignore()
+            let source = DispatchSource.makeSignalSource(signal: signal.number, queue: queue)
+            source.setEventHandler { [self] in
+                log.info("\(signal.name): stopping\(batches.running ? " after the running scripts" : "")")
+                stopping = true
+                subscription?.cancel()
+                if !batches.running { ProcessSetup.exit(0) }
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+}
+
+/// Seconds without a needless fraction: 3, 0.5.
+func format(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+}

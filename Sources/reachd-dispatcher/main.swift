@@ -1,0 +1,56 @@
+import Dispatch
+import FoundationEssentials
+import ReachabilityCore
+import ReachabilityLinux
+import ReachabilitySystem
+import Synchronization
+
+let options: DispatcherOptions
+do {
+    options = try DispatcherOptions.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    emit("reachd-dispatcher: \(error)\nTry 'reachd-dispatcher --help'.\n", to: .error)
+    ProcessSetup.exit(2)
+}
+if options.showHelp { emit(DispatcherOptions.usage + "\n"); ProcessSetup.exit(0) }
+if options.showVersion { emit("reachd-dispatcher \(ReachdVersion.string)\n"); ProcessSetup.exit(0) }
+
+let environment = ProcessInfo.processInfo.environment
+let log = dispatcherLog(threshold: options.logLevel ?? .info, journal: !(environment["JOURNAL_STREAM"] ?? "").isEmpty)
+let configuration: DispatcherConfiguration
+do {
+    configuration = try DispatcherConfiguration.load(mainFile: options.configPath ?? DispatcherConfiguration.defaultPath,
+                                                     mustExist: options.configPath != nil, source: FileSystemConfigurationFiles())
+} catch {
+    log.error("\(error)")
+    ProcessSetup.exit(options.checkConfig ? 1 : 78)   // EX_CONFIG
+}
+if options.checkConfig {
+    emit("reachd-dispatcher: configuration OK\n")
+    ProcessSetup.exit(0)
+}
+ProcessSetup.ignoreSIGPIPE()
+
+// systemd's RuntimeDirectory= (several: the first).
+let stateDirectory = options.stateDirectory
+    ?? environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
+    ?? DispatcherOptions.defaultStateDirectory
+let dispatcher = Dispatcher(options: options, configuration: configuration, stateDirectory: stateDirectory, log: log)
+do {
+    try dispatcher.start()
+} catch {
+    log.error("cannot start: \(error)")
+    ProcessSetup.exit(1)
+}
+dispatchMain()
+
+/// One line per message on stderr: `<N>message` for the journal, `reachd-dispatcher: message`
+/// otherwise; one write(2) per line under a lock, so lines of several threads never interleave.
+func dispatcherLog(threshold: LogLevel, journal: Bool) -> LogSink {
+    let lock = Mutex(())
+    return LogSink(threshold: threshold) { level, message in
+        let line = journal ? "<\(level.priority)>\(message)\n"
+            : "reachd-dispatcher: \(level >= .warning ? "\(level.rawValue): " : "")\(message)\n"
+        lock.withLock { _ in StandardStream.error.write(line) }
+    }
+}

@@ -1,0 +1,389 @@
+import Foundation
+import ReachabilityCore
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The environment a dispatcher script gets, exactly: the names docs/acting-on-changes.md and
+/// reachd-dispatcher(8) document.
+let documentedScriptEnvironment: Set<String> = [
+    "LANG", "PATH", "REACHD_CHANGES", "REACHD_COALESCED", "REACHD_CONNECTIVITY", "REACHD_EVENT", "REACHD_EXPENSIVE",
+    "REACHD_GENERATION", "REACHD_INTERFACE", "REACHD_INTERFACE_KIND", "REACHD_PORTAL_URL", "REACHD_PREVIOUS_CONNECTIVITY",
+    "REACHD_PREVIOUS_INTERFACE", "REACHD_PREVIOUS_REACHABLE", "REACHD_PREVIOUS_STATUS", "REACHD_REACHABLE", "REACHD_REASON",
+    "REACHD_REASON_INTERFACE", "REACHD_SCRIPT", "REACHD_SEQUENCE", "REACHD_SIMULATED", "REACHD_STATUS", "REACHD_VPN",
+]
+
+/// reachd-dispatcher as built, following a `DaemonUnderTest`: scripts in `scripts/` (root's, in
+/// a directory of the test's own), its progress in `state/`, and a `systemctl` that only writes
+/// down what it was asked (`units.log`). Every script made by `recorder(_:)` leaves one run in
+/// `runs/`: the exact bytes of its environment (`/proc/self/environ`) and its stdin.
+final class DispatcherUnderTest: @unchecked Sendable {
+    let directory: TemporaryDirectory
+    let socketPath: String
+    var path: String { directory.path }
+    var scripts: String { path + "/scripts" }
+    private(set) var child: Child?
+    private(set) var stderrOfEarlierRuns = ""
+
+    /// One run of one script, as it saw it.
+    struct Run {
+        var script: String
+        var environmentBytes: [UInt8]
+        var inputBytes: [UInt8]
+        var environment: [String: String] {
+            var result: [String: String] = [:]
+            for entry in environmentBytes.split(separator: 0) {
+                let text = String(decoding: entry, as: UTF8.self)
+                guard let equals = text.firstIndex(of: "=") else { continue }
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            return result
+        }
+        func event() throws -> ReachabilityEvent { try WireJSON.decoder().decode(ReachabilityEvent.self, from: Data(inputBytes)) }
+    }
+
+    init(socketPath: String, config: String) throws {
+        directory = try TemporaryDirectory()
+        self.socketPath = socketPath
+        try sh("chmod 0755 '\(directory.path)' && mkdir -m 0755 '\(directory.path)/scripts' '\(directory.path)/runs'")
+        try config.write(toFile: path + "/dispatcher.conf", atomically: true, encoding: .utf8)
+        try install("systemctl", "#!/bin/sh\necho \"$*\" >> '\(path)/units.log'\n", in: path)
+    }
+
+    /// A shell script for the recorder: writes the run, then `extra`.
+    func recorder(_ extra: String = "") -> String {
+        """
+        #!/bin/sh
+        n=$(( $(cat '\(path)/count' 2>/dev/null || echo 0) + 1 ))
+        echo $n > '\(path)/count'
+        out='\(path)/runs/'$(printf %05d $n)-"$REACHD_SCRIPT"
+        cat /proc/$$/environ > "$out.env"
+        cat > "$out.json"
+        \(extra)
+        """
+    }
+
+    /// Writes an executable owned by root, mode 0755 unless told.
+    func install(_ name: String, _ body: String, in directory: String? = nil, mode: String = "0755") throws {
+        let file = (directory ?? scripts) + "/" + name
+        try body.write(toFile: file, atomically: false, encoding: .utf8)
+        try sh("chmod \(mode) '\(file)'")
+    }
+
+    func start(scriptDirectories: [String]? = nil) throws {
+        var arguments = ["--socket", socketPath, "--config", path + "/dispatcher.conf", "--state-dir", path + "/state",
+                         "--systemctl", path + "/systemctl", "--log-level", "debug"]
+        for directory in scriptDirectories ?? [scripts] { arguments += ["--script-dir", directory] }
+        child = try Child(Binaries.reachdDispatcher, arguments)
+    }
+
+    /// SIGTERM; its exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard let child else { return -1 }
+        child.signal(SIGTERM)
+        let status = child.wait(timeout: 20)
+        stderrOfEarlierRuns += child.stderr
+        self.child = nil
+        return status
+    }
+
+    var stderr: String { stderrOfEarlierRuns + (child?.stderr ?? "") }
+
+    var runs: [Run] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: path + "/runs")) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+        return names.compactMap { name in
+            let base = path + "/runs/" + String(name.dropLast(5))
+            guard let environment = FileManager.default.contents(atPath: base + ".env"),
+                  let input = FileManager.default.contents(atPath: base + ".json") else { return nil }
+            let script = String(name.dropLast(5).drop { $0 != "-" }.dropFirst())
+            return Run(script: script, environmentBytes: Array(environment), inputBytes: Array(input))
+        }
+    }
+
+    /// The commands the fake systemctl got, for one unit: `start`, `stop`.
+    func unitCommands(_ target: NetworkTarget) -> [String] {
+        let log = (try? String(contentsOfFile: path + "/units.log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").compactMap { line in
+            let words = line.split(separator: " ")
+            guard words.count == 3, words[1] == "--no-block", words[2] == target.unitName else { return nil }
+            return String(words[0])
+        }
+    }
+
+    deinit { if let child, child.isRunning { child.signal(SIGKILL); child.wait(timeout: 5) } }
+}
+
+extension SystemTests {
+/// reachd-dispatcher against a real reachd in test namespaces, with real scripts.
+@Suite struct DispatcherIntegrationTests {
+    static func daemonConfig(probe: Bool) -> String {
+        probe ? ProbeIntegrationTests.config() : DaemonUnderTest.defaultConfig
+    }
+
+    /// The status reachd reports now.
+    static func currentStatus(_ daemon: DaemonUnderTest) throws -> Status {
+        try WireJSON.decoder().decode(Status.self, from: Data(try daemon.reachctl(["status", "--json"]).stdout.utf8))
+    }
+
+    /// True when the last run saw what reachd reports now.
+    static func caughtUp(_ dispatcher: DispatcherUnderTest, _ daemon: DaemonUnderTest) -> Bool {
+        guard let last = dispatcher.runs.last, let event = try? last.event(), let now = try? currentStatus(daemon) else { return false }
+        return now.changes(from: event.current).isEmpty
+    }
+
+    /// A scripted sequence (not reachable, Ethernet, full, portal, carrier gone): every run gets
+    /// exactly the documented environment, agreeing with the event on its stdin; scripts run in
+    /// order, batch after batch, each batch starting where the last ended; a script configured
+    /// for `connectivity` runs only for that; the targets follow after their hold.
+    @Test(.needsRoot()) func scriptsGetTheDocumentedEnvironmentInOrderAndTargetsFollow() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let server = try ProbeServer(in: uplink, mode: .noContent)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.daemonConfig(probe: true))
+        let dispatcher = try DispatcherUnderTest(socketPath: daemon.socketPath,
+                                                 config: "[Targets]\nHoldSec=0.5\n[Scripts]\nChanges.30-*=connectivity\n")
+        for name in ["10-first", "20-second", "30-connectivity"] { try dispatcher.install(name, dispatcher.recorder()) }
+        try dispatcher.start()
+        #expect(waitUntil(timeout: 15) { dispatcher.unitCommands(.internet) == ["stop"] }, "\(dispatcher.stderr)")
+
+        let link = try VethUplink(host: host, uplink: uplink)
+        _ = try link.settledLinkLocal()
+        #expect(waitUntil(timeout: 20) { dispatcher.unitCommands(.internet) == ["stop", "start"] }, "\(dispatcher.stderr)")
+        try server.set(.redirect("/login"))
+        usleep(200_000)
+        _ = try daemon.reachctl(["probe"])
+        #expect(waitUntil(timeout: 20) { dispatcher.unitCommands(.internet) == ["stop", "start", "stop"] }, "\(dispatcher.stderr)")
+        try link.dropCarrier()
+        #expect(waitUntil(timeout: 20) { dispatcher.unitCommands(.online) == ["stop", "start", "stop"] }, "\(dispatcher.stderr)")
+        #expect(waitUntil(timeout: 20) { Self.caughtUp(dispatcher, daemon) })
+        #expect(waitUntil(timeout: 5) { dispatcher.unitCommands(.unmetered) == ["stop", "start", "stop"] })
+
+        let runs = dispatcher.runs
+        var batches: [(sequence: Int, scripts: [String], event: ReachabilityEvent)] = []
+        for run in runs {
+            let environment = run.environment
+            let event = try run.event()
+            #expect(Set(environment.keys) == documentedScriptEnvironment, "\(run.script): \(environment.keys.sorted())")
+            #expect(environment["REACHD_SCRIPT"] == run.script)
+            #expect(environment["REACHD_SEQUENCE"] == String(event.sequence))
+            #expect(environment["REACHD_EVENT"] == event.event.rawValue)
+            #expect(environment["REACHD_STATUS"] == event.current.status.rawValue)
+            #expect(environment["REACHD_PREVIOUS_STATUS"] == (event.previous?.status.rawValue ?? ""))
+            #expect(environment["REACHD_REACHABLE"] == (event.current.reachable ? "yes" : "no"))
+            #expect(environment["REACHD_CONNECTIVITY"] == event.current.connectivity.rawValue)
+            #expect(environment["REACHD_PREVIOUS_CONNECTIVITY"] == (event.previous?.connectivity.rawValue ?? ""))
+            #expect(environment["REACHD_INTERFACE"] == (event.current.primary?.name ?? ""))
+            #expect(environment["REACHD_REASON"] == event.reason.code.rawValue)
+            #expect(environment["REACHD_CHANGES"] == event.changes.joined(separator: " "))
+            #expect(environment["REACHD_PORTAL_URL"] == (event.current.probe?.portalUrl ?? ""))
+            #expect(environment["REACHD_EXPENSIVE"] == "no")
+            #expect(environment["PATH"] == "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+            #expect(Int(environment["REACHD_COALESCED"] ?? "") ?? 0 >= 1)
+            if run.script == "30-connectivity" {
+                #expect(event.event == .initial || event.changes.contains("connectivity"), "30-connectivity ran for \(event.changes)")
+            }
+            if let last = batches.last, last.sequence == event.sequence {
+                batches[batches.count - 1].scripts.append(run.script)
+            } else {
+                batches.append((event.sequence, [run.script], event))
+            }
+        }
+        // In order: each batch runs its scripts in lexical order, batches in sequence order.
+        for (index, batch) in batches.enumerated() {
+            #expect(batch.scripts == batch.scripts.sorted() && batch.scripts.starts(with: ["10-first", "20-second"]), "\(batch.scripts)")
+            if index > 0 {
+                let before = batches[index - 1]
+                #expect(batch.sequence > before.sequence)
+                // Nothing lost between batches: each starts from the state the last one ended in.
+                #expect(batch.event.previous.map { $0.changes(from: before.event.current).isEmpty } == true,
+                        "batch #\(batch.sequence) does not start where #\(before.sequence) ended")
+            }
+        }
+        #expect(batches.first?.event.event == .initial)
+        #expect(batches.first?.event.current.reachable == false)
+        let connectivities = batches.map(\.event.current.connectivity)
+        #expect(connectivities.contains(.full) && connectivities.contains(.portal))
+        let portal = try #require(runs.first { $0.environment["REACHD_CONNECTIVITY"] == "portal" })
+        #expect(portal.environment["REACHD_PORTAL_URL"] == "http://10.77.0.1:8080/login")
+        #expect(portal.environment["REACHD_INTERFACE"] == "eth0")
+        #expect(portal.environment["REACHD_INTERFACE_KIND"] == "ethernet")
+        let last = try #require(runs.last?.environment)
+        #expect(last["REACHD_STATUS"] == "notReachable" && last["REACHD_REACHABLE"] == "no" && last["REACHD_CONNECTIVITY"] == "none")
+        #expect(last["REACHD_PREVIOUS_REACHABLE"] == "yes")
+        #expect(runs.contains { $0.script == "30-connectivity" && $0.environment["REACHD_CONNECTIVITY"] == "portal" })
+        #expect(dispatcher.stop() == 0)
+    }
+
+    /// A carrier flap shorter than HoldSec= stops nothing (the scripts still see it); one that
+    /// lasts stops the targets.
+    @Test(.needsRoot()) func aFlapShorterThanTheHoldStopsNothing() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let link = try VethUplink(host: host, uplink: uplink)
+        let dispatcher = try DispatcherUnderTest(socketPath: daemon.socketPath, config: "[Targets]\nHoldSec=2\n")
+        try dispatcher.install("10-record", dispatcher.recorder())
+        try dispatcher.start()
+        #expect(waitUntil(timeout: 15) { dispatcher.unitCommands(.online) == ["start"] }, "\(dispatcher.stderr)")
+        let runsBefore = dispatcher.runs.count
+        try link.dropCarrier()
+        #expect(waitUntil(timeout: 10) { (try? Self.currentStatus(daemon).reachable) == false })
+        try link.restoreCarrier()
+        #expect(waitUntil(timeout: 10) { (try? Self.currentStatus(daemon).reachable) == true })
+        // Past the hold: still only the first start.
+        #expect(!waitUntil(timeout: 3.5) { dispatcher.unitCommands(.online) != ["start"] })
+        #expect(dispatcher.runs.contains { $0.environment["REACHD_REACHABLE"] == "no" }, "the scripts saw the flap")
+        #expect(dispatcher.runs.count > runsBefore)
+        try link.dropCarrier()
+        #expect(waitUntil(timeout: 10) { dispatcher.unitCommands(.online) == ["start", "stop"] }, "\(dispatcher.stderr)")
+        #expect(waitUntil(timeout: 5) { dispatcher.unitCommands(.unmetered) == ["start", "stop"] })
+        #expect(dispatcher.unitCommands(.internet) == ["stop"])
+    }
+
+    /// A script that hangs (and ignores SIGTERM) is killed with its process group after
+    /// Timeout= (+2 s for SIGKILL); the events that came meanwhile run next, coalesced.
+    @Test(.needsRoot()) func aHangingScriptIsKilledAndTheNextEventRuns() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let dispatcher = try DispatcherUnderTest(socketPath: daemon.socketPath, config: "[Targets]\nEnabled=no\n[Scripts]\nTimeout=1\n")
+        let marker = dispatcher.path + "/hung"
+        try dispatcher.install("10-hang", """
+            #!/bin/sh
+            if [ ! -e '\(marker)' ]; then
+              touch '\(marker)'
+              trap '' TERM
+              sleep 61.25 &
+              sleep 61.25
+            fi
+            """)
+        try dispatcher.install("20-record", dispatcher.recorder())
+        try dispatcher.start()
+        #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: marker) })
+        _ = try VethUplink(host: host, uplink: uplink)
+        #expect(waitUntil(timeout: 20) { dispatcher.runs.contains { $0.environment["REACHD_STATUS"] == "ethernet" } }, "\(dispatcher.stderr)")
+        #expect(dispatcher.stderr.contains("10-hang: #"), "\(dispatcher.stderr)")
+        #expect(dispatcher.stderr.contains("killed after Timeout=1s"), "\(dispatcher.stderr)")
+        // The batch of the hang (initial), then the events that came while it hung, in one run.
+        let runs = dispatcher.runs
+        #expect(runs.first?.environment["REACHD_EVENT"] == "initial")
+        #expect(runs.dropFirst().first.map { Int($0.environment["REACHD_COALESCED"] ?? "") ?? 0 > 1 } == true,
+                "\(runs.map(\.environment))")
+        // Its whole process group went with it.
+        #expect(try sh("pgrep -f 'sleep 61[.]25'", check: false).output.isEmpty)
+    }
+
+    /// Only root's scripts that no one else can write run; a symlink to /dev/null masks a
+    /// script of the same name in a later directory, and an earlier directory's script
+    /// replaces a later one's.
+    @Test(.needsRoot()) func refusesScriptsOthersCouldWriteAndMergesDirectoriesByName() throws {
+        let host = try TestNamespace(tag: "h")
+        defer { host.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let dispatcher = try DispatcherUnderTest(socketPath: daemon.socketPath, config: "[Targets]\nEnabled=no\n")
+        let library = dispatcher.path + "/lib"
+        try sh("mkdir -m 0755 '\(library)'")
+        try dispatcher.install("10-world-writable", dispatcher.recorder(), mode: "0777")
+        try dispatcher.install("20-group-writable", dispatcher.recorder(), mode: "0775")
+        try dispatcher.install("30-foreign", dispatcher.recorder())
+        try sh("chown 65534 '\(dispatcher.scripts)/30-foreign'")
+        try dispatcher.install("40-ok", dispatcher.recorder())
+        try sh("ln -s /dev/null '\(dispatcher.scripts)/50-masked'")
+        try dispatcher.install("40-ok", "#!/bin/sh\ntouch '\(dispatcher.path)/wrong'\n", in: library)
+        try dispatcher.install("50-masked", "#!/bin/sh\ntouch '\(dispatcher.path)/wrong'\n", in: library)
+        try dispatcher.install("60-library", dispatcher.recorder(), in: library)
+        try dispatcher.start(scriptDirectories: [dispatcher.scripts, library])
+        #expect(waitUntil(timeout: 15) { dispatcher.runs.count == 2 && dispatcher.stderr.contains("60-library: #") }, "\(dispatcher.stderr)")
+        #expect(dispatcher.runs.map(\.script) == ["40-ok", "60-library"])
+        #expect(!FileManager.default.fileExists(atPath: dispatcher.path + "/wrong"))
+        let stderr = dispatcher.stderr
+        #expect(stderr.contains("refusing to run \(dispatcher.scripts)/10-world-writable: writable by group (mode 0777)"), "\(stderr)")
+        #expect(stderr.contains("refusing to run \(dispatcher.scripts)/20-group-writable: writable by group (mode 0775)"), "\(stderr)")
+        #expect(stderr.contains("refusing to run \(dispatcher.scripts)/30-foreign: owned by uid 65534, not by root"), "\(stderr)")
+        // A directory others can write to is refused as a whole.
+        try sh("chmod 0777 '\(library)'")
+        try sh("ip -n \(host.name) link add rch-x type veth peer name rch-y")
+        #expect(waitUntil(timeout: 15) { dispatcher.stderr.contains("refusing script directory \(library): writable by group or others") })
+        #expect(waitUntil(timeout: 5) { dispatcher.runs.count >= 3 })
+        #expect(!waitUntil(timeout: 1) { dispatcher.runs.contains { $0.script == "60-library" && $0.environment["REACHD_CHANGES"] != "" } })
+        #expect(dispatcher.runs.dropFirst(2).allSatisfy { $0.script == "40-ok" })
+    }
+
+    /// An interface whose name holds ESC and BEL: no script gets a raw control byte, in its
+    /// environment or on stdin (JSON escapes them), and the dispatcher's log has none either.
+    @Test(.needsRoot()) func anInterfaceNameWithEscapeBytesReachesNoScriptRaw() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let dispatcher = try DispatcherUnderTest(socketPath: daemon.socketPath, config: "[Targets]\nEnabled=no\n")
+        try dispatcher.install("10-record", dispatcher.recorder("echo \"interface $REACHD_INTERFACE\" >&2"))
+        try dispatcher.start()
+        let name = "e\u{1b}x\u{7}y"
+        _ = try VethUplink(host: host, uplink: uplink, inner: name)
+        #expect(waitUntil(timeout: 20) { dispatcher.runs.contains { $0.environment["REACHD_STATUS"] == "ethernet" } }, "\(dispatcher.stderr)")
+        let runs = dispatcher.runs
+        let reachable = try #require(runs.last { $0.environment["REACHD_STATUS"] == "ethernet" })
+        #expect(reachable.environment["REACHD_INTERFACE"] == "e\\x1bx\\x07y")
+        #expect(try reachable.event().current.primary?.name == name)
+        for run in runs {
+            #expect(!run.environmentBytes.contains { ($0 != 0 && $0 < 0x20) || $0 == 0x7f }, "raw control byte in \(run.script)'s environment")
+            #expect(!run.inputBytes.dropLast().contains { $0 < 0x20 || $0 == 0x7f }, "raw control byte on \(run.script)'s stdin")
+        }
+        #expect(dispatcher.stderr.contains("interface e\\x1bx\\x07y"))
+        #expect(!dispatcher.stderr.unicodeScalars.contains { $0 == "\u{1b}" || $0 == "\u{7}" })
+    }
+
+    /// Restarts of either side, with and without changes meanwhile: every batch starts where the
+    /// last ended (nothing lost), no sequence number runs twice (nothing repeated), a reachd
+    /// restart with the same network runs nothing, and the last run saw what reachd reports.
+    @Test(.needsRoot()) func restartsOfReachdOrTheDispatcherLoseAndRepeatNothing() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let dispatcher = try DispatcherUnderTest(socketPath: daemon.socketPath, config: "[Targets]\nEnabled=no\n")
+        try dispatcher.install("10-record", dispatcher.recorder())
+        try dispatcher.start()
+        let link = try VethUplink(host: host, uplink: uplink)
+        _ = try link.settledLinkLocal()
+        #expect(waitUntil(timeout: 20) { Self.caughtUp(dispatcher, daemon) }, "\(dispatcher.stderr)")
+
+        // The dispatcher stops; events happen; it resumes after the last one it ran.
+        #expect(dispatcher.stop() == 0)
+        try link.dropCarrier()
+        #expect(waitUntil(timeout: 10) { (try? Self.currentStatus(daemon).reachable) == false })
+        try dispatcher.start()
+        #expect(waitUntil(timeout: 20) { Self.caughtUp(dispatcher, daemon) }, "\(dispatcher.stderr)")
+        #expect(dispatcher.stderr.contains("resuming after event #"))
+
+        // reachd restarts with the network changed meanwhile: one run, as a resync.
+        daemon.stop()
+        try link.restoreCarrier()
+        try daemon.start()
+        #expect(waitUntil(timeout: 20) { Self.caughtUp(dispatcher, daemon) }, "\(dispatcher.stderr)")
+        #expect(dispatcher.runs.contains { $0.environment["REACHD_REASON"] == "resync" })
+
+        // Restarts with nothing changed run nothing.
+        _ = try link.settledLinkLocal()
+        #expect(waitUntil(timeout: 20) { Self.caughtUp(dispatcher, daemon) })
+        usleep(500_000)
+        let settled = dispatcher.runs.count
+        try daemon.restart()
+        #expect(dispatcher.stop() == 0)
+        try dispatcher.start()
+        #expect(!waitUntil(timeout: 3) { dispatcher.runs.count != settled }, "\(dispatcher.runs.dropFirst(settled).map(\.environment))")
+
+        let events = try dispatcher.runs.map { try $0.event() }
+        for (before, after) in zip(events, events.dropFirst()) {
+            #expect(after.sequence > before.sequence, "#\(after.sequence) ran after #\(before.sequence)")
+            #expect(after.previous.map { $0.changes(from: before.current).isEmpty } == true,
+                    "#\(after.sequence) does not start where #\(before.sequence) ended")
+        }
+        #expect(Set(events.map(\.sequence)).count == events.count)
+        #expect(dispatcher.stop() == 0)
+    }
+}
+}
