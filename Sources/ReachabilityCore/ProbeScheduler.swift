@@ -149,7 +149,9 @@ public struct ProbeScheduler: Sendable {
             delay = backoff ?? configuration.interval
         }
         if let seconds = probe.secondsRemaining {
-            delay = min(delay, CaptivePortalAPI.recheckDelay(secondsRemaining: seconds))
+            // Never sooner than the first backoff: an API that says 0 seconds for ever is not
+            // asked in a loop.
+            delay = min(delay, max(configuration.firstBackoff, CaptivePortalAPI.recheckDelay(secondsRemaining: seconds)))
         }
         let timerID = makeID()
         timer = timerID
