@@ -42,6 +42,8 @@ extension SystemTests {
                 return eth0?.dns == ["2001:db8::53", "2001:db8::54"] && eth0?.searchDomains == ["corp.example"]
                     && eth0?.nat64Prefix == "64:ff9b::/96" && eth0?.captivePortalApi == "https://10.77.0.1:8443/capport"
             }, "\(String(describing: monitor.status.primary))")
+            // The status is published before the observers hear of it: wait for the recorder.
+            #expect(waitUntil(timeout: 5) { recorder.events.last?.current == monitor.status })
             let announced = recorder.events.filter { $0.reason.code == .routerAdvertisement }
             #expect(!announced.isEmpty && announced.allSatisfy { $0.reason.interface == "eth0" })
             // The interface list says the same as the primary.
@@ -50,7 +52,9 @@ extension SystemTests {
             // Three seconds on, the DNS facts run out; the NAT64 prefix (8 s) and the API (no lifetime) stay.
             #expect(waitUntil(timeout: 20) { monitor.status.primary?.dns == [] && monitor.status.primary?.searchDomains == [] })
             #expect(monitor.status.primary?.nat64Prefix == "64:ff9b::/96")
-            let expired = recorder.events.last { $0.current.primary?.dns == [] }
+            let ranOut = { recorder.events.last { $0.previous?.primary?.dns.isEmpty == false && $0.current.primary?.dns == [] } }
+            #expect(waitUntil(timeout: 5) { ranOut() != nil })
+            let expired = ranOut()
             #expect(expired?.reason.code == .routerAdvertisement && expired?.reason.detail?.contains("gone") == true)
             #expect(waitUntil(timeout: 20) { monitor.status.primary?.nat64Prefix == nil })
             #expect(monitor.status.primary?.captivePortalApi == "https://10.77.0.1:8443/capport")
@@ -97,7 +101,7 @@ extension SystemTests {
             #expect(monitor.status == before)
 
             try send(uplink, RouterAdvertiser.rdnss(["2001:db8::53"], lifetime: 600))
-            #expect(waitUntil(timeout: 15) { monitor.status.primary?.dns == ["2001:db8::53"] })
+            #expect(waitUntil(timeout: 15) { recorder.events.last?.current.primary?.dns == ["2001:db8::53"] })
             #expect(recorder.events.count == 1 && recorder.events.first?.reason.code == .routerAdvertisement)
         }
     }
@@ -110,7 +114,8 @@ extension SystemTests {
             #expect(waitUntil(timeout: 15) { monitor.status.primary?.dns == ["2001:db8::53"] })
             let recorder = EventRecorder(monitor)
             try uplink.dropCarrier()
-            #expect(waitUntil(timeout: 10) { monitor.status.status == .notReachable })
+            // The status is published before the observers hear of it: wait for the recorder.
+            #expect(waitUntil(timeout: 10) { recorder.first { !$0.reachable } != nil })
             let lost = recorder.first { !$0.reachable }
             #expect(lost?.reason.code == .carrierLost)
             #expect(lost?.current.interfaces.first { $0.name == "eth0" }?.dns == [])
