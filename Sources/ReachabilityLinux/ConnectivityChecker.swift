@@ -191,7 +191,13 @@ public final class ConnectivityChecker: @unchecked Sendable {
         let submitted = checkPool.submit { [weak self] in
             let probe = Self.run(configuration, request: request, api: api, handle: handle) { method, probe in
                 guard let self else { return }
-                self.queue.async { self.checkObserver?(method, probe) }
+                self.queue.async {
+                    if method == .api, probe.result == .limited {
+                        self.log.notice("captive-portal API \(probe.url) on \(path.interface) not used: "
+                                        + TerminalText.escaped(probe.error ?? "no answer") + "; the HTTP check decides")
+                    }
+                    self.checkObserver?(method, probe)
+                }
             }
             finish(probe)
         }

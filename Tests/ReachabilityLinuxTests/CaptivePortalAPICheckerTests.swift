@@ -105,7 +105,9 @@ extension SystemTests {
         let lab = try CaptivePortalLab(api: mode)
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: lab.status)
-        let checker = ConnectivityChecker(configuration: lab.configuration, target: target, networkNamespace: lab.lab.host.name)
+        let lines = Collector<String>()
+        let checker = ConnectivityChecker(configuration: lab.configuration, target: target, networkNamespace: lab.lab.host.name,
+                                          log: LogSink(threshold: .info) { level, message in lines.append("\(level): \(message)") })
         checker.start()
         defer { checker.stop() }
         #expect(waitUntil(timeout: 20) { !target.probes.isEmpty })
@@ -114,6 +116,11 @@ extension SystemTests {
         #expect(probe.error?.hasPrefix("captive-portal API \(lab.apiURL) not used: ") == true, "\(probe.error ?? "")")
         #expect(probe.error?.contains(reason) == true, "\(probe.error ?? "")")
         #expect(lab.lab.server.requests.count == 1)
+        // And the log says so, once per check.
+        #expect(waitUntil(timeout: 5) { !lines.values.isEmpty })
+        #expect(lines.values.count == 1, "\(lines.values)")
+        #expect(lines.values.first?.hasPrefix("notice: captive-portal API \(lab.apiURL) on eth0 not used: ") == true, "\(lines.values)")
+        #expect(lines.values.first?.contains(reason) == true, "\(lines.values)")
     }
 
     /// A certificate the CA did not sign: the API is not believed (the TLS error named), and
