@@ -104,6 +104,11 @@ struct PathTests {
         #expect(!limited.isReachable && limited.error == .probeFailed("timed out"))
         let none = NetworkDetector.Result(Probe(url: "http://t/", result: .none, checkedAt: at))
         #expect(none.error == .notReachable && none.connectivity == Connectivity.none)
+        #expect(!portal.isFromCaptivePortalAPI && portal.secondsRemaining == nil)
+        let announced = NetworkDetector.Result(Probe(url: "https://p/capport", result: .portal, httpStatus: 200, portalUrl: "https://p/login",
+                                                     checkedAt: at, secondsRemaining: 60, source: "ra"))
+        #expect(announced.isFromCaptivePortalAPI && announced.secondsRemaining == 60)
+        #expect(announced.error == .captivePortal(portalURL: "https://p/login"))
     }
 
     @Test("a host check becomes the target's state")
