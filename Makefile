@@ -118,8 +118,8 @@ bench: release
 	bench/run.sh --reachd $(RELEASE_BIN_DIR)/reachd $(BENCH_ARGS)
 
 # Fuzzing (on demand, never part of `make test`): libFuzzer targets for the varlink framer and
-# decoder, the configuration loader, the HTTP response parser, the ModemManager model and the
-# netlink decoder, FUZZ_SECONDS each. Inputs that crash land in fuzz/regressions/, which
+# decoder, the configuration loader, the HTTP response parser, the ModemManager model, the
+# netlink decoder, router advertisement options and captive-portal API answers, FUZZ_SECONDS each. Inputs that crash land in fuzz/regressions/, which
 # `make test` replays.
 FUZZ_SECONDS ?= 60
 fuzz: deps

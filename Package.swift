@@ -17,6 +17,12 @@ let package = Package(
             pkgConfig: "libnl-route-3.0",
             providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
         ),
+        // TLS for https checks and captive-portal APIs.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",
@@ -25,7 +31,7 @@ let package = Package(
         // The thin layer over Glibc: errno, descriptors, socket addresses, the calls around them.
         .target(name: "ReachabilitySystem"),
         .target(name: "ReachabilityCore", exclude: ["io.reachd.Reachability.varlink"]),
-        .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "ReachabilitySystem", "CNetlink", "CSystemd"]),
+        .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "ReachabilitySystem", "CNetlink", "CSystemd", "COpenSSL"]),
         .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
         .target(name: "ReachabilityClient", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
         .target(name: "Reachability", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux", "ReachabilitySystem"]),

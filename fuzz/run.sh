@@ -5,12 +5,12 @@
 # or out-of-memory input is saved in fuzz/regressions/TARGET/, which `make test` replays
 # (FuzzRegressionTests): commit it with the fix.
 #
-#   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="varlink configuration http modemmanager netlink"]
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="varlink configuration http modemmanager netlink routeroptions captiveapi"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"varlink configuration http modemmanager netlink"}
+targets=${FUZZ_TARGETS:-"varlink configuration http modemmanager netlink routeroptions captiveapi"}
 out=.build/fuzz
 mkdir -p "$out"
 # Optimized as the daemon is, so that the varlink target's time budget judges the code that runs.

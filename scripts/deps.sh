@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(pkg-config libnl-3-dev libnl-route-3-dev libsystemd-dev iproute2 python3-venv
+APT_PACKAGES=(pkg-config libnl-3-dev libnl-route-3-dev libsystemd-dev libssl-dev openssl iproute2 python3-venv
               dbus-daemon python3-dbus systemd-container prometheus curl)
 if [ "${1:-}" = deb ]; then APT_PACKAGES+=(debhelper lintian); fi
 

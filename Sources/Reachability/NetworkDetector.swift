@@ -61,6 +61,14 @@ public final class NetworkDetector: @unchecked Sendable {
                       connectivity: probe.result, probe: probe)
         }
 
+        /// True when the network's own captive-portal API (RFC 8908, announced by a router
+        /// advertisement) answered this check; its facts are then in `probe` (`portalUrl`,
+        /// `venueInfoUrl`, `secondsRemaining`, `bytesRemaining`, `canExtendSession`).
+        public var isFromCaptivePortalAPI: Bool { probe?.source == CaptivePortalAPI.source }
+
+        /// Seconds left of the session as the captive-portal API said at the check; nil when it said nothing.
+        public var secondsRemaining: Int? { probe?.secondsRemaining }
+
         public var description: String {
             var text = "\(connectivity.rawValue)"
             if statusCode != 0 { text += " (HTTP \(statusCode))" }

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import ReachabilityCore
 
 /// NWInterface.InterfaceType's cases, from reachd's interface kinds.
@@ -34,6 +35,40 @@ public struct NetworkInterface: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { name }
+}
+
+/// What a network's captive portal says about itself: the RFC 8910 API its routers announce
+/// and, once the API answered (RFC 8908), where to log in and what is left of the session.
+public struct CaptivePortal: Sendable, Equatable {
+    /// The API's URI, from the router advertisement.
+    public let apiURL: String
+    /// The API's verdict: true while captive; nil until it answered (or when it failed).
+    public let isCaptive: Bool?
+    /// Where the user logs in (`user-portal-url`).
+    public let portalURL: String?
+    /// The venue's page (`venue-info-url`).
+    public let venueInfoURL: String?
+    /// Seconds left of the session when it was checked (`checkedAt`).
+    public let secondsRemaining: Int?
+    public let bytesRemaining: Int?
+    public let canExtendSession: Bool?
+    /// When the API was asked.
+    public let checkedAt: Date?
+
+    /// The portal of `interface` as `probe` (the check over it) describes it; nil when its
+    /// network announces no API.
+    public init?(interface: Interface?, probe: Probe?) {
+        guard let api = interface?.captivePortalApi else { return nil }
+        apiURL = api
+        let answered = probe?.source == CaptivePortalAPI.source ? probe : nil
+        isCaptive = answered.map { $0.result == .portal }
+        portalURL = answered?.result == .portal ? answered?.portalUrl : nil
+        venueInfoURL = answered?.venueInfoUrl
+        secondsRemaining = answered?.secondsRemaining
+        bytesRemaining = answered?.bytesRemaining
+        canExtendSession = answered?.canExtendSession
+        checkedAt = answered?.checkedAt
+    }
 }
 
 /// NWPath's shape: the machine's path to the network, made from reachd's `Status`.
@@ -73,6 +108,13 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     /// The primary interface and the VPN on top, as reachd reports them.
     public let primary: Interface?
     public let vpn: Interface?
+    /// What the network of the path's interface announces about its captive portal; nil when
+    /// nothing (see docs/captive-portal.md).
+    public let captivePortal: CaptivePortal?
+    /// DNS servers, search domains and the NAT64 prefix the primary's routers announce.
+    public let dnsServers: [String]
+    public let searchDomains: [String]
+    public let nat64Prefix: String?
 
     /// The path of `status`; with `requiredInterfaceType`, only interfaces of that type count.
     public init(_ status: ReachabilityCore.Status, requiredInterfaceType: InterfaceType? = nil) {
@@ -116,6 +158,10 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         cellular = status.cellular
         primary = status.primary
         vpn = status.vpn
+        captivePortal = CaptivePortal(interface: status.vpn ?? status.primary, probe: status.probe)
+        dnsServers = status.primary?.dns ?? []
+        searchDomains = status.primary?.searchDomains ?? []
+        nat64Prefix = status.primary?.nat64Prefix
     }
 
     /// Nothing known yet (a monitor that has not heard from its source).

@@ -1,14 +1,19 @@
+import FoundationEssentials
 import ReachabilityCore
 
 extension Status {
     /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
     /// `online · vpn wg0 over ethernet (eth0) · …` under a tunnel, or `offline` (`offline · kill
     /// switch` when a refusing route or rule decides); ` · simulated` at the end while a simulation is on.
-    public var summary: String {
-        simulated ? realSummary + " · simulated" : realSummary
+    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`.
+    public var summary: String { summary(now: Date()) }
+
+    /// The summary with the session time a captive-portal API gave counted down to `now`.
+    public func summary(now: Date) -> String {
+        simulated ? realSummary(now: now) + " · simulated" : realSummary(now: now)
     }
 
-    private var realSummary: String {
+    private func realSummary(now: Date) -> String {
         guard reachable else {
             if routing.contains(where: \.isRefusal) { return "offline · kill switch" }
             return flags.contains(.connectionRequired) ? "offline · connection required" : "offline"
@@ -20,6 +25,8 @@ extension Status {
         parts.append(transport)
         if let cellular, let technology = cellular.accessTechnology { parts.append("cellular: \(technology)\(cellular.roaming == true ? ", roaming" : "")") }
         parts.append("internet: \(connectivity.rawValue)")
+        if connectivity == .portal, let portal = probe?.portalUrl { parts.append("log in at \(portal)") }
+        if let left = probe?.sessionLeft(now: now) { parts.append(left) }
         let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
         if !families.isEmpty { parts.append(families.joined(separator: " + ")) }
         if expensive { parts.append("expensive") }
@@ -28,6 +35,20 @@ extension Status {
 }
 
 extension Status {
+    /// `reachctl status --verbose`'s line about what the primary's network announces, if it
+    /// announces anything: `eth0 announces: DNS 2001:db8::53 · search corp.example · NAT64
+    /// 64:ff9b::/96 · captive-portal API https://…`.
+    public var announcementLine: String? {
+        guard let primary else { return nil }
+        var parts: [String] = []
+        if !primary.dns.isEmpty { parts.append("DNS " + primary.dns.joined(separator: " ")) }
+        if !primary.searchDomains.isEmpty { parts.append("search " + primary.searchDomains.joined(separator: " ")) }
+        if let prefix = primary.nat64Prefix { parts.append("NAT64 \(prefix)") }
+        if let api = primary.captivePortalApi { parts.append("captive-portal API \(api)") }
+        if let venue = probe?.venueInfoUrl { parts.append("venue \(venue)") }
+        return parts.isEmpty ? nil : "\(primary.name) announces: " + parts.joined(separator: " · ")
+    }
+
     /// `reachctl status --verbose`'s lines after the summary: per family, where the kernel
     /// sends an app's connection to the internet and which rule and table decided.
     /// `ipv4 1.1.1.1 → wg0 · table 51820 (rule 32765)`, `ipv6 2606:… → unreachable · table main (rule 32766)`.

@@ -73,6 +73,46 @@ public enum FuzzTargets {
         return probe.result
     }
 
+    /// Router advertisement options as the kernel hands them on: the bytes as ND options, each
+    /// one understood applied to an interface's announcements, then described and expired.
+    /// - Returns: how many options were understood.
+    @discardableResult
+    public static func routerOptions(_ data: [UInt8]) -> Int {
+        var announced = RouterAnnouncements()
+        var understood = 0
+        for (i, result) in RouterOptionParser.parse(data, ifindex: 2).enumerated() {
+            switch result {
+            case .success(var option):
+                option.receivedAt = Double(i)
+                announced.apply(option)
+                understood += 1
+            case .failure(let error):
+                _ = error.description
+            }
+        }
+        _ = ReasonDeriver.describe(nil, announced)
+        _ = announced.nextDeadline
+        announced.expire(now: Double(data.count))
+        return understood
+    }
+
+    /// A captive-portal API's answer (RFC 8908 JSON): the state it gives, the verdict made of
+    /// it and that verdict's summary.
+    /// - Returns: `captive`, nil when the answer is broken.
+    @discardableResult
+    public static func captivePortalAPI(_ data: [UInt8]) -> Bool? {
+        guard case .success(let state) = CaptivePortalAPI.state(json: data) else { return nil }
+        let epoch = Date(timeIntervalSince1970: 0)
+        let checked = Probe(url: "http://10.0.0.1/generate_204", result: .full, httpStatus: 204, checkedAt: epoch)
+        let probe = state.captive
+            ? CaptivePortalAPI.portal(state, api: "https://10.0.0.1/capport", rttMs: 1, checkedAt: epoch)
+            : CaptivePortalAPI.merge(.success(state), api: "https://10.0.0.1/capport", into: checked)
+        _ = probe.summary
+        _ = probe.sessionLeft(now: Date(timeIntervalSince1970: 1e9))
+        if let seconds = state.secondsRemaining { _ = CaptivePortalAPI.recheckDelay(secondsRemaining: seconds) }
+        return state.captive
+    }
+
     /// ModemManager's answers and signals: the bytes build D-Bus value trees of any shape
     /// (`DBusValue.fuzzed`), which the model takes as a `GetManagedObjects` reply, signals and
     /// bearer properties.

@@ -27,8 +27,9 @@ public struct IndexedSnapshot: Equatable, Sendable {
         indexes.formUnion(addresses.keys)
         indexes.formUnion(routes.keys)
         for index in indexes {
-            let slice = LinkSlice(index: index, link: snapshot.links[index], addresses: addresses[index] ?? [],
-                                  routes: routes[index] ?? [])
+            let link = snapshot.links[index]
+            let slice = LinkSlice(index: index, link: link, addresses: addresses[index] ?? [],
+                                  routes: routes[index] ?? [], announcements: link == nil ? nil : snapshot.announcements[index])
             slices[index] = slice
         }
         linkIndexes = snapshot.links.keys.sorted()
@@ -42,13 +43,15 @@ public struct IndexedSnapshot: Equatable, Sendable {
     /// The same picture as a flat `NetworkSnapshot`.
     public var snapshot: NetworkSnapshot {
         var links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = []
+        var announcements: [Int: RouterAnnouncements] = [:]
         for slice in slices.values {
             if let link = slice.link { links[slice.index] = link }
+            if let announced = slice.announcements { announcements[slice.index] = announced }
             addresses.formUnion(slice.addresses)
             routes.formUnion(slice.routes)
         }
         return NetworkSnapshot(links: links, addresses: addresses, routes: routes, modems: modems,
-                               probe: probe, probePath: probePath, rules: rules)
+                               probe: probe, probePath: probePath, rules: rules, announcements: announcements)
     }
 
     /// The slice at `index` (empty when nothing is there).

@@ -7,7 +7,9 @@ public enum InterfaceDescription {
 # what kind of network that is, and whether the internet really answers.
 interface io.reachd.Reachability
 
-# One network interface as the kernel reports it.
+# One network interface as the kernel reports it; dns, searchDomains, nat64Prefix and
+# captivePortalApi are what its routers announce (router advertisement RDNSS, DNSSL, PREF64,
+# and the RFC 8910 captive-portal API URI).
 type Interface (
   name: string,
   index: int,
@@ -16,7 +18,11 @@ type Interface (
   carrier: bool,
   operstate: string,
   addresses: []string,
-  metered: bool
+  metered: bool,
+  dns: []string,
+  searchDomains: []string,
+  nat64Prefix: ?string,
+  captivePortalApi: ?string
 )
 
 # The cellular radio behind a wwan interface, from ModemManager.
@@ -29,7 +35,8 @@ type Cellular (
   roaming: ?bool
 )
 
-# The last connectivity check.
+# The last connectivity check; venueInfoUrl, secondsRemaining, bytesRemaining and
+# canExtendSession are what a captive-portal API (RFC 8908) said, source is "ra" when one answered.
 type Probe (
   url: string,
   result: (unknown, none, portal, limited, full),
@@ -37,7 +44,12 @@ type Probe (
   rttMs: ?float,
   portalUrl: ?string,
   error: ?string,
-  checkedAt: string
+  checkedAt: string,
+  venueInfoUrl: ?string,
+  secondsRemaining: ?int,
+  bytesRemaining: ?int,
+  canExtendSession: ?bool,
+  source: ?string
 )
 
 # How the kernel routes an app's connection to the internet in one address family: the
@@ -76,7 +88,7 @@ type Status (
 type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
-         resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch),
+         resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement),
   interface: ?string,
   detail: ?string
 )

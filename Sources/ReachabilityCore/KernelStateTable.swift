@@ -60,6 +60,10 @@ public enum KernelChange: Equatable, Sendable {
     case ruleAdded(RoutingRule)
     /// RTM_DELRULE.
     case ruleRemoved(RoutingRule)
+    /// RTM_NEWNDUSEROPT: an option of a router advertisement that the kernel handed on.
+    case routerOption(RouterOption)
+    /// RTM_NEWNDUSEROPT with an option that is not well formed: logged, applied to nothing.
+    case routerOptionRejected(ifindex: Int, RouterOptionError)
 }
 
 /// The monitor's own picture of the kernel — links by index, addresses, the routes of every
@@ -76,6 +80,9 @@ public struct KernelStateTable: Equatable, Sendable {
     /// Both families' rules, each family's in the kernel's list order: by priority, and rules
     /// of equal priority in the order they were added.
     public private(set) var rules: [RoutingRule] = []
+    /// What each link's routers announced (`RouterAnnouncements`), by index; no dump reads it
+    /// back, so a table read afresh takes it over from the one before (`adoptAnnouncements`).
+    public private(set) var announcements: [Int: RouterAnnouncements] = [:]
 
     public init() {}
 
@@ -105,6 +112,13 @@ public struct KernelStateTable: Equatable, Sendable {
         switch change {
         case .link(let facts):
             touched.insert(facts.index)
+            if let before = links[facts.index], before.up && before.carrier, !(facts.up && facts.carrier),
+               announcements[facts.index] != nil {
+                // The link left its network (down, or carrier lost: maybe another network next):
+                // what that network's routers announced goes with it.
+                contents.insert(facts.index)
+                announcements[facts.index] = nil
+            }
             if let before = links[facts.index], before.up, !facts.up {
                 // Admin down flushes the link's IPv4 routes silently (IPv6 ones come with RTM_DELROUTE).
                 if let own = routes[facts.index], own.values.contains(where: { $0.family == .ipv4 }) {
@@ -120,6 +134,7 @@ public struct KernelStateTable: Equatable, Sendable {
             links[index] = nil
             addresses[index] = nil
             routes[index] = nil
+            announcements[index] = nil
         case .addressAdded(let address):
             touched.insert(address.ifindex)
             contents.insert(address.ifindex)
@@ -157,7 +172,44 @@ public struct KernelStateTable: Equatable, Sendable {
             rules.insert(rule, at: position)
         case .ruleRemoved(let rule):
             if let position = rules.firstIndex(of: rule) { rules.remove(at: position) }
+        case .routerOption(let option):
+            // Only for a link the table knows and that is up with carrier: the kernel hands on
+            // options only from links that take advertisements.
+            guard let link = links[option.ifindex], link.up, link.carrier else { return }
+            var own = announcements[option.ifindex] ?? RouterAnnouncements()
+            // A refreshed lifetime alone changes no status: nothing to classify again.
+            let shownChanged = own.apply(option)
+            announcements[option.ifindex] = own.isEmpty ? nil : own
+            if shownChanged {
+                touched.insert(option.ifindex)
+                contents.insert(option.ifindex)
+            }
+        case .routerOptionRejected:
+            break
         }
+    }
+
+    /// Drops the announcements that ran out by `now` (the clock of `RouterOption.receivedAt`);
+    /// adds the indexes that lost any to `touched` and `contents`.
+    public mutating func expireAnnouncements(now: Double, touching touched: inout Set<Int>, contents: inout Set<Int>) {
+        for (index, var own) in announcements where own.nextDeadline.map({ $0 <= now }) ?? false {
+            if own.expire(now: now) {
+                touched.insert(index)
+                contents.insert(index)
+            }
+            announcements[index] = own.isEmpty ? nil : own
+        }
+    }
+
+    /// When the next announcement runs out; nil when none does.
+    public var nextAnnouncementDeadline: Double? {
+        announcements.values.compactMap(\.nextDeadline).min()
+    }
+
+    /// Takes over `other`'s announcements for the links this table has: a table read afresh
+    /// (after an overrun) knows nothing of them.
+    public mutating func adoptAnnouncements(from other: KernelStateTable) {
+        announcements = other.announcements.filter { links[$0.key] != nil }
     }
 
     private static func remove<Key: Hashable, Value>(_ key: Key, at index: Int, from table: inout [Int: [Key: Value]]) {
@@ -188,7 +240,8 @@ public struct KernelStateTable: Equatable, Sendable {
         return NetworkSnapshot(links: linkStates,
                                addresses: Set(allAddresses.filter { !ignored.contains($0.ifindex) }),
                                routes: Set(allRoutes.filter { !ignored.contains($0.oif) }),
-                               modems: modems, probe: probe, rules: rules)
+                               modems: modems, probe: probe, rules: rules,
+                               announcements: announcements.filter { !ignored.contains($0.key) })
     }
 
     /// The share of index `index` in `snapshot(kinds:metered:ignored:…)`, given that link's
@@ -207,11 +260,12 @@ public struct KernelStateTable: Equatable, Sendable {
         if let previous, previous.index == index, previous.link != nil {
             return previous.replacingLink(with: link)
         }
+        let announced = link == nil ? nil : announcements[index]
         var ownAddresses: Set<AddressState> = []
         if let own = addresses[index] { ownAddresses.formUnion(own.values) }
         var ownRoutes: Set<RouteState> = []
         if let own = routes[index] { ownRoutes.formUnion(own.values) }
-        return LinkSlice(index: index, link: link, addresses: ownAddresses, routes: ownRoutes)
+        return LinkSlice(index: index, link: link, addresses: ownAddresses, routes: ownRoutes, announcements: announced)
     }
 }
 

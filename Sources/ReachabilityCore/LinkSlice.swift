@@ -14,6 +14,8 @@ public final class LinkSlice: Equatable, Sendable {
     public let link: LinkState?
     public let addresses: Set<AddressState>
     public let routes: Set<RouteState>
+    /// What the link's routers announce; nil when nothing (or the slice has no link).
+    public let announcements: RouterAnnouncements?
 
     /// The link, not loopback, up with carrier, with a usable IPv4 / IPv6 address.
     let usableIPv4: Bool
@@ -33,7 +35,8 @@ public final class LinkSlice: Equatable, Sendable {
     let hasUsableIPv4: Bool
     let hasUsableIPv6: Bool
 
-    public convenience init(index: Int, link: LinkState?, addresses: Set<AddressState> = [], routes: Set<RouteState> = []) {
+    public convenience init(index: Int, link: LinkState?, addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
+                            announcements: RouterAnnouncements? = nil) {
         var usable4 = false, usable6 = false
         for address in addresses where address.isUsable {
             switch address.family {
@@ -47,17 +50,18 @@ public final class LinkSlice: Equatable, Sendable {
             .map(\.cidr)
         let lookup = routes.compactMap { PolicyRouting.PrefixedRoute($0, usable: false) }.filter(InternetPath.mayDecide)
         let gateways = routes.filter { $0.table == RouteState.mainTable && $0.type == .unicast && $0.gateway != nil }.sorted(by: Classifier.routeOrder)
-        self.init(index: index, link: link, addresses: addresses, routes: routes, lookupRoutes: lookup, gatewayRoutes: gateways,
-                  shownAddresses: shown, hasUsableIPv4: usable4, hasUsableIPv6: usable6)
+        self.init(index: index, link: link, addresses: addresses, routes: routes, announcements: announcements?.isEmpty == false ? announcements : nil,
+                  lookupRoutes: lookup, gatewayRoutes: gateways, shownAddresses: shown, hasUsableIPv4: usable4, hasUsableIPv6: usable6)
     }
 
     private init(index: Int, link: LinkState?, addresses: Set<AddressState>, routes: Set<RouteState>,
-                 lookupRoutes: [PolicyRouting.PrefixedRoute], gatewayRoutes: [RouteState],
+                 announcements: RouterAnnouncements?, lookupRoutes: [PolicyRouting.PrefixedRoute], gatewayRoutes: [RouteState],
                  shownAddresses: [String], hasUsableIPv4: Bool, hasUsableIPv6: Bool) {
         self.index = index
         self.link = link
         self.addresses = addresses
         self.routes = routes
+        self.announcements = announcements
         self.lookupRoutes = lookupRoutes
         self.gatewayRoutes = gatewayRoutes
         self.shownAddresses = shownAddresses
@@ -68,14 +72,17 @@ public final class LinkSlice: Equatable, Sendable {
         usableIPv6 = linkUsable && hasUsableIPv6
         interface = link.map { link in
             Interface(name: link.name, index: link.index, kind: link.kind, up: link.up, carrier: link.carrier,
-                      operstate: link.operstate, addresses: shownAddresses, metered: link.metered)
+                      operstate: link.operstate, addresses: shownAddresses, metered: link.metered,
+                      dns: announcements?.dnsServers ?? [], searchDomains: announcements?.searchDomains ?? [],
+                      nat64Prefix: announcements?.nat64Prefix, captivePortalApi: announcements?.captivePortal)
         }
     }
 
     /// The same addresses and routes under `link`: what a message about the link alone (up,
     /// carrier, operstate, name) changes. Nothing about the addresses and routes is worked out again.
     public func replacingLink(with link: LinkState?) -> LinkSlice {
-        LinkSlice(index: index, link: link, addresses: addresses, routes: routes, lookupRoutes: lookupRoutes,
+        LinkSlice(index: index, link: link, addresses: addresses, routes: routes,
+                  announcements: link == nil ? nil : announcements, lookupRoutes: lookupRoutes,
                   gatewayRoutes: gatewayRoutes, shownAddresses: shownAddresses, hasUsableIPv4: hasUsableIPv4, hasUsableIPv6: hasUsableIPv6)
     }
 
@@ -91,5 +98,6 @@ public final class LinkSlice: Equatable, Sendable {
 
     public static func == (a: LinkSlice, b: LinkSlice) -> Bool {
         a === b || a.index == b.index && a.link == b.link && a.addresses == b.addresses && a.routes == b.routes
+            && a.announcements == b.announcements
     }
 }

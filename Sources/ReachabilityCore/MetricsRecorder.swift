@@ -12,6 +12,8 @@ public struct MetricsRecorder: Sendable {
     public private(set) var events: [Reason.Code: Int]
     public private(set) var lastChange: Date
     public private(set) var probes: [Connectivity: Int]
+    /// Requests to captive-portal APIs, by what they said (`portal`, `full`: not captive, `limited`: failed).
+    public private(set) var apiProbes: [Connectivity: Int]
     public private(set) var probeDurations = MetricsHistogram()
     private var statusNanoseconds: [NetworkStatus: UInt64]
     private var connectivityNanoseconds: [Connectivity: UInt64]
@@ -29,6 +31,7 @@ public struct MetricsRecorder: Sendable {
         events = Dictionary(uniqueKeysWithValues: Reason.Code.allCases.filter { $0 != .initial }.map { ($0, 0) })
         // The verdicts an HTTP check can reach; `unknown` and `none` are never checked for.
         probes = [.portal: 0, .limited: 0, .full: 0]
+        apiProbes = [.portal: 0, .limited: 0, .full: 0]
     }
 
     /// An event happened at `now`: the time until then belongs to the old status.
@@ -46,8 +49,13 @@ public struct MetricsRecorder: Sendable {
         self.status = status
     }
 
-    /// A connectivity check finished with `probe`.
-    public mutating func recordProbe(_ probe: Probe) {
+    /// A connectivity check finished with `probe`: the HTTP check, or (`api`) a request to a
+    /// captive-portal API, which is counted apart and not in the HTTP round trips.
+    public mutating func recordProbe(_ probe: Probe, api: Bool = false) {
+        if api {
+            apiProbes[probe.result, default: 0] += 1
+            return
+        }
         probes[probe.result, default: 0] += 1
         if let rttMs = probe.rttMs { probeDurations.observe(rttMs / 1000) }
     }
@@ -62,7 +70,7 @@ public struct MetricsRecorder: Sendable {
         return MetricsSample(version: version, status: status,
                              statusSeconds: statusNanoseconds.mapValues(Self.seconds),
                              connectivitySeconds: connectivityNanoseconds.mapValues(Self.seconds),
-                             events: events, lastChange: lastChange, probes: probes, probeDurations: probeDurations,
+                             events: events, lastChange: lastChange, probes: probes, apiProbes: apiProbes, probeDurations: probeDurations,
                              subscribers: subscribers, connectionsRejected: connectionsRejected,
                              netlinkOverruns: netlinkOverruns)
     }

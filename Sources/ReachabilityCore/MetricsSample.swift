@@ -17,6 +17,8 @@ public struct MetricsSample: Equatable, Sendable {
     public var lastChange: Date
     /// Connectivity checks that ran, by verdict.
     public var probes: [Connectivity: Int]
+    /// Requests to captive-portal APIs that ran, by what they said.
+    public var apiProbes: [Connectivity: Int]
     /// Round trips of the connectivity checks that got an HTTP answer.
     public var probeDurations: MetricsHistogram
     /// Live subscriptions of the varlink server.
@@ -28,11 +30,11 @@ public struct MetricsSample: Equatable, Sendable {
 
     public init(version: String, status: Status, statusSeconds: [NetworkStatus: Double] = [:],
                 connectivitySeconds: [Connectivity: Double] = [:], events: [Reason.Code: Int] = [:],
-                lastChange: Date, probes: [Connectivity: Int] = [:], probeDurations: MetricsHistogram = MetricsHistogram(),
+                lastChange: Date, probes: [Connectivity: Int] = [:], apiProbes: [Connectivity: Int] = [:], probeDurations: MetricsHistogram = MetricsHistogram(),
                 subscribers: Int = 0, connectionsRejected: [String: Int] = [:], netlinkOverruns: Int = 0) {
         self.version = version; self.status = status; self.statusSeconds = statusSeconds
         self.connectivitySeconds = connectivitySeconds; self.events = events; self.lastChange = lastChange
-        self.probes = probes; self.probeDurations = probeDurations; self.subscribers = subscribers
+        self.probes = probes; self.apiProbes = apiProbes; self.probeDurations = probeDurations; self.subscribers = subscribers
         self.connectionsRejected = connectionsRejected; self.netlinkOverruns = netlinkOverruns
     }
 }

@@ -123,11 +123,15 @@ public struct NetworkSnapshot: Equatable, Sendable {
     /// The path `probe` was checked over (nil: the checker saw the machine not reachable, or
     /// published nothing yet). A verdict counts only for the path it is about.
     public var probePath: ProbePath?
+    /// What each link's routers announce (DNS, search domains, NAT64, captive-portal API), by index.
+    public var announcements: [Int: RouterAnnouncements]
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
-                modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = []) {
+                modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = [],
+                announcements: [Int: RouterAnnouncements] = [:]) {
         self.links = links; self.addresses = addresses; self.routes = routes
         self.modems = modems; self.probe = probe; self.probePath = probePath; self.rules = rules
+        self.announcements = announcements
     }
 
     /// The checker's latest publication.

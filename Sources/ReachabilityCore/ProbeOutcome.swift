@@ -19,7 +19,9 @@ public struct ProbeFailure: Error, Equatable, Sendable, CustomStringConvertible 
         case unreachable
         /// The answer was not HTTP/1.x.
         case malformed
-        /// The URL cannot be checked by reachd (https: no TLS).
+        /// TLS failed: the handshake, the certificate (not trusted, another name, expired), or the session.
+        case tls
+        /// The URL cannot be checked by reachd.
         case unsupported
         /// Anything else (socket errors).
         case other

@@ -9,9 +9,13 @@ public struct ProbePath: Equatable, Hashable, Sendable {
     /// addresses when binding to the device is not permitted.
     public var addresses: [String]
     public var gateways: [String]
+    /// The captive-portal API URI the interface's routers announce (RFC 8910): the check asks it
+    /// first. A new one is another network's word, so it checks again at once.
+    public var captivePortalApi: String?
 
-    public init(interface: String, index: Int, addresses: [String], gateways: [String]) {
+    public init(interface: String, index: Int, addresses: [String], gateways: [String], captivePortalApi: String? = nil) {
         self.interface = interface; self.index = index; self.addresses = addresses; self.gateways = gateways
+        self.captivePortalApi = captivePortalApi
     }
 
     /// The path of `status`; nil when the machine is not reachable. Under a tunnel the check
@@ -19,7 +23,7 @@ public struct ProbePath: Equatable, Hashable, Sendable {
     public init?(_ status: Status) {
         guard status.reachable, let way = status.vpn ?? status.primary else { return nil }
         self.init(interface: way.name, index: way.index, addresses: way.addresses.sorted(),
-                  gateways: status.gateways.sorted())
+                  gateways: status.gateways.sorted(), captivePortalApi: way.captivePortalApi)
     }
 
     /// The addresses without their prefix length (`192.168.1.20`).

@@ -11,6 +11,8 @@ import FoundationEssentials
 /// - every `interval` while the verdict is `full` (or `unknown`);
 /// - while `portal` or `limited`, again after a backoff that starts at `initialBackoff` and
 ///   doubles up to `interval`, so a login at a captive portal is noticed within seconds;
+/// - while a captive-portal API says the session ends in `seconds-remaining`, again shortly
+///   before it does (`CaptivePortalAPI.recheckDelay`), if that is sooner than the above;
 /// - never while not reachable: the verdict `none` is published at once;
 /// - a manual request (`Probe()`, `reachctl probe`) starts a check, or, while one runs, waits
 ///   for that one (requests coalesce: never more than one check at a time); within
@@ -136,7 +138,7 @@ public struct ProbeScheduler: Sendable {
             actions.append(.reply(requests: pending, .probe(probe)))
             pending = []
         }
-        let delay: TimeInterval
+        var delay: TimeInterval
         switch probe.result {
         case .full, .unknown, .none:
             backoff = nil
@@ -145,6 +147,11 @@ public struct ProbeScheduler: Sendable {
             let next = backoff.map { $0 * 2 } ?? configuration.firstBackoff
             backoff = min(next, configuration.interval)
             delay = backoff ?? configuration.interval
+        }
+        if let seconds = probe.secondsRemaining {
+            // Never sooner than the first backoff: an API that says 0 seconds for ever is not
+            // asked in a loop.
+            delay = min(delay, max(configuration.firstBackoff, CaptivePortalAPI.recheckDelay(secondsRemaining: seconds)))
         }
         let timerID = makeID()
         timer = timerID

@@ -2,9 +2,7 @@ import FoundationEssentials
 
 /// The connectivity check's `URL=`, taken apart for a plain-socket HTTP/1.1 GET.
 ///
-/// Only `http` is probed. An `https` URL parses (so a configuration naming one still loads) but
-/// `isHTTPS` is set: reachd speaks no TLS, so the checker reports connectivity `unknown` for it
-/// instead of guessing (docs/connectivity.md).
+/// `http`, or `https` (`isHTTPS`: the check speaks TLS first, the certificate verified).
 public struct ProbeURL: Equatable, Sendable {
     /// The URL as configured.
     public var string: String
@@ -52,9 +50,13 @@ public struct ProbeURL: Equatable, Sendable {
     }
 
     /// The request reachd sends: no redirects followed, no caches, connection closed after.
-    public var requestBytes: [UInt8] {
+    public var requestBytes: [UInt8] { requestBytes(accept: nil) }
+
+    /// The request with an `Accept:` header (`application/captive+json` for a captive-portal API).
+    public func requestBytes(accept: String?) -> [UInt8] {
         Array(("GET \(requestTarget) HTTP/1.1\r\n" +
                "Host: \(hostHeader)\r\n" +
+               (accept.map { "Accept: \($0)\r\n" } ?? "") +
                "Connection: close\r\n" +
                "Cache-Control: no-cache\r\n" +
                "User-Agent: reachd/0.1\r\n" +

@@ -8,7 +8,7 @@ import FoundationEssentials
 /// - any other HTTP answer → `portal` (a redirect, a login page, 511, an error page):
 ///   something between us and the internet answers in its place;
 /// - no HTTP answer (timeout, refused, reset, DNS failure, no route, garbage) → `limited`;
-/// - a URL reachd cannot check (https) → `unknown`.
+/// - a URL reachd cannot check → `unknown`.
 ///
 /// `portalUrl` is where a user logs in: the redirect target (a relative `Location` resolved
 /// against the URL), else a `<meta http-equiv="refresh">` target in the page, else — for a
@@ -22,7 +22,7 @@ public enum ProbeVerdict {
         case .failure(let failure):
             let result: Connectivity
             switch failure.kind {
-            case .timeout, .refused, .reset, .dnsFailure, .unreachable, .malformed, .other: result = .limited
+            case .timeout, .refused, .reset, .dnsFailure, .unreachable, .malformed, .tls, .other: result = .limited
             case .unsupported: result = .unknown
             }
             return Probe(url: url, result: result, httpStatus: nil, rttMs: nil, portalUrl: nil,

@@ -86,9 +86,12 @@ public enum PrometheusExposition {
         out.sample("reachd_probe_duration_seconds_sum", [:], sample.probeDurations.sum)
         out.sample("reachd_probe_duration_seconds_count", [:], Double(sample.probeDurations.count))
 
-        out.family("reachd_probes_total", .counter, "Connectivity checks made, by verdict.")
-        for value in Connectivity.allCases where sample.probes[value] != nil {
-            out.sample("reachd_probes_total", ["result": value.rawValue], Double(sample.probes[value] ?? 0))
+        out.family("reachd_probes_total", .counter,
+                   "Connectivity checks made, by method (api: a captive-portal API, http: the HTTP check) and verdict.")
+        for (method, counts) in [("api", sample.apiProbes), ("http", sample.probes)] {
+            for value in Connectivity.allCases where counts[value] != nil {
+                out.sample("reachd_probes_total", ["method": method, "result": value.rawValue], Double(counts[value] ?? 0))
+            }
         }
 
         out.family("reachd_subscribers", .gauge, "Clients subscribed to reachability events.")

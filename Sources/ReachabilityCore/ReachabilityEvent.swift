@@ -12,7 +12,10 @@ public struct Reason: Codable, Equatable, Hashable, Sendable {
              ruleAdded, ruleRemoved,
              /// A route or rule that refuses traffic (`unreachable`, `blackhole`, `prohibit`) now
              /// decides the path: a kill switch holds the machine offline.
-             killSwitch
+             killSwitch,
+             /// What a link's routers announce (DNS servers, search domains, NAT64 prefix,
+             /// captive-portal API) changed, or ran out.
+             routerAdvertisement
     }
 
     public var code: Code

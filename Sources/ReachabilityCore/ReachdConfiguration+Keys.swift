@@ -62,6 +62,7 @@ extension ReachdConfiguration {
         plain("Connectivity", "Timeout", \.connectivity.timeoutSeconds) { value throws(ValueError) in
             try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 5 or 2.5s")), 0...3600, "at most 1h")
         },
+        plain("Connectivity", "CAFile", \.connectivity.caFile) { value throws(ValueError) in try absolutePath(value) },
         plain("Cellular", "ModemManager", \.cellular.modemManager) { value throws(ValueError) in try boolean(value) },
         plain("Socket", "Path", \.socket.path) { value throws(ValueError) in try absolutePath(value) },
         plain("Socket", "Mode", \.socket.mode) { value throws(ValueError) in try octalMode(value) },
@@ -215,8 +216,7 @@ extension ReachdConfiguration {
     }
 
     /// The connectivity check's URL, parsed by the same `ProbeURL` the check uses, so a file
-    /// that loads is a URL the check can take. https loads (as NetworkManager accepts it); the
-    /// checker warns and reports connectivity `unknown` for it, since reachd speaks no TLS.
+    /// that loads is a URL the check can take (http, or https with the certificate verified).
     static func httpURL(_ value: String) throws(ValueError) -> String {
         guard !value.contains(where: { $0 == " " || $0 == "\t" }) else {
             throw ValueError("bad URL: contains white space (expected http://HOST[:PORT]/PATH)")

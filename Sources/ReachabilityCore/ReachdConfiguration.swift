@@ -47,6 +47,9 @@ public struct ReachdConfiguration: Equatable, Sendable {
         public var intervalSeconds: Double = 300
         /// `Timeout=`: seconds a check may take before it counts as failed (`limited`).
         public var timeoutSeconds: Double = 5
+        /// `CAFile=`: PEM certificates of private certificate authorities, trusted for https
+        /// checks and captive-portal APIs besides the system's store; nil: the system's alone.
+        public var caFile: String? = nil
         public init() {}
     }
 

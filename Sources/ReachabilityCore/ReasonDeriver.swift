@@ -72,6 +72,10 @@ public enum ReasonDeriver {
                     candidates.append(Reason(code: .routeAdded, interface: name, detail: describe(route)))
                 }
             }
+            if old.announcements != new.announcements, old.interface != new.interface,
+               let detail = describe(old.announcements, new.announcements) {
+                candidates.append(Reason(code: .routerAdvertisement, interface: name, detail: detail))
+            }
         }
         if modemsChanged { candidates.append(Reason(code: .modemChanged)) }
         if oldProbe?.comparable != newProbe?.comparable {
@@ -119,9 +123,32 @@ public enum ReasonDeriver {
         case .routeAdded, .ruleAdded: return 9
         case .addressAdded: return 10
         case .modemChanged: return 11
-        case .probeResult: return 12
-        case .initial, .resync, .configReloaded, .simulation: return 13
+        case .routerAdvertisement: return 12
+        case .probeResult: return 13
+        case .initial, .resync, .configReloaded, .simulation: return 14
         }
+    }
+
+    /// What differs between two interfaces' announcements, first difference first: `captive
+    /// portal API https://…`, `DNS 2001:db8::53 gone`, …; nil when what a status shows is equal.
+    static func describe(_ old: RouterAnnouncements?, _ new: RouterAnnouncements?) -> String? {
+        var parts: [String] = []
+        if old?.captivePortal != new?.captivePortal {
+            parts.append(new?.captivePortal.map { "captive portal API \($0)" } ?? "captive portal API gone")
+        }
+        let oldServers = old?.dnsServers ?? [], newServers = new?.dnsServers ?? []
+        if oldServers != newServers {
+            let gone = oldServers.filter { !newServers.contains($0) }
+            parts.append(newServers.isEmpty ? "DNS \(gone.joined(separator: " ")) gone" : "DNS \(newServers.joined(separator: " "))")
+        }
+        let oldDomains = old?.searchDomains ?? [], newDomains = new?.searchDomains ?? []
+        if oldDomains != newDomains {
+            parts.append(newDomains.isEmpty ? "search domains gone" : "search domains \(newDomains.joined(separator: " "))")
+        }
+        if old?.nat64Prefix != new?.nat64Prefix {
+            parts.append(new?.nat64Prefix.map { "NAT64 prefix \($0)" } ?? "NAT64 prefix gone")
+        }
+        return parts.isEmpty ? nil : TerminalText.escaped(parts.joined(separator: ", "))
     }
 
     static func describe(_ route: RouteState) -> String {

@@ -17,14 +17,41 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     /// Addresses in CIDR form (`192.168.1.20/24`, `2001:db8::1/64`); tentative IPv6 addresses are left out.
     public var addresses: [String]
     public var metered: Bool
+    /// DNS servers the link's routers announce (router advertisement RDNSS), in the order announced.
+    public var dns: [String]
+    /// The DNS search list the link's routers announce (DNSSL).
+    public var searchDomains: [String]
+    /// The NAT64 prefix the link's routers announce (PREF64, `64:ff9b::/96`).
+    public var nat64Prefix: String?
+    /// The captive-portal API URI the link's routers announce (RFC 8910); the connectivity check
+    /// asks it first.
+    public var captivePortalApi: String?
 
     public init(name: String, index: Int, kind: InterfaceKind, up: Bool, carrier: Bool,
-                operstate: String, addresses: [String], metered: Bool) {
+                operstate: String, addresses: [String], metered: Bool, dns: [String] = [],
+                searchDomains: [String] = [], nat64Prefix: String? = nil, captivePortalApi: String? = nil) {
         self.name = name; self.index = index; self.kind = kind; self.up = up
         self.carrier = carrier; self.operstate = operstate; self.addresses = addresses; self.metered = metered
+        self.dns = dns; self.searchDomains = searchDomains; self.nat64Prefix = nat64Prefix
+        self.captivePortalApi = captivePortalApi
     }
 
-    enum CodingKeys: String, CodingKey { case name, index, kind, up, carrier, operstate, addresses, metered }
+    enum CodingKeys: String, CodingKey {
+        case name, index, kind, up, carrier, operstate, addresses, metered, dns, searchDomains, nat64Prefix, captivePortalApi
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        // A daemon from before router advertisements were read sends none of their fields.
+        self.init(name: try c.decode(String.self, forKey: .name), index: try c.decode(Int.self, forKey: .index),
+                  kind: try c.decode(InterfaceKind.self, forKey: .kind), up: try c.decode(Bool.self, forKey: .up),
+                  carrier: try c.decode(Bool.self, forKey: .carrier), operstate: try c.decode(String.self, forKey: .operstate),
+                  addresses: try c.decode([String].self, forKey: .addresses), metered: try c.decode(Bool.self, forKey: .metered),
+                  dns: try c.decodeIfPresent([String].self, forKey: .dns) ?? [],
+                  searchDomains: try c.decodeIfPresent([String].self, forKey: .searchDomains) ?? [],
+                  nat64Prefix: try c.decodeIfPresent(String.self, forKey: .nat64Prefix),
+                  captivePortalApi: try c.decodeIfPresent(String.self, forKey: .captivePortalApi))
+    }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -32,6 +59,8 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
         try c.encode(kind, forKey: .kind); try c.encode(up, forKey: .up)
         try c.encode(carrier, forKey: .carrier); try c.encode(operstate, forKey: .operstate)
         try c.encode(addresses, forKey: .addresses); try c.encode(metered, forKey: .metered)
+        try c.encode(dns, forKey: .dns); try c.encode(searchDomains, forKey: .searchDomains)
+        try c.encode(nat64Prefix, forKey: .nat64Prefix); try c.encode(captivePortalApi, forKey: .captivePortalApi)
     }
 }
 
@@ -70,18 +99,36 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
     public var result: Connectivity
     public var httpStatus: Int?
     public var rttMs: Double?
-    /// Where a captive portal redirected to.
+    /// Where a captive portal redirected to, or the login page its API names (`user-portal-url`).
     public var portalUrl: String?
     public var error: String?
     public var checkedAt: Date
+    /// The venue's information page (RFC 8908 `venue-info-url`).
+    public var venueInfoUrl: String?
+    /// Seconds until the session ends and the portal captures again (`seconds-remaining`), as of `checkedAt`.
+    public var secondsRemaining: Int?
+    /// Bytes left in the session (`bytes-remaining`).
+    public var bytesRemaining: Int?
+    /// Whether the portal lets the session be extended (`can-extend-session`).
+    public var canExtendSession: Bool?
+    /// Where the portal facts come from: `ra` when a captive-portal API announced by a router
+    /// advertisement answered; nil when only the HTTP check spoke.
+    public var source: String?
 
     public init(url: String, result: Connectivity, httpStatus: Int? = nil, rttMs: Double? = nil,
-                portalUrl: String? = nil, error: String? = nil, checkedAt: Date) {
+                portalUrl: String? = nil, error: String? = nil, checkedAt: Date, venueInfoUrl: String? = nil,
+                secondsRemaining: Int? = nil, bytesRemaining: Int? = nil, canExtendSession: Bool? = nil,
+                source: String? = nil) {
         self.url = url; self.result = result; self.httpStatus = httpStatus; self.rttMs = rttMs
         self.portalUrl = portalUrl; self.error = error; self.checkedAt = checkedAt
+        self.venueInfoUrl = venueInfoUrl; self.secondsRemaining = secondsRemaining
+        self.bytesRemaining = bytesRemaining; self.canExtendSession = canExtendSession; self.source = source
     }
 
-    enum CodingKeys: String, CodingKey { case url, result, httpStatus, rttMs, portalUrl, error, checkedAt }
+    enum CodingKeys: String, CodingKey {
+        case url, result, httpStatus, rttMs, portalUrl, error, checkedAt, venueInfoUrl, secondsRemaining,
+             bytesRemaining, canExtendSession, source
+    }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -92,6 +139,11 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
         portalUrl = try c.decodeIfPresent(String.self, forKey: .portalUrl)
         error = try c.decodeIfPresent(String.self, forKey: .error)
         checkedAt = try c.decodeTimestamp(forKey: .checkedAt)
+        venueInfoUrl = try c.decodeIfPresent(String.self, forKey: .venueInfoUrl)
+        secondsRemaining = try c.decodeIfPresent(Int.self, forKey: .secondsRemaining)
+        bytesRemaining = try c.decodeIfPresent(Int.self, forKey: .bytesRemaining)
+        canExtendSession = try c.decodeIfPresent(Bool.self, forKey: .canExtendSession)
+        source = try c.decodeIfPresent(String.self, forKey: .source)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -100,13 +152,17 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
         try c.encode(httpStatus, forKey: .httpStatus); try c.encode(rttMs, forKey: .rttMs)
         try c.encode(portalUrl, forKey: .portalUrl); try c.encode(error, forKey: .error)
         try c.encode(Timestamp.string(from: checkedAt), forKey: .checkedAt)
+        try c.encode(venueInfoUrl, forKey: .venueInfoUrl); try c.encode(secondsRemaining, forKey: .secondsRemaining)
+        try c.encode(bytesRemaining, forKey: .bytesRemaining); try c.encode(canExtendSession, forKey: .canExtendSession)
+        try c.encode(source, forKey: .source)
     }
 
-    /// The probe with what changes on every check (time, RTT) blanked, for change detection:
-    /// a re-check with the same verdict is not an event.
+    /// The probe with what changes on every check (time, RTT, what is left of a session)
+    /// blanked, for change detection: a re-check with the same verdict is not an event.
     public var comparable: Probe {
         Probe(url: url, result: result, httpStatus: httpStatus, rttMs: nil, portalUrl: portalUrl,
-              error: error, checkedAt: Date(timeIntervalSince1970: 0))
+              error: error, checkedAt: Date(timeIntervalSince1970: 0), venueInfoUrl: venueInfoUrl,
+              canExtendSession: canExtendSession, source: source)
     }
 }
 

@@ -113,15 +113,20 @@ public struct WireJSONWriter: ~Copyable {
         byte(UInt8(ascii: "}"))
     }
 
-    /// Writes `{"addresses":…,"carrier":…,"index":…,"kind":…,"metered":…,"name":…,"operstate":…,"up":…}`.
+    /// Writes `{"addresses":…,"captivePortalApi":…,"carrier":…,"dns":…,"index":…,"kind":…,"metered":…,
+    /// "name":…,"nat64Prefix":…,"operstate":…,"searchDomains":…,"up":…}`.
     public mutating func write(_ interface: Interface) {
         raw(#"{"addresses":"#); strings(interface.addresses)
+        raw(#","captivePortalApi":"#); optional(interface.captivePortalApi) { $0.string($1) }
         raw(#","carrier":"#); bool(interface.carrier)
+        raw(#","dns":"#); strings(interface.dns)
         raw(#","index":"#); int(interface.index)
         raw(#","kind":"#); string(interface.kind.rawValue)
         raw(#","metered":"#); bool(interface.metered)
         raw(#","name":"#); string(interface.name)
+        raw(#","nat64Prefix":"#); optional(interface.nat64Prefix) { $0.string($1) }
         raw(#","operstate":"#); string(interface.operstate)
+        raw(#","searchDomains":"#); strings(interface.searchDomains)
         raw(#","up":"#); bool(interface.up)
         byte(UInt8(ascii: "}"))
     }
@@ -137,15 +142,21 @@ public struct WireJSONWriter: ~Copyable {
         byte(UInt8(ascii: "}"))
     }
 
-    /// Writes `{"checkedAt":…,"error":…,"httpStatus":…,"portalUrl":…,"result":…,"rttMs":…,"url":…}`.
+    /// Writes `{"bytesRemaining":…,"canExtendSession":…,"checkedAt":…,"error":…,"httpStatus":…,"portalUrl":…,
+    /// "result":…,"rttMs":…,"secondsRemaining":…,"source":…,"url":…,"venueInfoUrl":…}`.
     public mutating func write(_ probe: Probe) {
-        raw(#"{"checkedAt":"#); timestamp(probe.checkedAt)
+        raw(#"{"bytesRemaining":"#); optional(probe.bytesRemaining) { $0.int($1) }
+        raw(#","canExtendSession":"#); optional(probe.canExtendSession) { $0.bool($1) }
+        raw(#","checkedAt":"#); timestamp(probe.checkedAt)
         raw(#","error":"#); optional(probe.error) { $0.string($1) }
         raw(#","httpStatus":"#); optional(probe.httpStatus) { $0.int($1) }
         raw(#","portalUrl":"#); optional(probe.portalUrl) { $0.string($1) }
         raw(#","result":"#); string(probe.result.rawValue)
         raw(#","rttMs":"#); optional(probe.rttMs) { $0.double($1) }
+        raw(#","secondsRemaining":"#); optional(probe.secondsRemaining) { $0.int($1) }
+        raw(#","source":"#); optional(probe.source) { $0.string($1) }
         raw(#","url":"#); string(probe.url)
+        raw(#","venueInfoUrl":"#); optional(probe.venueInfoUrl) { $0.string($1) }
         byte(UInt8(ascii: "}"))
     }
 

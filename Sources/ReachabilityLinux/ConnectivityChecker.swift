@@ -44,7 +44,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private var waiting: [Int: @Sendable (Reply) -> Void] = [:]
     private var nextRequest = 1
     private var actionObserver: (@Sendable (ProbeScheduler.Action) -> Void)?
-    private var checkObserver: (@Sendable (Probe) -> Void)?
+    private var checkObserver: (@Sendable (Method, Probe) -> Void)?
     /// Make the checks' sockets in this network namespace; nil: the caller's own.
     private let networkNamespace: String?
     private let log: LogSink
@@ -114,9 +114,10 @@ public final class ConnectivityChecker: @unchecked Sendable {
         queue.sync { actionObserver = observer }
     }
 
-    /// Sees the verdict of every HTTP check that ran to its end (not of cancelled ones), on the
-    /// checker's queue: reachd counts them for its metrics.
-    public func observeChecks(_ observer: @escaping @Sendable (Probe) -> Void) {
+    /// Sees the verdict of every request that ran to its end (not of cancelled ones), on the
+    /// checker's queue, with how it asked (the captive-portal API or the HTTP check): reachd
+    /// counts them for its metrics.
+    public func observeChecks(_ observer: @escaping @Sendable (Method, Probe) -> Void) {
         queue.sync { checkObserver = observer }
     }
 
@@ -131,8 +132,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private func warnAboutURL() {
         guard configuration.enabled else { return }
         do {
-            let url = try ProbeURL(configuration.url)
-            if url.isHTTPS { log.warning("connectivity URL \(configuration.url) is https, which reachd cannot check (no TLS): connectivity stays unknown; use an http:// URL") }
+            _ = try ProbeURL(configuration.url)
         } catch {
             log.warning("\(error): connectivity stays unknown")
         }
@@ -166,26 +166,43 @@ public final class ConnectivityChecker: @unchecked Sendable {
 
     private func startProbe(id: Int, path: ProbePath) {
         let configuration = self.configuration
-        let request: HTTPProbe.Request
+        let request: HTTPProbe.Request, api: HTTPProbe.Request?
         switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: resolver) {
         case .verdict(let probe):
             // A URL that cannot be checked: answer at once, connectivity unknown.
             queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe)) }
             return
-        case .request(let made):
+        case .request(let made, let apiRequest):
             request = made
+            api = apiRequest
         }
-        running[id] = HTTPProbe.start(request, on: checkPool) { [weak self] result in
-            let probe = Self.verdict(configuration, result)
+        let handle = HTTPProbe.Handle()
+        running[id] = handle
+        let finish: @Sendable (Probe) -> Void = { [weak self] probe in
             guard let self else { return }
             self.queue.async {
                 // A cancelled check (its path is gone) is no check made.
                 if self.running.removeValue(forKey: id) != nil {
                     self.logVerdict(probe, interface: path.interface)
-                    self.checkObserver?(probe)
                 }
                 self.perform(self.scheduler.probeCompleted(id: id, probe: probe))
             }
+        }
+        let submitted = checkPool.submit { [weak self] in
+            let probe = Self.run(configuration, request: request, api: api, handle: handle) { method, probe in
+                guard let self else { return }
+                self.queue.async {
+                    if method == .api, probe.result == .limited {
+                        self.log.notice("captive-portal API \(probe.url) on \(path.interface) not used: "
+                                        + TerminalText.escaped(probe.error ?? "no answer") + "; the HTTP check decides")
+                    }
+                    self.checkObserver?(method, probe)
+                }
+            }
+            finish(probe)
+        }
+        if !submitted {
+            finish(Self.verdict(configuration, HTTPProbe.Result(outcome: .failure(ProbeFailure(.other, "no thread free to run the check")), rttMs: nil)))
         }
     }
 

@@ -3,14 +3,15 @@ import ReachabilityCore
 import ReachabilitySystem
 import Synchronization
 
-/// One HTTP/1.1 GET over a plain socket bound to an interface: the connectivity check.
+/// One HTTP/1.1 GET (over TLS for https) on a socket bound to an interface: the connectivity check.
 ///
 /// FoundationNetworking's URLSession cannot bind to an interface and mishandles relative
 /// redirects, so this speaks HTTP itself: resolve (with a deadline, see
 /// `HostResolver`), a non-blocking socket with SO_BINDTODEVICE on the primary interface (or bound
 /// to one of its addresses where that is not permitted), connect, send the request, read the
 /// response until it is complete, closed or the deadline passes. Redirects are not followed:
-/// a redirect is what a captive portal looks like. `Timeout=` covers everything, DNS included.
+/// a redirect is what a captive portal looks like. `Timeout=` covers everything, DNS and the TLS
+/// handshake included. https speaks TLS through OpenSSL (`TLSSession`), the certificate verified.
 ///
 /// Each check runs on a thread of a `WorkerPool` made in advance (the connectivity checker's
 /// own, which no `Check` flood can take) and reports with a completion on that thread, so a
@@ -33,13 +34,17 @@ public enum HTTPProbe {
         /// Resolves a host name; nil: a `HostResolver` with `timeout` in `networkNamespace`.
         /// (The checker shares one, which bounds the threads a hanging DNS can hold.)
         public var resolver: HostResolver?
+        /// PEM certificates trusted for https besides the system's store (`CAFile=`).
+        public var caFile: String?
+        /// The `Accept:` header, if any (`application/captive+json` for a captive-portal API).
+        public var accept: String?
 
         public init(url: ProbeURL, interface: String? = nil, sourceAddresses: [String] = [], timeout: TimeInterval = 5,
                     networkNamespace: String? = nil, maxBodyBytes: Int = 64 * 1024, resolver: HostResolver? = nil,
-                    interfaceIndex: Int? = nil) {
+                    interfaceIndex: Int? = nil, caFile: String? = nil, accept: String? = nil) {
             self.url = url; self.interface = interface; self.interfaceIndex = interfaceIndex; self.sourceAddresses = sourceAddresses
             self.timeout = timeout; self.networkNamespace = networkNamespace; self.maxBodyBytes = maxBodyBytes
-            self.resolver = resolver
+            self.resolver = resolver; self.caFile = caFile; self.accept = accept
         }
     }
 
@@ -95,11 +100,6 @@ public enum HTTPProbe {
 
     /// Runs a check on the calling thread (blocking up to `request.timeout`).
     public static func run(_ request: Request, handle: Handle = Handle()) -> Result {
-        let url = request.url
-        if url.isHTTPS {
-            return Result(outcome: .failure(ProbeFailure(.unsupported,
-                "https is not supported (reachd has no TLS): use an http:// URL")), rttMs: nil)
-        }
         let deadline = Date().addingTimeInterval(request.timeout)
         let addresses: [SocketAddress]
         switch resolve(request) {
@@ -166,11 +166,17 @@ private struct Connection: ~Copyable {
     let deadline: Date
     let cancelFD: Int32?
     let socket: FileDescriptor
+    /// The TLS session of an https URL, made once connected.
+    let tls: TLSSession?
 
     /// socket(2) inside the namespace, then SO_BINDTODEVICE, or bind(2) to a source address.
     init(request: HTTPProbe.Request, address: SocketAddress, deadline: Date, cancelFD: Int32?) throws(ProbeFailure) {
         self.request = request; self.address = address; self.deadline = deadline; self.cancelFD = cancelFD
-        socket = try Self.open(request, to: address)
+        let opened = try Self.open(request, to: address)
+        // Made before the socket is stored: a failure closes the local socket, not half of self.
+        let session = request.url.isHTTPS ? try TLSSession(fd: opened.rawValue, host: request.url.host, caFile: request.caFile) : nil
+        socket = opened
+        tls = session
     }
 
     private static func open(_ request: HTTPProbe.Request, to peer: SocketAddress) throws(ProbeFailure) -> FileDescriptor {
@@ -207,10 +213,23 @@ private struct Connection: ~Copyable {
     func exchange() -> Result<HTTPResponse, ProbeFailure> {
         do {
             try connect()
-            try send(request.url.requestBytes)
+            if let tls { try handshake(tls) }
+            try send(request.url.requestBytes(accept: request.accept))
             return .success(try receive())
         } catch {
             return .failure(error)
+        }
+    }
+
+    /// The TLS handshake, waiting for the socket as OpenSSL asks, until the deadline.
+    private func handshake(_ tls: TLSSession) throws(ProbeFailure) {
+        while true {
+            switch try tls.handshake() {
+            case .done: return
+            case .wantRead: try wait(for: .readable, doing: "the TLS handshake with \(peer)")
+            case .wantWrite: try wait(for: .writable, doing: "the TLS handshake with \(peer)")
+            case .closed: throw ProbeFailure(.tls, "TLS handshake with \(peer): connection closed by the server")
+            }
         }
     }
 
@@ -231,6 +250,20 @@ private struct Connection: ~Copyable {
 
     private func send(_ bytes: [UInt8]) throws(ProbeFailure) {
         var offset = 0
+        if let tls {
+            while offset < bytes.count {
+                let step: Result<TLSSession.Step, ProbeFailure> = bytes[offset...].withUnsafeBytes { raw in
+                    Result { () throws(ProbeFailure) in try tls.write(raw) }
+                }
+                switch try step.get() {
+                case .done(let count): offset += count
+                case .wantRead: try wait(for: .readable, doing: "sending to \(peer)")
+                case .wantWrite: try wait(for: .writable, doing: "sending to \(peer)")
+                case .closed: throw ProbeFailure(.reset, "\(peer): connection closed while sending")
+                }
+            }
+            return
+        }
         while offset < bytes.count {
             let sent: Result<Int, Errno> = bytes[offset...].withUnsafeBytes { raw in
                 Result { () throws(Errno) in try socket.send(raw) }
@@ -247,6 +280,27 @@ private struct Connection: ~Copyable {
     private func receive() throws(ProbeFailure) -> HTTPResponse {
         var parser = HTTPResponseParser(maxBodyBytes: request.maxBodyBytes)
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while let tls {
+            let step: Result<TLSSession.Step, ProbeFailure> = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(ProbeFailure) in try tls.read(into: raw) }
+            }
+            switch try step.get() {
+            case .done(let count):
+                do {
+                    if let response = try parser.feed(buffer[0..<count]) { return response }
+                } catch {
+                    throw ProbeFailure(.malformed, "\(peer): \(error.description)")
+                }
+            case .wantRead: try wait(for: .readable, doing: "waiting for the answer of \(peer)")
+            case .wantWrite: try wait(for: .writable, doing: "waiting for the answer of \(peer)")
+            case .closed:
+                do {
+                    return try parser.finish()
+                } catch {
+                    throw ProbeFailure(.reset, "\(peer): \(error.description)")
+                }
+            }
+        }
         while true {
             let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
                 Result { () throws(Errno) in try socket.receive(into: raw) }

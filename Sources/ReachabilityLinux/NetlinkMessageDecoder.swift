@@ -34,6 +34,7 @@ enum NetlinkMessageDecoder {
         case RTM_NEWADDR, RTM_DELADDR: return address(body, removed: type == RTM_DELADDR)
         case RTM_NEWROUTE, RTM_DELROUTE: return route(body, removed: type == RTM_DELROUTE, replace: flags & Int32(NLM_F_REPLACE) != 0)
         case RTM_NEWRULE, RTM_DELRULE: return rule(body, removed: type == RTM_DELRULE)
+        case RTM_NEWNDUSEROPT: return userOptions(body)
         default: return []
         }
     }
@@ -201,6 +202,30 @@ enum NetlinkMessageDecoder {
         default: rule.action = .unknown(body[7])
         }
         return [removed ? .ruleRemoved(rule) : .ruleAdded(rule)]
+    }
+
+    /// RTM_NEWNDUSEROPT: the options of a router advertisement that the kernel does not act on
+    /// itself. `struct nduseroptmsg`: family, pad (u8 each), opts_len (u16), ifindex (s32),
+    /// icmp_type, icmp_code (u8 each), pad (u16, u32); then `opts_len` bytes of ND options, then
+    /// attributes (NDUSEROPT_SRCADDR). Only router advertisements (ICMPv6 134) of AF_INET6.
+    private static func userOptions(_ body: UnsafeRawBufferPointer) -> [KernelChange] {
+        let headerSize = MemoryLayout<nduseroptmsg>.size
+        guard body.count >= headerSize, Int32(body[0]) == AF_INET6, body[8] == 134 else { return [] }
+        let optionsLength = Int(body.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        let index = Int(body.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+        guard index > 0 else { return [] }
+        guard optionsLength <= body.count - headerSize else {
+            return [.routerOptionRejected(ifindex: index, RouterOptionError(
+                type: optionsLength > 0 && body.count > headerSize ? Int(body[headerSize]) : 0,
+                problem: "options length \(optionsLength) exceeds the \(body.count - headerSize) bytes of the message"))]
+        }
+        let options = UnsafeRawBufferPointer(rebasing: body[headerSize..<(headerSize + optionsLength)])
+        return RouterOptionParser.parse(options, ifindex: index).map { result in
+            switch result {
+            case .success(let option): return .routerOption(option)
+            case .failure(let error): return .routerOptionRejected(ifindex: index, error)
+            }
+        }
     }
 
     /// FRA_DSCP (kernel 6.13 and later; the headers here are older): a DSCP selector.

@@ -3,6 +3,9 @@ import Dispatch
 import FoundationEssentials
 import ReachabilityCore
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Keeps a live picture of links, addresses and routes from netlink and emits a
 /// `ReachabilityEvent` the moment the machine's `Status` changes.
@@ -107,6 +110,11 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private var pendingReason: Reason?
     /// Warnings about datagrams from other processes: a few, then one a minute.
     private var foreignLog = LogRateLimiter(burst: 3, interval: 60)
+    /// Notices about malformed router advertisement options (anyone on the link can send them).
+    private var optionLog = LogRateLimiter(burst: 10, interval: 60)
+    /// Fires when the next router advertisement option runs out (`KernelStateTable.nextAnnouncementDeadline`).
+    private var expiryTimer: DispatchSourceTimer?
+    private var expiryDeadline: Double?
     /// When the read began that made the state dirty (see `eventTiming`).
     private var dirtyReadStarted: UInt64?
     /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
@@ -153,7 +161,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                 try socket.setNonBlocking()
                 try socket.setReceiveBufferSize(configuration.receiveBufferSize)
                 try socket.addMemberships([RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
-                                           RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE])
+                                           RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
+                                           RTNLGRP_ND_USEROPT])
                 return socket
             }
             // Subscribed first: whatever changes during the dump is queued on `socket` and applied after it.
@@ -199,6 +208,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             reader = nil
             socket = nil
             generation += 1
+            expiryTimer?.cancel()
+            expiryTimer = nil
+            expiryDeadline = nil
             evaluationScheduled = false
             for continuation in streams.values { continuation.finish() }
             streams = [:]
@@ -285,16 +297,59 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     /// One message read by `drain()`, on `queue`.
     private func handle(_ message: UnsafeRawBufferPointer) {
-        for change in NetlinkMessageDecoder.changes(in: message) {
-            table.apply(change, touching: &touched, contents: &contentsTouched)
+        for var change in NetlinkMessageDecoder.changes(in: message) {
             // A new link may reuse the index and name of a deleted one: decide its kind afresh.
             switch change {
             case .linkRemoved(let index): linkVerdicts[index] = nil
             case .ruleAdded, .ruleRemoved: rulesChanged = true
+            case .routerOption(var option):
+                option.receivedAt = Self.clock()
+                change = .routerOption(option)
+            case .routerOptionRejected(let index, let error):
+                let (allowed, suppressed) = optionLog.admit(now: Self.clock())
+                if allowed {
+                    log.notice("ignored a \(error) on \(table.links[index]?.name ?? "interface \(index)")"
+                               + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
+                }
+                continue
             case .link, .addressAdded, .addressRemoved, .routeAdded, .routeRemoved: break
             }
+            table.apply(change, touching: &touched, contents: &contentsTouched)
             dirty = true
         }
+    }
+
+    /// Seconds of CLOCK_BOOTTIME: router advertisement lifetimes run on while the machine sleeps.
+    static func clock() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    /// Arms the timer for the next announcement to run out (or disarms it); on `queue`.
+    private func armExpiryTimer() {
+        let next = table.nextAnnouncementDeadline
+        guard next != expiryDeadline || (next != nil && expiryTimer == nil) else { return }
+        expiryTimer?.cancel()
+        expiryTimer = nil
+        expiryDeadline = next
+        guard let next, socket != nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let delay = max(0, next - Self.clock())
+        // A little after the deadline, so that what runs out at it has run out.
+        timer.schedule(deadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up)) + 5))
+        let scheduledGeneration = generation
+        timer.setEventHandler { [weak self] in
+            guard let self, self.generation == scheduledGeneration else { return }
+            self.expiryTimer?.cancel()
+            self.expiryTimer = nil
+            self.expiryDeadline = nil
+            self.table.expireAnnouncements(now: Self.clock(), touching: &self.touched, contents: &self.contentsTouched)
+            self.dirty = true
+            self.evaluate()
+        }
+        expiryTimer = timer
+        timer.resume()
     }
 
     /// Reads everything the socket holds, then classifies once.
@@ -323,7 +378,10 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         }
         if overrun {
             do {
+                let before = table
                 table = try dumpKernelState()
+                // No dump tells what routers announced: keep it for the links still there.
+                table.adoptAnnouncements(from: before)
                 linkVerdicts = [:]
                 rebuild = true
                 dirty = true
@@ -404,6 +462,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         }
         clearChanges()
         publish()
+        armExpiryTimer()
         switch action {
         case .none: break
         case .emit(let event):

@@ -6,7 +6,7 @@ import Glibc
 /// A small HTTP server (python3 http.server) inside a test's namespace, playing the internet or
 /// a captive portal. Its answer is the mode in a control file, read on every request, so a test
 /// switches it (portal → logged in) while the daemon side keeps running. Every request line is
-/// appended to a log (path, Host, User-Agent).
+/// appended to a log (path, Host, User-Agent, Accept). With a certificate it speaks https.
 public final class ProbeServer: @unchecked Sendable {
     public enum Mode: Sendable {
         case noContent                 // 204
@@ -17,6 +17,9 @@ public final class ProbeServer: @unchecked Sendable {
         case hang                      // read the request, never answer
         case slow(Double)              // 204 after this many seconds
         case raw([UInt8])              // these bytes as the whole answer, then close (a hostile server)
+        case json(String)              // 200, application/captive+json with this body (a captive-portal API)
+        case big(Int)                  // 200 with a body of this many bytes
+        case trickle                   // 200, then a byte every half second, never ending
 
         public var text: String {
             switch self {
@@ -28,14 +31,18 @@ public final class ProbeServer: @unchecked Sendable {
             case .hang: return "hang"
             case .slow(let seconds): return "slow:\(seconds)"
             case .raw(let bytes): return "raw:" + Data(bytes).base64EncodedString()
+            case .json(let body): return "json:" + body
+            case .big(let count): return "big:\(count)"
+            case .trickle: return "trickle"
             }
         }
     }
 
     static let script = #"""
-import base64, http.server, signal, sys, time
+import base64, http.server, signal, ssl, sys, time
 signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
 port, control, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+certificate = sys.argv[4:6]
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -48,7 +55,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except OSError:
             mode = "204"
         with open(control + ".log", "a") as f:
-            f.write("%s %s %s\n" % (self.path, self.headers.get("Host"), self.headers.get("User-Agent")))
+            f.write("%s %s %s %s\n" % (self.path, self.headers.get("Host"), self.headers.get("User-Agent"), self.headers.get("Accept")))
         if mode == "204":
             self.send_response(204); self.end_headers()
         elif mode == "empty200":
@@ -72,9 +79,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif mode.startswith("raw:"):
             self.wfile.write(base64.b64decode(mode[4:])); self.wfile.flush()
             self.close_connection = True
+        elif mode.startswith("json:"):
+            body = mode[5:].encode()
+            self.send_response(200); self.send_header("Content-Type", "application/captive+json")
+            self.send_header("Content-Length", str(len(body))); self.end_headers()
+            self.wfile.write(body)
+        elif mode.startswith("big:"):
+            count = int(mode[4:])
+            self.send_response(200); self.send_header("Content-Type", "application/captive+json")
+            self.send_header("Content-Length", str(count)); self.end_headers()
+            try:
+                chunk = b"[" * 65536
+                while count > 0:
+                    self.wfile.write(chunk[:count]); count -= len(chunk)
+            except OSError:
+                pass
+            self.close_connection = True
+        elif mode == "trickle":
+            self.send_response(200); self.send_header("Content-Type", "application/captive+json"); self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b" "); self.wfile.flush(); time.sleep(0.5)
+            except OSError:
+                pass
+            self.close_connection = True
 
 server = http.server.ThreadingHTTPServer(("0.0.0.0", port), Handler)
 server.daemon_threads = True
+if certificate:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate[0], certificate[1])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 open(ready, "w").write("ready")
 server.serve_forever()
 """#
@@ -86,8 +121,10 @@ server.serve_forever()
 
     private var controlPath: String { directory.appendingPathComponent("mode").path }
 
-    /// Starts the server on `port` in `namespace` and waits until it listens.
-    public init(in namespace: TestNamespace, port: Int = 8080, mode: Mode = .noContent) throws {
+    /// Starts the server on `port` in `namespace` and waits until it listens; with
+    /// `certificate` (PEM certificate and key paths) it speaks https.
+    public init(in namespace: TestNamespace, port: Int = 8080, mode: Mode = .noContent,
+                certificate: (certificate: String, key: String)? = nil) throws {
         self.namespace = namespace
         self.port = port
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-probe-\(namespace.name)-\(port)")
@@ -99,7 +136,8 @@ server.serve_forever()
         try set(mode)
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.environment = childEnvironment()
-        process.arguments = ["-c", "exec ip netns exec \(namespace.name) python3 \(scriptPath) \(port) \(controlPath) \(ready)"]
+        process.arguments = ["-c", "exec ip netns exec \(namespace.name) python3 \(scriptPath) \(port) \(controlPath) \(ready)"
+                             + (certificate.map { " \($0.certificate) \($0.key)" } ?? "")]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -43,6 +43,7 @@ func runStatus(client: ReachabilityClient, json: Bool, verbose: Bool) async -> N
         printLine(json ? jsonLine(status) : Style().summary(status))
         if verbose && !json {
             for line in status.routingLines { printLine("  " + Style().safe(line)) }
+            if let line = status.announcementLine { printLine("  " + Style().safe(line)) }
         }
         ProcessSetup.exit(ExitCode.success)
     } catch {

@@ -8,7 +8,7 @@ extension Daemon {
     /// answers varlink `Probe()`, and takes new settings on SIGHUP.
     func startConnectivityCheck(monitor: ReachabilityMonitor, server: ReachabilityServer) {
         let checker = ConnectivityChecker(configuration: .init(configuration), target: monitor, log: log)
-        if let metrics { checker.observeChecks { metrics.recordProbe($0) } }
+        if let metrics { checker.observeChecks { method, probe in metrics.recordProbe(probe, api: method == .api) } }
         checker.attach(to: monitor)
         server.probeHandler = { completion in
             checker.probeNow { reply in

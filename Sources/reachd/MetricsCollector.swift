@@ -64,9 +64,9 @@ final class MetricsCollector: @unchecked Sendable {
     }
 
     /// A connectivity check that ran to its end (on the checker's queue).
-    func recordProbe(_ probe: Probe) {
+    func recordProbe(_ probe: Probe, api: Bool) {
         queue.async { [self] in
-            recorder.recordProbe(probe)
+            recorder.recordProbe(probe, api: api)
             changed()
         }
     }

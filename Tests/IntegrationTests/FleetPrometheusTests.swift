@@ -178,7 +178,7 @@ extension SystemTests {
         #expect(prometheus.query(#"reachd_primary_info{machine="portal"}"#)?.first?.labels["interface"] == "eth1")
         #expect(prometheus.query(#"reachd_primary_info{machine="offline"}"#)?.isEmpty == true)
         #expect(prometheus.query(#"reachd_events_total{machine="offline", reason="routeRemoved"}"#)?.first?.value == 1)
-        #expect((prometheus.query(#"reachd_probes_total{machine="portal", result="portal"}"#)?.first?.value ?? 0) >= 1)
+        #expect((prometheus.query(#"reachd_probes_total{machine="portal", method="http", result="portal"}"#)?.first?.value ?? 0) >= 1)
 
         // The time counters: offline time rises for the offline machine only.
         let offlineSeconds = #"reachd_status_seconds_total{status="notReachable", machine="offline"}"#

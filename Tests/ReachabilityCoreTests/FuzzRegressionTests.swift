@@ -52,6 +52,24 @@ enum FuzzInputs {
         }
     }
 
+    @Test func routerOptions() throws {
+        let inputs = try FuzzInputs.inputs("routeroptions")
+        #expect(!inputs.isEmpty)
+        for input in inputs {
+            let understood = FuzzTargets.routerOptions(input.bytes)
+            if input.name.hasPrefix("ok-") { #expect(understood >= 1, "\(input.name)") }
+        }
+    }
+
+    @Test func captivePortalAPI() throws {
+        let inputs = try FuzzInputs.inputs("captiveapi")
+        #expect(!inputs.isEmpty)
+        for input in inputs {
+            let captive = FuzzTargets.captivePortalAPI(input.bytes)
+            if input.name.hasPrefix("ok-") { #expect(captive != nil, "\(input.name)") }
+        }
+    }
+
     @Test func modemManager() throws {
         let inputs = try FuzzInputs.inputs("modemmanager")
         #expect(!inputs.isEmpty)

@@ -142,6 +142,12 @@ private func samples(_ text: String) -> [String: String] {
         #expect(recorder.probes == [.portal: 1, .limited: 1, .full: 2])
         #expect(recorder.probeDurations.count == 3)
         #expect(abs(recorder.probeDurations.sum - 7.123) < 1e-9)
+        // Captive-portal API requests are counted apart, and not timed with the HTTP checks.
+        #expect(recorder.apiProbes == [.portal: 0, .limited: 0, .full: 0])
+        recorder.recordProbe(Probe(url: "https://x/api", result: .portal, httpStatus: 200, rttMs: 9, checkedAt: t0), api: true)
+        #expect(recorder.apiProbes == [.portal: 1, .limited: 0, .full: 0])
+        #expect(recorder.probes == [.portal: 1, .limited: 1, .full: 2] && recorder.probeDurations.count == 3)
+        #expect(recorder.sample(now: 1, version: "1").apiProbes == [.portal: 1, .limited: 0, .full: 0])
     }
 }
 
@@ -169,7 +175,7 @@ private func samples(_ text: String) -> [String: String] {
         return MetricsSample(version: "0.1.0", status: current, statusSeconds: [.wwan4G: 12.5, .notReachable: 3],
                              connectivitySeconds: [.portal: 10, .none: 5.5], events: [.linkUp: 2, .modemChanged: 1, .resync: 0],
                              lastChange: Date(timeIntervalSince1970: 1_800_000_123.4567), probes: [.portal: 4, .full: 0],
-                             probeDurations: histogram, subscribers: 3, connectionsRejected: ["subscriber_too_slow": 1, "malformed_message": 2],
+                             apiProbes: [.portal: 2], probeDurations: histogram, subscribers: 3, connectionsRejected: ["subscriber_too_slow": 1, "malformed_message": 2],
                              netlinkOverruns: 5)
     }
 
@@ -206,8 +212,9 @@ private func samples(_ text: String) -> [String: String] {
         (#"reachd_probe_duration_seconds_bucket{le="+Inf"}"#, "2"),
         ("reachd_probe_duration_seconds_sum", "3.02"),
         ("reachd_probe_duration_seconds_count", "2"),
-        (#"reachd_probes_total{result="portal"}"#, "4"),
-        (#"reachd_probes_total{result="full"}"#, "0"),
+        (#"reachd_probes_total{method="http",result="portal"}"#, "4"),
+        (#"reachd_probes_total{method="http",result="full"}"#, "0"),
+        (#"reachd_probes_total{method="api",result="portal"}"#, "2"),
         ("reachd_subscribers", "3"),
         (#"reachd_connections_rejected_total{reason="malformed_message"}"#, "2"),
         (#"reachd_connections_rejected_total{reason="subscriber_too_slow"}"#, "1"),
@@ -226,7 +233,7 @@ private func samples(_ text: String) -> [String: String] {
         #expect(lines.filter { $0.hasPrefix("reachd_connectivity{") }.count == Connectivity.allCases.count)
         #expect(lines.filter { $0.hasPrefix("reachd_connectivity{") && $0.hasSuffix(" 1") }.count == 1)
         #expect(lines.filter { $0.hasPrefix("reachd_status_seconds_total{") }.count == NetworkStatus.allCases.count)
-        #expect(lines.filter { $0.hasPrefix("reachd_probes_total{") }.count == 2)   // only the verdicts counted
+        #expect(lines.filter { $0.hasPrefix("reachd_probes_total{") }.count == 3)   // only the verdicts counted
     }
 
     @Test func everyFamilyHasHelpAndTypeBeforeItsSamplesAndAppearsOnce() {

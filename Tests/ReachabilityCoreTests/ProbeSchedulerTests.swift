@@ -92,6 +92,29 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         #expect(s.backoff == nil)
     }
 
+    /// A captive-portal API's `seconds-remaining` brings the next check to shortly before the
+    /// session ends, when that is sooner than the usual delay; a new path's API is checked at once.
+    @Test func sessionTimeLeftBringsTheNextCheckForward() throws {
+        var s = scheduler(interval: 300)
+        let id = try #require(started(s.start(path: eth, now: now)))
+        var session = probe(.full)
+        session.secondsRemaining = 3
+        let actions = s.probeCompleted(id: id, probe: session)
+        #expect(delays(actions) == [2])
+        let timer = try #require(timerID(actions))
+        let next = try #require(started(s.timerFired(id: timer)))
+        session.secondsRemaining = 0
+        let ended = s.probeCompleted(id: next, probe: session)
+        #expect(delays(ended) == [2])   // not sooner than the first backoff, however often it says 0
+        let timer2 = try #require(timerID(ended))
+        let third = try #require(started(s.timerFired(id: timer2)))
+        session.secondsRemaining = 4000
+        #expect(delays(s.probeCompleted(id: third, probe: session)) == [300])
+        var announced = eth
+        announced.captivePortalApi = "https://10.77.0.1:8443/capport"
+        #expect(started(s.pathChanged(announced, now: now)) != nil)
+    }
+
     @Test func backoffRestartsAfterFull() throws {
         var s = scheduler()
         var id = try #require(started(s.start(path: eth, now: now)))

@@ -55,7 +55,8 @@ let verdictCases: [VerdictCase] = [
     VerdictCase(name: "DNS failure is limited", outcome: .failure(.init(.dnsFailure, "no such host")), result: .limited),
     VerdictCase(name: "no route is limited", outcome: .failure(.init(.unreachable, "no route")), result: .limited),
     VerdictCase(name: "garbage is limited", outcome: .failure(.init(.malformed, "not HTTP")), result: .limited),
-    VerdictCase(name: "https is unknown", outcome: .failure(.init(.unsupported, "no TLS")), result: .unknown),
+    VerdictCase(name: "a URL that cannot be checked is unknown", outcome: .failure(.init(.unsupported, "cannot check")), result: .unknown),
+    VerdictCase(name: "a TLS failure is limited", outcome: .failure(.init(.tls, "certificate verify failed")), result: .limited),
     VerdictCase(name: "not reachable is none, whatever came back", outcome: response(204), reachable: false, result: .none),
 ]
 

@@ -42,6 +42,7 @@ let configCases: [ConfigCase] = [
         Response=Success
         Interval=60
         Timeout=2.5
+        CAFile=/etc/reachd/ca.pem
         [Cellular]
         ModemManager=off
         [Socket]
@@ -64,6 +65,7 @@ let configCases: [ConfigCase] = [
         c.interfaces.metered = ["usb0", "enx*"]
         c.connectivity.enabled = false; c.connectivity.url = "http://127.0.0.1:8080/generate_204"
         c.connectivity.response = "Success"; c.connectivity.intervalSeconds = 60; c.connectivity.timeoutSeconds = 2.5
+        c.connectivity.caFile = "/etc/reachd/ca.pem"
         c.cellular.modemManager = false
         c.socket.path = "/run/test/io.reachd.Reachability"; c.socket.mode = 0o660; c.socket.group = "netdev"
         c.events.history = 16
@@ -190,6 +192,7 @@ let configErrorCases: [ConfigErrorCase] = [
     .init(text: "[Socket]\nMode=17777\n", message: "r.conf:2: [Socket] Mode=17777: bad octal mode (expected e.g. 0666 or 0660)"),
     .init(text: "[Socket]\nMode=rw\n", message: "r.conf:2: [Socket] Mode=rw: bad octal mode (expected e.g. 0666 or 0660)"),
     .init(text: "[Socket]\nPath=run/x\n", message: "r.conf:2: [Socket] Path=run/x: bad path (must be absolute)"),
+    .init(text: "[Connectivity]\nCAFile=ca.pem\n", message: "r.conf:2: [Connectivity] CAFile=ca.pem: bad path (must be absolute)"),
     .init(text: "[Socket]\nGroup=a b\n", message: "r.conf:2: [Socket] Group=a b: bad group name"),
     .init(text: "[Events]\nHistory=many\n", message: "r.conf:2: [Events] History=many: bad number (expected an integer from 0 to 65536)"),
     .init(text: "[Events]\nHistory=-1\n", message: "r.conf:2: [Events] History=-1: bad number (expected an integer from 0 to 65536)"),

@@ -15,7 +15,11 @@ import Testing
     static func interface(_ name: String, index: Int, kind: InterfaceKind = .ethernet, addresses: [String]? = nil,
                           operstate: String = "up", up: Bool = true, carrier: Bool = true, metered: Bool = false) -> Interface {
         Interface(name: name, index: index, kind: kind, up: up, carrier: carrier, operstate: operstate,
-                  addresses: addresses ?? ["10.0.\(index).2/24", "fd00:\(index)::2/64"], metered: metered)
+                  addresses: addresses ?? ["10.0.\(index).2/24", "fd00:\(index)::2/64"], metered: metered,
+                  dns: index % 2 == 0 ? ["2001:db8::53", "2001:db8::\(index)"] : [],
+                  searchDomains: index % 3 == 0 ? ["corp.example", name] : [],
+                  nat64Prefix: index % 2 == 0 ? "64:ff9b::/96" : nil,
+                  captivePortalApi: index % 4 == 0 ? "https://10.0.\(index).1:8443/capport?\"\(name)\"" : nil)
     }
 
     static let date = Date(timeIntervalSince1970: 1_800_000_000.123)
@@ -33,6 +37,10 @@ import Testing
         Probe(url: "u", result: .full, rttMs: 33.333333333333336, checkedAt: date),
         Probe(url: "u", result: .full, rttMs: 1e21, checkedAt: date),
         Probe(url: "u", result: .full, rttMs: 2.5e-7, checkedAt: date),
+        Probe(url: "https://10.0.0.1:8443/capport", result: .portal, httpStatus: 200, rttMs: 3.5, portalUrl: "https://p/login",
+              checkedAt: date, venueInfoUrl: "https://p/venue \"x\"", secondsRemaining: 326, bytesRemaining: 65536,
+              canExtendSession: true, source: "ra"),
+        Probe(url: "u", result: .full, checkedAt: date, secondsRemaining: 0, bytesRemaining: Int.max, canExtendSession: false, source: ""),
     ]
 
     static let cellulars: [Cellular] = [
@@ -150,9 +158,11 @@ import Testing
     @Test func everyFieldIsPresent() throws {
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
                                        "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since", "simulated", "routing"]
-        let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered"]
+        let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
+                                          "dns", "searchDomains", "nat64Prefix", "captivePortalApi"]
         let cellularKeys: Set<String> = ["generation", "accessTechnology", "modem", "interface", "signalQuality", "roaming"]
-        let probeKeys: Set<String> = ["url", "result", "httpStatus", "rttMs", "portalUrl", "error", "checkedAt"]
+        let probeKeys: Set<String> = ["url", "result", "httpStatus", "rttMs", "portalUrl", "error", "checkedAt",
+                                      "venueInfoUrl", "secondsRemaining", "bytesRemaining", "canExtendSession", "source"]
         let routePathKeys: Set<String> = ["family", "destination", "result", "rule", "table", "interface", "gateway"]
         func check(_ value: JSONValue?, _ keys: Set<String>, nullable: Bool, _ what: String) {
             guard let value else { Issue.record("\(what): missing"); return }

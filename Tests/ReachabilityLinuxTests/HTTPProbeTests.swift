@@ -58,7 +58,7 @@ extension SystemTests {
         #expect(probe.error == nil)
         #expect(result.rttMs != nil)
         // The request went out as documented: path, Host with the port, our User-Agent.
-        #expect(lab.server.requests == ["/generate_204 10.77.0.1:8080 reachd/0.1"])
+        #expect(lab.server.requests == ["/generate_204 10.77.0.1:8080 reachd/0.1 None"])
     }
 
     @Test(.needsRoot()) func expectedBodyIsFull() throws {
@@ -144,7 +144,7 @@ extension SystemTests {
         request.resolver = resolver
         guard case .response(let response) = HTTPProbe.run(request).outcome else { Issue.record("no response"); return }
         #expect(response.status == 204)
-        #expect(lab.server.requests == ["/generate_204 probe.test:8080 reachd/0.1"])
+        #expect(lab.server.requests == ["/generate_204 probe.test:8080 reachd/0.1 None"])
 
         request = try lab.request("http://nonexistent.invalid:8080/generate_204")
         request.resolver = resolver
@@ -221,11 +221,46 @@ extension SystemTests {
         }
     }
 
-    @Test func httpsIsNotChecked() throws {
-        let result = HTTPProbe.run(HTTPProbe.Request(url: try ProbeURL("https://10.255.0.1/"), timeout: 1))
-        #expect(failureKind(result) == .unsupported)
-        let probe = ProbeVerdict.probe(url: "https://10.255.0.1/", expectedResponse: "", outcome: result.outcome, checkedAt: Date())
-        #expect(probe.result == .unknown)
+    /// https: the certificate is verified against `CAFile=` (the test's own CA), and its name
+    /// against the URL's address; a certificate nobody vouches for, or for another address, is
+    /// a TLS failure (limited) that names the reason.
+    @Test(.needsRoot()) func httpsVerifiesTheCertificate() throws {
+        let authority = try TestCertificateAuthority()
+        let lab = try ProbeLab(mode: .noContent)
+        defer { lab.destroy(); authority.remove() }
+        let gateway = lab.veth.gatewayAddress
+        let good = try ProbeServer(in: lab.uplink, port: 8443, mode: .noContent,
+                                   certificate: try authority.serverCertificate(ipAddress: gateway, name: "good"))
+        let selfSigned = try ProbeServer(in: lab.uplink, port: 8444, mode: .noContent,
+                                         certificate: try authority.serverCertificate(ipAddress: gateway, name: "self", selfSigned: true))
+        let otherName = try ProbeServer(in: lab.uplink, port: 8445, mode: .noContent,
+                                        certificate: try authority.serverCertificate(ipAddress: "192.0.2.9", name: "other"))
+        defer { good.stop(); selfSigned.stop(); otherName.stop() }
+
+        func check(_ port: Int, caFile: String?) throws -> Probe {
+            var request = try lab.request("https://\(gateway):\(port)/generate_204")
+            request.caFile = caFile
+            let result = HTTPProbe.run(request)
+            return ProbeVerdict.probe(url: request.url.string, expectedResponse: "", outcome: result.outcome,
+                                      rttMs: result.rttMs, checkedAt: Date())
+        }
+        let trusted = try check(8443, caFile: authority.certificate)
+        #expect(trusted.result == .full && trusted.httpStatus == 204, "\(trusted)")
+        #expect(good.requests.count == 1)
+        let unknownCA = try check(8443, caFile: nil)
+        #expect(unknownCA.result == .limited)
+        #expect(unknownCA.error?.contains("certificate verify failed") == true, "\(unknownCA.error ?? "")")
+        let unsigned = try check(8444, caFile: authority.certificate)
+        #expect(unsigned.result == .limited)
+        #expect(unsigned.error?.contains("self-signed certificate") == true, "\(unsigned.error ?? "")")
+        let mismatch = try check(8445, caFile: authority.certificate)
+        #expect(mismatch.result == .limited)
+        #expect(mismatch.error?.contains("IP address mismatch") == true, "\(mismatch.error ?? "")")
+        // The ordinary check over plain http still works beside it.
+        #expect(try lab.check().0.result == .full)
+        // A CAFile that is not there is named.
+        let missing = try check(8443, caFile: "/nonexistent/ca.pem")
+        #expect(missing.result == .limited && missing.error?.contains("CAFile=/nonexistent/ca.pem") == true, "\(missing.error ?? "")")
     }
 
     /// A host name through the real resolver (/etc/hosts: localhost), a server on loopback.
@@ -239,7 +274,7 @@ extension SystemTests {
         let result = HTTPProbe.run(request)
         guard case .response(let response) = result.outcome else { Issue.record("\(result.outcome)"); return }
         #expect(response.status == 204)
-        #expect(server.requests == ["/check localhost:8090 reachd/0.1"])
+        #expect(server.requests == ["/check localhost:8090 reachd/0.1 None"])
     }
 }
 }

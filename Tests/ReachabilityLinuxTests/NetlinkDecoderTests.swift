@@ -240,6 +240,42 @@ extension SystemTests {
                                                        loopback: false, operstate: LinkFacts.operstateName(6)))])
     }
 
+    /// RTM_NEWNDUSEROPT: `struct nduseroptmsg`, the ND options, NDUSEROPT_SRCADDR. Each option
+    /// understood is a change; a malformed one is a rejection naming why; the header is checked.
+    @Test func routerAdvertisementOptions() {
+        func message(family: UInt8 = UInt8(AF_INET6), icmpType: UInt8 = 134, index: Int32 = 2, options: [UInt8],
+                     optionsLength: Int? = nil) -> [UInt8] {
+            let length = optionsLength ?? options.count
+            let header: [UInt8] = [family, 0, UInt8(length & 0xff), UInt8(length >> 8)]
+                + withUnsafeBytes(of: index.littleEndian) { Array($0) } + [icmpType, 0, 0, 0, 0, 0, 0, 0]
+            return Self.message(type: RTM_NEWNDUSEROPT, body: header + options, attributes: [(1, [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [1])])
+        }
+        let rdnss = RouterAdvertiser.rdnss(["2001:db8::53"], lifetime: 600)
+        let portal = RouterAdvertiser.captivePortal("https://10.0.0.1:8443/capport")
+        #expect(Self.decode(message(options: rdnss + portal)) == [
+            .routerOption(RouterOption(ifindex: 2, content: .dnsServers(["2001:db8::53"]), lifetime: 600)),
+            .routerOption(RouterOption(ifindex: 2, content: .captivePortal("https://10.0.0.1:8443/capport"), lifetime: nil)),
+        ])
+        // A malformed option: rejected with why, the good one after it still read.
+        let half = RouterAdvertiser.option(25, [0, 0, 0, 0, 0, 60] + [UInt8](repeating: 0x20, count: 8))
+        let decoded = Self.decode(message(options: half + rdnss))
+        #expect(decoded.count == 2)
+        if case .routerOptionRejected(let index, let error) = decoded.first {
+            #expect(index == 2 && error.type == 25 && error.problem.contains("not 8 + 16 per address"))
+        } else {
+            Issue.record("expected a rejection, got \(decoded)")
+        }
+        // Options longer than the message: a rejection; not IPv6, not a router advertisement, no index: nothing.
+        let long = Self.decode(message(options: rdnss, optionsLength: 400))
+        #expect(long.count == 1 && { if case .routerOptionRejected = long[0] { return true } else { return false } }())
+        #expect(Self.decode(message(family: UInt8(AF_INET), options: rdnss)).isEmpty)
+        #expect(Self.decode(message(icmpType: 137, options: rdnss)).isEmpty)
+        #expect(Self.decode(message(index: 0, options: rdnss)).isEmpty)
+        // Every prefix of a good message: no crash, no read outside it.
+        let good = message(options: rdnss + portal)
+        for length in 0..<good.count { _ = Self.decode(Array(good.prefix(length))) }
+    }
+
     @Test func malformedInputGivesNothingOrWhatIsInside() {
         let link: [UInt8] = [0, 0, 1, 0, 7, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
         // No name: nothing (libnl refuses it too).

@@ -403,22 +403,23 @@ extension SystemTests {
         try t.host.ip("\(f)route add default via \(gateway) dev eth0 metric 100")
         #expect(waitUntil { t.monitor.status.reachable })
         try t.host.ip("\(f)route add unreachable default metric 10")
-        #expect(waitUntil { !t.monitor.status.reachable })
+        #expect(waitUntil { t.recorder.events.last?.current.reachable == false })
         let blocked = try #require(t.recorder.events.last)
         #expect(blocked.reason.code == .killSwitch && blocked.current.status == .notReachable)
         #expect(blocked.current.routing[family == .ipv6 ? 1 : 0].result == .unreachable)
         #expect(try t.disagreements() == [String]())
 
+        // The status is published before the observers hear of it: wait for the recorder.
         try t.host.ip("\(f)route del unreachable default metric 10")
-        #expect(waitUntil { t.monitor.status.reachable })
+        #expect(waitUntil { t.recorder.events.last?.current.reachable == true })
         #expect(t.recorder.events.last?.reason.code == .routeRemoved)
 
         // A rule can be one too.
         try t.host.ip("\(f)rule add pref 10 prohibit")
-        #expect(waitUntil { !t.monitor.status.reachable })
+        #expect(waitUntil { t.recorder.events.last?.current.reachable == false })
         #expect(t.recorder.events.last?.reason.code == .killSwitch)
         try t.host.ip("\(f)rule del pref 10 prohibit")
-        #expect(waitUntil { t.monitor.status.reachable })
+        #expect(waitUntil { t.recorder.events.last?.current.reachable == true })
         #expect(t.recorder.events.last?.reason.code == .ruleRemoved)
         #expect(t.recorder.duplicates.isEmpty)
     }

@@ -34,6 +34,27 @@ import Testing
         #expect(Fixture.status(reachable: false).summary == "offline")
     }
 
+    /// Behind a portal that a captive-portal API described: where to log in, and the session's
+    /// time counted down from the check; the verbose line lists what the network announces.
+    @Test func captivePortalLines() {
+        let checked = Date(timeIntervalSince1970: 1_800_000_000)
+        var status = Fixture.status(reachable: true, connectivity: .portal)
+        status.probe = Probe(url: "https://10.0.0.1:8443/capport", result: .portal, httpStatus: 200, portalUrl: "https://10.0.0.1/login",
+                             checkedAt: checked, venueInfoUrl: "https://10.0.0.1/venue", secondsRemaining: 900, source: "ra")
+        #expect(status.summary(now: checked.addingTimeInterval(180)) == "online · ethernet (eth1) · internet: portal · log in at https://10.0.0.1/login · 12 min left · IPv4")
+        #expect(status.summary(now: checked.addingTimeInterval(5000)) == "online · ethernet (eth1) · internet: portal · log in at https://10.0.0.1/login · 0 s left · IPv4")
+        status.probe?.secondsRemaining = 9000
+        status.probe?.bytesRemaining = 3 << 19
+        #expect(status.summary(now: checked) == "online · ethernet (eth1) · internet: portal · log in at https://10.0.0.1/login · 2 h 30 min left, 1.5 MB left · IPv4")
+        #expect(status.probe?.summary == "internet: portal · HTTP 200 · log in at https://10.0.0.1/login · 2 h 30 min left, 1.5 MB left · https://10.0.0.1:8443/capport")
+        #expect(status.announcementLine == "eth1 announces: venue https://10.0.0.1/venue")
+        status.primary?.dns = ["2001:db8::53"]
+        status.primary?.searchDomains = ["corp.example"]
+        status.primary?.nat64Prefix = "64:ff9b::/96"
+        status.primary?.captivePortalApi = "https://10.0.0.1:8443/capport"
+        #expect(status.announcementLine == "eth1 announces: DNS 2001:db8::53 · search corp.example · NAT64 64:ff9b::/96 · captive-portal API https://10.0.0.1:8443/capport · venue https://10.0.0.1/venue")
+    }
+
     @Test func waitCondition() {
         let online = Fixture.status(reachable: true, connectivity: .limited)
         #expect(online.satisfies(internet: false, interface: nil))

@@ -34,6 +34,34 @@ struct PathTests {
         #expect(path.supportsIPv4 && !path.supportsIPv6 && path.supportsDNS)
     }
 
+    @Test("What the network announces: DNS, NAT64 and its captive-portal API, with what the API said")
+    func announcements() {
+        var wlan = Self.interface("wlan0", 3, .wifi)
+        var status = Self.status(.wifi, primary: wlan, interfaces: [wlan])
+        #expect(Path(status).captivePortal == nil && Path(status).dnsServers.isEmpty && Path(status).nat64Prefix == nil)
+        wlan.dns = ["2001:db8::53"]; wlan.searchDomains = ["corp.example"]; wlan.nat64Prefix = "64:ff9b::/96"
+        wlan.captivePortalApi = "https://10.0.0.1:8443/capport"
+        status.primary = wlan; status.interfaces = [wlan]
+        // Announced, the API not asked yet (or it failed: no source).
+        let asked = Path(status).captivePortal
+        #expect(asked?.apiURL == "https://10.0.0.1:8443/capport" && asked?.isCaptive == nil && asked?.portalURL == nil)
+        #expect(Path(status).dnsServers == ["2001:db8::53"] && Path(status).searchDomains == ["corp.example"])
+        #expect(Path(status).nat64Prefix == "64:ff9b::/96")
+        let checked = Date(timeIntervalSince1970: 1_800_000_000)
+        status.connectivity = .portal
+        status.probe = Probe(url: "https://10.0.0.1:8443/capport", result: .portal, httpStatus: 200, portalUrl: "https://10.0.0.1/login",
+                             checkedAt: checked, venueInfoUrl: "https://10.0.0.1/venue", secondsRemaining: 600, canExtendSession: true,
+                             source: "ra")
+        let portal = Path(status).captivePortal
+        #expect(portal?.isCaptive == true && portal?.portalURL == "https://10.0.0.1/login" && portal?.venueInfoURL == "https://10.0.0.1/venue")
+        #expect(portal?.secondsRemaining == 600 && portal?.canExtendSession == true && portal?.checkedAt == checked)
+        status.connectivity = .full
+        status.probe = Probe(url: "http://10.0.0.1/generate_204", result: .full, httpStatus: 204, checkedAt: checked,
+                             secondsRemaining: 3000, source: "ra")
+        let open = Path(status).captivePortal
+        #expect(open?.isCaptive == false && open?.portalURL == nil && open?.secondsRemaining == 3000)
+    }
+
     @Test("connectionRequired → .requiresConnection; nothing → .unsatisfied")
     func unsatisfied() {
         let eth = Self.interface("eth0", 2, .ethernet, addresses: [])
@@ -76,6 +104,11 @@ struct PathTests {
         #expect(!limited.isReachable && limited.error == .probeFailed("timed out"))
         let none = NetworkDetector.Result(Probe(url: "http://t/", result: .none, checkedAt: at))
         #expect(none.error == .notReachable && none.connectivity == Connectivity.none)
+        #expect(!portal.isFromCaptivePortalAPI && portal.secondsRemaining == nil)
+        let announced = NetworkDetector.Result(Probe(url: "https://p/capport", result: .portal, httpStatus: 200, portalUrl: "https://p/login",
+                                                     checkedAt: at, secondsRemaining: 60, source: "ra"))
+        #expect(announced.isFromCaptivePortalAPI && announced.secondsRemaining == 60)
+        #expect(announced.error == .captivePortal(portalURL: "https://p/login"))
     }
 
     @Test("a host check becomes the target's state")
