@@ -53,14 +53,17 @@ final class DispatcherUnderTest: @unchecked Sendable {
     }
 
     /// A shell script for the recorder: writes the run, then `extra`.
+    /// (Each record appears whole, by rename: the test reads runs while scripts still write.)
     func recorder(_ extra: String = "") -> String {
         """
         #!/bin/sh
         n=$(( $(cat '\(path)/count' 2>/dev/null || echo 0) + 1 ))
         echo $n > '\(path)/count'
         out='\(path)/runs/'$(printf %05d $n)-"$REACHD_SCRIPT"
-        cat /proc/$$/environ > "$out.env"
-        cat > "$out.json"
+        cat /proc/$$/environ > "$out.env.part"
+        cat > "$out.json.part"
+        mv "$out.env.part" "$out.env"
+        mv "$out.json.part" "$out.json"
         \(extra)
         """
     }
@@ -328,7 +331,7 @@ extension SystemTests {
         let runs = dispatcher.runs
         let reachable = try #require(runs.last { $0.environment["REACHD_STATUS"] == "ethernet" })
         #expect(reachable.environment["REACHD_INTERFACE"] == "e\\x1bx\\x07y")
-        #expect(try reachable.event().current.primary?.name == name)
+        #expect(try reachable.event().current.primary?.name == name, "\(String(decoding: reachable.inputBytes, as: UTF8.self))")
         for run in runs {
             #expect(!run.environmentBytes.contains { ($0 != 0 && $0 < 0x20) || $0 == 0x7f }, "raw control byte in \(run.script)'s environment")
             #expect(!run.inputBytes.dropLast().contains { $0 < 0x20 || $0 == 0x7f }, "raw control byte on \(run.script)'s stdin")
