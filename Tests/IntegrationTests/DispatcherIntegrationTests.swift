@@ -336,7 +336,8 @@ extension SystemTests {
             #expect(!run.environmentBytes.contains { ($0 != 0 && $0 < 0x20) || $0 == 0x7f }, "raw control byte in \(run.script)'s environment")
             #expect(!run.inputBytes.dropLast().contains { $0 < 0x20 || $0 == 0x7f }, "raw control byte on \(run.script)'s stdin")
         }
-        #expect(dispatcher.stderr.contains("interface e\\x1bx\\x07y"))
+        // The script's own stderr line is logged after its record appears.
+        #expect(waitUntil(timeout: 10) { dispatcher.stderr.contains("interface e\\x1bx\\x07y") }, "\(dispatcher.stderr)")
         #expect(!dispatcher.stderr.unicodeScalars.contains { $0 == "\u{1b}" || $0 == "\u{7}" })
     }
 

@@ -346,7 +346,9 @@ extension SystemTests {
         try FileManager.default.createDirectory(atPath: directory + "/missing", withIntermediateDirectories: false)
         #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: directory + "/missing/reachd.prom") })
         #expect(metricSamples((try? String(contentsOfFile: directory + "/missing/reachd.prom", encoding: .utf8)) ?? "")["reachd_reachable"] == "0")
-        #expect(daemon.child.stderr.contains("metrics: writing \(directory)/missing/reachd.prom again"))
+        // The line is written after the file it tells of.
+        #expect(waitUntil(timeout: 10) { daemon.child.stderr.contains("metrics: writing \(directory)/missing/reachd.prom again") },
+                "\(daemon.child.stderr)")
         #expect(try daemon.reachctl(["status"]).stdout == "offline")
     }
 }
