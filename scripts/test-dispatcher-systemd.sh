@@ -69,8 +69,11 @@ dir=/var/lib/dispatch-test
 n=$(( $(cat $dir/count 2>/dev/null || echo 0) + 1 ))
 echo $n > $dir/count
 out=$dir/runs/$(printf %05d $n)
-tr '\0' '\n' < /proc/$$/environ > "$out.env"
-cat > "$out.json"
+tr '\0' '\n' < /proc/$$/environ > "$out.env.part"
+cat > "$out.json.part"
+# Renamed into place once whole; a run is listed by its .env, which comes last.
+mv "$out.json.part" "$out.json"
+mv "$out.env.part" "$out.env"
 SH
 chmod 0755 "$upper/etc/reachd/dispatcher.d/10-record"
 # A script that hangs (and ignores SIGTERM) once, when /run/hang-once exists.

@@ -18,7 +18,8 @@ let documentedScriptEnvironment: Set<String> = [
 /// reachd-dispatcher as built, following a `DaemonUnderTest`: scripts in `scripts/` (root's, in
 /// a directory of the test's own), its progress in `state/`, and a `systemctl` that only writes
 /// down what it was asked (`units.log`). Every script made by `recorder(_:)` leaves one run in
-/// `runs/`: the exact bytes of its environment (`/proc/self/environ`) and its stdin.
+/// `runs/`: the exact bytes of its environment (`/proc/self/environ`) and its stdin, each
+/// renamed into place once whole (a run is listed by its `.json`, which comes last).
 final class DispatcherUnderTest: @unchecked Sendable {
     let directory: TemporaryDirectory
     let socketPath: String
