@@ -14,6 +14,9 @@ public enum CaptivePortalAPI {
     public static let mediaType = "application/captive+json"
     /// The largest answer read, in bytes; a longer one is broken (real answers are a few hundred bytes).
     public static let maxBytes = 16 * 1024
+    /// How deep an answer may nest: the RFC's fields are all at the top, and vendors' extensions
+    /// a few levels below.
+    public static let maxNesting = 8
     /// The probe's `source` when an API answered.
     public static let source = "ra"
 
@@ -56,10 +59,10 @@ public enum CaptivePortalAPI {
         guard bytes.count <= maxBytes else { return .failure(Failure("answer longer than \(maxBytes) bytes")) }
         let value: JSONValue
         do {
-            // The linear parser the varlink server uses: bounded work whatever the network sends.
-            value = try JSONParser.parse(bytes)
+            // reachd's own parser: linear in the bytes, nesting bounded; an API's answer nests 1 deep.
+            value = try JSONParser.parse(bytes, maxDepth: maxNesting)
         } catch {
-            return .failure(Failure("answer is not JSON"))
+            return .failure(Failure("answer is not JSON (\(error))"))
         }
         guard let object = value.objectValue else { return .failure(Failure("answer is not a JSON object")) }
         guard let captiveValue = object["captive"] else { return .failure(Failure("answer has no \"captive\"")) }

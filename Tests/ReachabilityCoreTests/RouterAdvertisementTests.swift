@@ -236,7 +236,9 @@ enum RA {
     @Test(arguments: [
         ("", "not JSON"), ("<html>login</html>", "not JSON"), ("[true]", "not a JSON object"),
         ("{}", "no \"captive\""), (#"{"captive": "true"}"#, "not true or false"), (#"{"captive": 1}"#, "not true or false"),
-        (String(repeating: "[", count: 5000), "not JSON"),
+        (String(repeating: "[", count: 5000), "nested deeper than 8 levels"),
+        (#"{"captive": true, "captive": false}"#, "duplicate key"),
+        (#"{"captive": true} trailing"#, "bytes after the value"),
         (#"{"captive": false, "x": ""# + String(repeating: "a", count: 20_000) + #""}"#, "longer than"),
     ] as [(String, String)])
     func brokenAnswers(json: String, expected: String) {
