@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(name: "reachd-dispatcher", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux", "ReachabilitySystem"]),
         // Fixtures shared by the test targets: namespaces, veth uplinks, shell helpers.
         .target(name: "TestSupport", path: "Sources/TestSupport"),
-        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore"]),
+        .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         .testTarget(name: "ReachabilitySystemTests", dependencies: ["ReachabilitySystem"]),
         // CNetlink: libnl's own parsers, the reference the decoder is compared with.
         .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux", "TestSupport", "CNetlink"]),

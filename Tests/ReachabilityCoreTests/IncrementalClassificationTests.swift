@@ -1,18 +1,7 @@
 import FoundationEssentials
 import Testing
+import TestSupport
 @testable import ReachabilityCore
-
-/// A small deterministic generator (SplitMix64), so that a failing sequence can be replayed from its seed.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// What the monitor decides per link name (sysfs kind, `Kind.`/`Metered=`/`Ignore=` globs), fixed here.
 private struct Verdicts {
@@ -110,7 +99,7 @@ private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice
 @Suite struct IncrementalClassificationTests {
     @Test(arguments: 0..<40)
     func incrementalEqualsFullRecomputation(seed: Int) {
-        var generator = MessageGenerator(rng: SplitMix64(state: UInt64(seed) &* 0x1234_5678_9ABC_DEF1 &+ 7))
+        var generator = MessageGenerator(rng: SplitMix64(seed: UInt64(seed) &* 0x1234_5678_9ABC_DEF1 &+ 7))
         let t0 = Date(timeIntervalSince1970: 1_800_000_000)
         var table = KernelStateTable()
         var full = StatusTracker(firstSequence: 10, now: t0)
@@ -159,7 +148,7 @@ private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice
 
     /// The grouped table gives the flat snapshot back, slice by slice.
     @Test func slicesMakeUpTheSnapshot() {
-        var generator = MessageGenerator(rng: SplitMix64(state: 99))
+        var generator = MessageGenerator(rng: SplitMix64(seed: 99))
         var table = KernelStateTable()
         for _ in 0..<400 { table.apply(generator.message()) }
         let snapshot = fullSnapshot(table, modems: [], probe: nil, path: nil)
@@ -173,7 +162,7 @@ private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice
     /// A table kept from messages equals one built from the same messages at once, whatever it
     /// emptied on the way (the re-dump after an overrun is compared with `==`).
     @Test func tableKeptFromMessagesEqualsRebuiltOne() {
-        var generator = MessageGenerator(rng: SplitMix64(state: 7))
+        var generator = MessageGenerator(rng: SplitMix64(seed: 7))
         var changes: [KernelChange] = []
         var table = KernelStateTable()
         for _ in 0..<400 {

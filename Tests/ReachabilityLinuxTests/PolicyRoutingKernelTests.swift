@@ -76,25 +76,12 @@ enum KernelDifferential {
     }
 }
 
-/// A small deterministic generator (SplitMix64): a failing case is reproduced from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random rule and route sets, as `ip -batch` commands.
 enum RandomRouting {
     static let tables = ["main", "100", "101", "102"]
 
     static func commands(seed: UInt64, links: Int) -> [String] {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var commands: [String] = []
         for family in AddressFamily.allCases {
             let v6 = family == .ipv6
