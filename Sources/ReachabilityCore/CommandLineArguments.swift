@@ -62,6 +62,16 @@ public struct ArgumentScanner: Sendable {
         return arguments[index]
     }
 
+    /// The value for `option` as a log level (`--log-level`), any case.
+    public mutating func logLevel(for option: String) throws -> LogLevel {
+        let value = try value(for: option)
+        guard let level = LogLevel(rawValue: value.lowercased()) else {
+            throw ArgumentError.invalidValue(option: option, value: value,
+                                             expected: LogLevel.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return level
+    }
+
     /// Rejects `--flag=value` for options that take none.
     public mutating func noValue(for option: String) throws {
         if let inlineValue { throw ArgumentError.invalidValue(option: option, value: inlineValue, expected: "no value") }
@@ -112,13 +122,7 @@ public struct DaemonOptions: Equatable, Sendable {
                 switch name {
                 case "--config", "-c": options.configPath = try scanner.value(for: name)
                 case "--socket": options.socketPath = try scanner.value(for: name)
-                case "--log-level":
-                    let value = try scanner.value(for: name)
-                    guard let level = LogLevel(rawValue: value.lowercased()) else {
-                        throw ArgumentError.invalidValue(option: name, value: value,
-                                                         expected: LogLevel.allCases.map(\.rawValue).joined(separator: ", "))
-                    }
-                    options.logLevel = level
+                case "--log-level": options.logLevel = try scanner.logLevel(for: name)
                 case "--check-config": try scanner.noValue(for: name); options.checkConfig = true
                 case "--version": try scanner.noValue(for: name); options.showVersion = true
                 case "--help", "-h": try scanner.noValue(for: name); options.showHelp = true

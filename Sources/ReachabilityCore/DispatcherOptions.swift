@@ -56,13 +56,7 @@ public struct DispatcherOptions: Equatable, Sendable {
                 case "--state-dir": options.stateDirectory = try absolute(name, try scanner.value(for: name))
                 case "--script-dir": options.scriptDirectories.append(try absolute(name, try scanner.value(for: name)))
                 case "--systemctl": options.systemctl = try scanner.value(for: name)
-                case "--log-level":
-                    let value = try scanner.value(for: name)
-                    guard let level = LogLevel(rawValue: value.lowercased()) else {
-                        throw ArgumentError.invalidValue(option: name, value: value,
-                                                         expected: LogLevel.allCases.map(\.rawValue).joined(separator: ", "))
-                    }
-                    options.logLevel = level
+                case "--log-level": options.logLevel = try scanner.logLevel(for: name)
                 case "--check-config": try scanner.noValue(for: name); options.checkConfig = true
                 case "--version": try scanner.noValue(for: name); options.showVersion = true
                 case "--help", "-h": try scanner.noValue(for: name); options.showHelp = true
