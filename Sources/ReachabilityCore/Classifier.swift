@@ -122,11 +122,11 @@ public enum Classifier {
         var marks: [UInt32] = []
         for rule in rules where rule.fwmark != 0 && !marks.contains(rule.fwmark) { marks.append(rule.fwmark) }
         for mark in marks {
-            let query = RouteQuery(family: path.family, destination: path.bits, text: path.destination, mark: mark)
+            let query = RouteQuery(family: path.family, destination: path.bits, mark: mark)
             let decision = PolicyRouting.decide(query, rules: rules, routes: routes, interfaceGroup: interfaceGroup)
             if let hop = decision.routes.first, facts.kind(of: hop.oif) != .vpn { return hop }
         }
-        let query = RouteQuery(family: path.family, destination: path.bits, text: path.destination)
+        let query = RouteQuery(family: path.family, destination: path.bits)
         let decision = PolicyRouting.decide(query, rules: rules, routes: routes,
                                             usable: { $0.usable && ($0.route.type != .unicast || facts.kind(of: $0.route.oif) != .vpn) },
                                             interfaceGroup: interfaceGroup)

@@ -73,7 +73,7 @@ public struct InternetPath: Equatable, Sendable {
     public static func decide(_ family: AddressFamily, routes: [PolicyRouting.PrefixedRoute], rules: [RoutingRule],
                               interfaceGroup: (Int) -> UInt32 = { _ in 0 }) -> InternetPath {
         let (destination, bits) = chosenCandidate(for: family, routes: routes, rules: rules)
-        let query = RouteQuery(family: family, destination: bits, text: destination)
+        let query = RouteQuery(family: family, destination: bits)
         return InternetPath(family: family, destination: destination, bits: bits,
                             decision: PolicyRouting.decide(query, rules: rules, routes: routes, interfaceGroup: interfaceGroup))
     }

@@ -29,11 +29,9 @@ public enum PolicyRouting {
         public var rule: RoutingRule?
         /// The table whose route decided; nil when a rule's own action did, or none.
         public var table: UInt32?
-        /// The prefix length of the deciding route.
-        public var prefixLength: Int?
 
-        public init(outcome: Outcome, rule: RoutingRule? = nil, table: UInt32? = nil, prefixLength: Int? = nil) {
-            self.outcome = outcome; self.rule = rule; self.table = table; self.prefixLength = prefixLength
+        public init(outcome: Outcome, rule: RoutingRule? = nil, table: UInt32? = nil) {
+            self.outcome = outcome; self.rule = rule; self.table = table
         }
 
         /// The routes out, when there is a way out.
@@ -116,12 +114,12 @@ public enum PolicyRouting {
                 switch lookup(table: table, in: candidates, usable: usable) {
                 case .again:
                     continue
-                case .blocked(let type, let prefixLength):
-                    return Decision(outcome: .blocked(type), rule: rule, table: table, prefixLength: prefixLength)
+                case .blocked(let type):
+                    return Decision(outcome: .blocked(type), rule: rule, table: table)
                 case .found(let hops, let prefixLength):
                     if let suppress = rule.suppressPrefixLength, prefixLength <= suppress { continue }
                     if let group = rule.suppressInterfaceGroup, let first = hops.first, interfaceGroup(first.oif) == group { continue }
-                    return Decision(outcome: .route(hops), rule: rule, table: table, prefixLength: prefixLength)
+                    return Decision(outcome: .route(hops), rule: rule, table: table)
                 }
             }
         }
@@ -165,7 +163,7 @@ public enum PolicyRouting {
 
     private enum TableAnswer {
         case found([RouteState], prefixLength: Int)
-        case blocked(RouteType, prefixLength: Int)
+        case blocked(RouteType)
         case again
     }
 
@@ -194,7 +192,7 @@ public enum PolicyRouting {
             case .throwRoute:
                 return .again
             case .unreachable, .blackhole, .prohibit, .local, .broadcast, .anycast, .multicast, .other:
-                return .blocked(first.type, prefixLength: first.prefixLength)
+                return .blocked(first.type)
             }
             start = end
         }
@@ -207,8 +205,6 @@ public enum PolicyRouting {
 public struct RouteQuery: Hashable, Sendable {
     public var family: AddressFamily
     public var destination: AddressBits
-    /// The destination as text (for people and for the kernel, in tests).
-    public var destinationText: String
     /// The packet's mark (`SO_MARK`): 0 for an app; a tunnel's own packets carry one.
     public var mark: UInt32 = 0
     /// The user the socket belongs to, for `uidrange` rules.
@@ -223,11 +219,11 @@ public struct RouteQuery: Hashable, Sendable {
     /// nil when `destination` is not an address of `family`.
     public init?(family: AddressFamily, destination: String, mark: UInt32 = 0) {
         guard let bits = AddressBits(destination, family: family) else { return nil }
-        self.init(family: family, destination: bits, text: destination, mark: mark)
+        self.init(family: family, destination: bits, mark: mark)
     }
 
-    /// For an address already parsed: `text` must be `bits` as text.
-    public init(family: AddressFamily, destination bits: AddressBits, text: String, mark: UInt32 = 0) {
-        self.family = family; self.destination = bits; self.destinationText = text; self.mark = mark
+    /// For an address already parsed.
+    public init(family: AddressFamily, destination bits: AddressBits, mark: UInt32 = 0) {
+        self.family = family; self.destination = bits; self.mark = mark
     }
 }
