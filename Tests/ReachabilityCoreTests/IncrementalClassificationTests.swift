@@ -54,14 +54,39 @@ private struct MessageGenerator {
                           type: chance(85) ? .unicast : pick([.blackhole, .unreachable, .local]))
     }
 
+    /// Rules of the shapes VPN clients and kill switches add: a marked bypass, a table of its
+    /// own, suppression of the main table's default, a refusal, an interface-bound lookup.
+    mutating func rule() -> RoutingRule {
+        let ipv4 = chance(50)
+        let action = pick([RoutingRule.Action.lookup(table: RouteState.mainTable), .lookup(table: 100), .lookup(table: 100),
+                           .prohibit, .unreachable, .blackhole, .goto(priority: 32766), .nop])
+        var rule = RoutingRule(family: ipv4 ? .ipv4 : .ipv6, priority: pick([0, 100, 200, 32765, 32766]), action: action)
+        if chance(30) { rule.fwmark = 0xca6c; rule.fwmask = 0xffff_ffff; rule.invert = chance(70) }
+        if chance(20) { rule.suppressPrefixLength = 0 }
+        if chance(15) { rule.outputInterface = pick(Verdicts.names) }
+        return rule
+    }
+
+    /// An option of a router advertisement (what the kernel hands on with RTM_NEWNDUSEROPT).
+    mutating func routerOption() -> RouterOption {
+        let content = pick([RouterOption.Content.captivePortal("https://portal.example/api"),
+                            .captivePortal(RouterOption.unrestricted), .dnsServers(["2001:db8::53"]),
+                            .dnsServers(["2001:db8::53", "2001:db8::54"]), .searchDomains(["example.org"]),
+                            .nat64Prefix("64:ff9b::/96")])
+        return RouterOption(ifindex: pick(indexes), content: content, lifetime: pick([nil, 0, 600]), receivedAt: 1)
+    }
+
     mutating func message() -> KernelChange {
         switch Int.random(in: 0..<100, using: &rng) {
-        case 0..<30: return .link(link())
-        case 30..<34: return .linkRemoved(index: pick(indexes))
-        case 34..<52: return .addressAdded(address())
-        case 52..<62: return .addressRemoved(address())
-        case 62..<88: return .routeAdded(route(), replace: chance(20))
-        default: return .routeRemoved(route())
+        case 0..<27: return .link(link())
+        case 27..<31: return .linkRemoved(index: pick(indexes))
+        case 31..<47: return .addressAdded(address())
+        case 47..<56: return .addressRemoved(address())
+        case 56..<78: return .routeAdded(route(), replace: chance(20))
+        case 78..<86: return .routeRemoved(route())
+        case 86..<92: return .ruleAdded(rule())
+        case 92..<96: return .ruleRemoved(rule())
+        default: return .routerOption(routerOption())
         }
     }
 
@@ -93,9 +118,12 @@ private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice
                        ignored: Verdicts.ignored(facts.name), previous: previous)
 }
 
-/// For random sequences of kernel messages (and modem and checker updates), classifying only the
-/// slices the messages touched gives what classifying the whole table gives: the same events,
-/// statuses, reasons and change lists, in the same order.
+/// For random sequences of kernel messages (links, addresses, routes of two tables, policy rules,
+/// router advertisement options) and modem and checker updates, classifying only the slices the
+/// messages touched gives what classifying the whole table gives: the same events, statuses,
+/// reasons and change lists, in the same order. The monitor keeps both ways (the whole table
+/// after a start, a re-dump or a new configuration; the slices after each batch of messages),
+/// and this is what holds them to one answer.
 @Suite struct IncrementalClassificationTests {
     @Test(arguments: 0..<40)
     func incrementalEqualsFullRecomputation(seed: Int) {
@@ -108,9 +136,15 @@ private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice
         var events = 0
         for step in 1...150 {
             var touched: Set<Int> = [], contents: Set<Int> = []
+            var rulesChanged = false
             for _ in 0..<Int.random(in: 1...4, using: &generator.rng) {
                 // Links change alone more often than not, as up/carrier changes do.
                 let message = generator.chance(30) ? .link(generator.link()) : generator.message()
+                switch message {
+                case .ruleAdded, .ruleRemoved: rulesChanged = true
+                case .link, .linkRemoved, .addressAdded, .addressRemoved, .routeAdded, .routeRemoved,
+                     .routerOption, .routerOptionRejected: break
+                }
                 table.apply(message, touching: &touched, contents: &contents)
             }
             var newModems: [ModemState]?, newVerdict: (probe: Probe?, path: ProbePath?)?
@@ -134,8 +168,8 @@ private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice
             let slices = touched.sorted().map { index in
                 slice(table, at: index, previous: contents.contains(index) ? nil : incremental.indexed.slices[index])
             }
-            let actual = incremental.update(slices: slices, modems: newModems,
-                                            verdict: newVerdict, reason: forced, now: now)
+            let actual = incremental.update(slices: slices, modems: newModems, verdict: newVerdict,
+                                            rules: rulesChanged ? table.rules : nil, reason: forced, now: now)
             #expect(actual == expected, "seed \(seed), step \(step)")
             #expect(incremental.status == full.status, "seed \(seed), step \(step)")
             if case .emit = expected { events += 1 }
@@ -146,7 +180,7 @@ private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice
         #expect(events > 10, "seed \(seed): the sequence should change the status often")
     }
 
-    /// The grouped table gives the flat snapshot back, slice by slice.
+    /// The grouped table gives the flat snapshot back, slice by slice (the rules beside them).
     @Test func slicesMakeUpTheSnapshot() {
         var generator = MessageGenerator(rng: SplitMix64(seed: 99))
         var table = KernelStateTable()
@@ -154,13 +188,14 @@ private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice
         let snapshot = fullSnapshot(table, modems: [], probe: nil, path: nil)
         var indexed = IndexedSnapshot()
         for index in table.indexes { indexed.replace(slice(table, at: index)) }
+        indexed.rules = table.rules
         #expect(indexed == IndexedSnapshot(snapshot))
         #expect(indexed.snapshot == snapshot)
         #expect(indexed.linkIndexes == snapshot.links.keys.sorted())
     }
 
     /// A table kept from messages equals one built from the same messages at once, whatever it
-    /// emptied on the way (the re-dump after an overrun is compared with `==`).
+    /// emptied on the way, and one rebuilt from what it holds as a re-dump after an overrun does.
     @Test func tableKeptFromMessagesEqualsRebuiltOne() {
         var generator = MessageGenerator(rng: SplitMix64(seed: 7))
         var changes: [KernelChange] = []
@@ -175,6 +210,9 @@ private func slice(_ table: KernelStateTable, at index: Int, previous: LinkSlice
         for link in table.links.values { rebuilt.apply(.link(link)) }
         for address in table.allAddresses { rebuilt.apply(.addressAdded(address)) }
         for route in table.allRoutes { rebuilt.apply(.routeAdded(route, replace: false)) }
+        for rule in table.rules { rebuilt.apply(.ruleAdded(rule)) }
+        // No dump reads announcements back: the monitor takes them over from the table before.
+        rebuilt.adoptAnnouncements(from: table)
         #expect(rebuilt == table)
     }
 }
