@@ -62,9 +62,9 @@ final class Connection: @unchecked Sendable {
     var subscriberSlot: Int?
 
     /// The socket's descriptor while an event may go straight to it, the same bytes as to every
-    /// other subscriber (no filter, nothing queued, not closing); -1 otherwise. The server keeps
-    /// a copy per subscriber, told of every change, so an event's fan-out reads one array
-    /// instead of each connection's memory.
+    /// other subscriber (no filter, nothing queued, not closing); -1 otherwise. The server's
+    /// list of subscribers keeps a copy, told of every change, so an event's fan-out reads that
+    /// list instead of each connection's memory.
     var directDescriptor: CInt {
         guard !filtering, !closing, !closed, outgoing.isEmpty else { return -1 }
         return socket.rawDescriptor ?? -1

@@ -96,12 +96,19 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     var history: EventHistory<HistoryEntry>
     var current: Status
     var connections: [Int: Connection] = [:]
+    /// A connection that subscribed, with the descriptor an event may go straight to.
+    struct Subscriber {
+        let connection: Connection
+        /// `connection.directDescriptor`, kept here (the connection reports each change) so that
+        /// the fan-out's first walk reads this list alone, not a thousand connections' memory.
+        var descriptor: CInt
+    }
     /// The connections that subscribed, in one array: an event's fan-out walks it in order
     /// instead of every connection in a dictionary. Each one knows its slot.
-    private(set) var subscribers: [Connection] = []
-    /// Each subscriber's `directDescriptor`, by slot: the fan-out's fast path reads only this.
-    private var directDescriptors: [CInt] = []
-    /// What each direct send did, by slot; kept between events.
+    private(set) var subscribers: [Subscriber] = []
+    /// The fan-out's scratch, by slot, kept between events so that an event allocates nothing:
+    /// the descriptors sent to, and what each send did.
+    private var fanOutDescriptors: [CInt] = []
     private var fanOutResults: [Int] = []
     /// `Connection` objects not yet freed, closed ones included.
     let connectionObjects = InstanceCount()
@@ -433,31 +440,36 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     }
 
     /// Hands `event`'s one encoding to every subscriber: first the same bytes straight to each
-    /// socket that may take them (one walk over the descriptors), then, one by one, the
+    /// socket that may take them (one walk over the list's descriptors), then, one by one, the
     /// subscribers with a filter or a queue, and those whose socket did not take it all.
     private func fanOut(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
         // The lists as they are now: a delivery that fails closes its connection (or, making
         // room in the queues, another one), which takes it out of `subscribers` while this
         // walks them.
-        let recipients = subscribers, descriptors = directDescriptors
+        let recipients = subscribers
         let direct = force || configuration.queueLimits.admits(messageOf: bytes.count)
-        if fanOutResults.count < descriptors.count {
-            fanOutResults = [Int](repeating: 0, count: max(descriptors.count, 2 * fanOutResults.count))
+        if fanOutResults.count < recipients.count {
+            let capacity = max(recipients.count, 2 * fanOutResults.count)
+            fanOutResults = [Int](repeating: 0, count: capacity)
+            fanOutDescriptors = [CInt](repeating: -1, count: capacity)
         }
         bytes.withUnsafeBytes { raw in
             if direct {
-                descriptors.withUnsafeBufferPointer { descriptors in
-                    fanOutResults.withUnsafeMutableBufferPointer { FileDescriptor.send(raw, toEach: descriptors, sent: $0) }
+                fanOutDescriptors.withUnsafeMutableBufferPointer { descriptors in
+                    for slot in recipients.indices { descriptors[slot] = recipients[slot].descriptor }
+                    let taken = UnsafeBufferPointer(rebasing: descriptors[..<recipients.count])
+                    fanOutResults.withUnsafeMutableBufferPointer { FileDescriptor.send(raw, toEach: taken, sent: $0) }
                 }
             }
             for slot in recipients.indices {
-                guard direct, descriptors[slot] >= 0 else {
-                    recipients[slot].deliver(event, message: bytes, bytes: raw, force: force)
+                let connection = recipients[slot].connection
+                guard direct, recipients[slot].descriptor >= 0 else {
+                    connection.deliver(event, message: bytes, bytes: raw, force: force)
                     continue
                 }
                 let sent = fanOutResults[slot]
                 if sent == raw.count { continue }
-                recipients[slot].finishDirectSend(bytes, result: IOResult(sent: sent))
+                connection.finishDirectSend(bytes, result: IOResult(sent: sent))
             }
         }
     }
@@ -468,15 +480,12 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         if connection.subscription != nil {
             guard connection.subscriberSlot == nil else { return }
             connection.subscriberSlot = subscribers.count
-            subscribers.append(connection)
-            directDescriptors.append(connection.directDescriptor)
+            subscribers.append(Subscriber(connection: connection, descriptor: connection.directDescriptor))
         } else if let slot = connection.subscriberSlot {
             let last = subscribers.removeLast()
-            let lastDescriptor = directDescriptors.removeLast()
-            if last !== connection {
+            if last.connection !== connection {
                 subscribers[slot] = last
-                directDescriptors[slot] = lastDescriptor
-                last.subscriberSlot = slot
+                last.connection.subscriberSlot = slot
             }
             connection.subscriberSlot = nil
         }
@@ -485,7 +494,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// Takes a subscriber's new `directDescriptor` (its filter, queue or closing changed).
     func directDescriptorChanged(of connection: Connection) {
         guard let slot = connection.subscriberSlot else { return }
-        directDescriptors[slot] = connection.directDescriptor
+        subscribers[slot].descriptor = connection.directDescriptor
     }
 
     /// The reply carrying `event`, encoded once, NUL included:
