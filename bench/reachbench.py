@@ -267,7 +267,7 @@ def iface(status, name):
     return None
 
 
-SELF_TIMING = re.compile(r"#\d+ timing: netlink read to event (\d+) µs, to the end of the fan-out (\d+) µs")
+SELF_TIMING = re.compile(r"#\d+ timing: netlink read to event (\d+) µs, to the observers' return (\d+) µs")
 
 
 def self_timing(log_path):
@@ -856,7 +856,7 @@ def table(res):
         st = l.get("self_timing")
         if st and st.get("events"):
             rows.append(f"| (reachd's own timing in that run, {st['events']} events: netlink read → event median {fmt(st['event_median_us'], 0)} µs "
-                        f"(p90 {fmt(st['event_p90_us'], 0)}), → end of the fan-out median {fmt(st['sent_median_us'], 0)} µs "
+                        f"(p90 {fmt(st['event_p90_us'], 0)}), → observers' return (fan-out, metrics, STATUS=, log line) median {fmt(st['sent_median_us'], 0)} µs "
                         f"(p90 {fmt(st['sent_p90_us'], 0)})) | | | | | | | | |")
     for o in res.get("others", []):
         if "error" in o:
@@ -1057,8 +1057,9 @@ def main():
                 res["latency"].append(l)
                 d.stop()
                 # Once more at debug level, where reachd logs each event's own timing: from the
-                # start of its netlink read to the classified event, and to the end of the fan-out (its sends
-                # done; a subscriber woken by its send may run first, on a machine of 2 cores).
+                # start of its netlink read to the classified event, and to its observers' return (the
+                # fan-out's sends, metrics, STATUS= and the log line done; a subscriber woken by its
+                # send may run first, on a machine of 2 cores).
                 d = daemon_started(args, topo.a, "latency-debug",
                                    config_args=["--config", conf] + args.daemon_args.split() + ["--log-level", "debug"])
                 log(f"latency: {args.changes} carrier changes, {args.gap_ms} ms apart, reachd at debug level")

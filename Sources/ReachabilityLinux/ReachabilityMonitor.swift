@@ -58,25 +58,16 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     }
     private let published: Mutex<Published>
 
-    /// The current status; safe from any thread.
-    public var status: Status { published.withLock { $0.status } }
+    /// The current status; safe from any thread. Code on `queue` (observers, and whatever shares
+    /// the queue) reads the monitor's own, without taking the lock other threads take.
+    public var status: Status {
+        if queueConfinement.isCurrent { return tracker.status }
+        return published.withLock { $0.status }
+    }
     /// How many times the kernel overran the netlink socket (each one followed by a re-dump).
     public var overrunCount: Int { published.withLock { $0.overruns } }
     /// The configuration in force.
     public var configuration: Configuration { published.withLock { $0.configuration } }
-
-    /// When the event being handed to the observers began: the start of the netlink read that
-    /// brought its first message, and the end of its classification (`DispatchTime` uptime, ns).
-    public struct EventTiming: Equatable, Sendable {
-        public var readStarted: UInt64
-        public var classified: UInt64
-    }
-
-    /// The timing of the event the observers are being given now; nil at any other time, and for
-    /// an event no netlink message caused (the checker's verdict, modems, a reload). Read it on
-    /// `queue`, from an observer: reachd logs from it, at debug level, how long an event took
-    /// from the kernel's message to the end of its fan-out.
-    public private(set) var eventTiming: EventTiming?
 
     // MARK: Queue-confined state.
 
@@ -115,7 +106,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// Fires when the next router advertisement option runs out (`KernelStateTable.nextAnnouncementDeadline`).
     private var expiryTimer: DispatchSourceTimer?
     private var expiryDeadline: Double?
-    /// When the read began that made the state dirty (see `eventTiming`).
+    /// When the read began that made the state dirty: the start of the timing logged at debug level.
     private var dirtyReadStarted: UInt64?
     /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
     private var evaluationScheduled = false
@@ -466,10 +457,16 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         switch action {
         case .none: break
         case .emit(let event):
-            eventTiming = readStarted.map { EventTiming(readStarted: $0, classified: DispatchTime.now().uptimeNanoseconds) }
-            defer { eventTiming = nil }
+            // Timed only at debug level and for an event a netlink read caused (the checker's
+            // verdict, modems and a reload have no read to start from).
+            let classified = readStarted != nil && log.threshold <= .debug ? DispatchTime.now().uptimeNanoseconds : 0
             for id in observers.keys.sorted() { observers[id]?(event) }
             for id in streams.keys.sorted() { streams[id]?.yield(event) }
+            if let readStarted, classified != 0 {
+                let done = DispatchTime.now().uptimeNanoseconds
+                log.debug("#\(event.sequence) timing: netlink read to event \((classified - readStarted) / 1000) µs, "
+                          + "to the observers' return \((done - readStarted) / 1000) µs")
+            }
         }
     }
 

@@ -63,13 +63,9 @@ final class Daemon: @unchecked Sendable {
             simulation.publish = { [weak self] event in
                 // Subscribers first; systemd's STATUS= and the log line can wait the few µs.
                 server.publish(event)
-                let sent = log.threshold <= .debug ? DispatchTime.now().uptimeNanoseconds : 0
                 metrics?.record(event)
                 self?.notifyStatus(event.current)
                 log.info("#\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue)\(event.current.simulated ? " (simulated)" : "")")
-                if let timing = monitor.eventTiming, sent != 0 {
-                    log.debug("#\(event.sequence) timing: netlink read to event \((timing.classified - timing.readStarted) / 1000) µs, to the end of the fan-out \((sent - timing.readStarted) / 1000) µs")
-                }
             }
             // An event between initialEvent() and setting `publish` was not published: re-read
             // the state (the server ignores it unless the sequence number moved on).

@@ -108,12 +108,14 @@ final class TunReader {
 
 /// Runs `body` with a monitor started in a fresh host namespace, with a second namespace beside
 /// it for uplinks and a fake sysfs; then stops the monitor and removes both namespaces.
-func withStartedMonitor(_ body: (_ monitor: ReachabilityMonitor, _ host: TestNamespace, _ network: TestNamespace,
+/// `log` takes the monitor's lines (standard error when nil).
+func withStartedMonitor(log: LogSink? = nil,
+                        _ body: (_ monitor: ReachabilityMonitor, _ host: TestNamespace, _ network: TestNamespace,
                                  _ sysfs: FakeSysfs) throws -> Void) throws {
     let host = try TestNamespace(tag: "h"), network = try TestNamespace(tag: "n")
     defer { host.destroy(); network.destroy() }
     let sysfs = try FakeSysfs()
-    let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
+    let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs), log: log ?? .standardError())
     try monitor.start()
     defer { monitor.stop() }
     try body(monitor, host, network, sysfs)
