@@ -91,7 +91,8 @@ extension SystemTests {
         #expect(daemon.child.stderr.contains("stopping"))
     }
 
-    /// At debug level reachd says how long each event took from the netlink read to the end of its fan-out.
+    /// At debug level reachd says how long each event took from the netlink read to the
+    /// classified event and to the return of what it set off (the fan-out among it).
     @Test(.needsRoot()) func debugLogTimesEachNetlinkEvent() throws {
         let host = try TestNamespace(tag: "t"), network = try TestNamespace(tag: "u")
         defer { host.destroy(); network.destroy() }
@@ -99,7 +100,7 @@ extension SystemTests {
         defer { _ = daemon.stop() }
         let uplink = try VethUplink(host: host, uplink: network)
         defer { withExtendedLifetime(uplink) {} }
-        let pattern = /#(\d+) timing: netlink read to event (\d+) µs, to the end of the fan-out (\d+) µs/
+        let pattern = /#(\d+) timing: netlink read to event (\d+) µs, to the observers' return (\d+) µs/
         func timings() -> [(sequence: Int, event: Int, sent: Int)] {
             daemon.child.stderr.split(separator: "\n").compactMap { line in
                 guard let match = line.firstMatch(of: pattern), let sequence = Int(match.1), let event = Int(match.2),

@@ -29,9 +29,11 @@ final class RouteFixture: @unchecked Sendable {
         try host.ip("-6 route add default via 2001:db8:\(subnet)::1 dev eth0")
     }
 
+    /// The index from the namespace's own sysfs: `ip link show` may put a warning about the
+    /// peer's namespace before its line while other tests delete theirs.
     func index(of name: String) throws -> Int {
-        let text = try host.ip("-o link show \(name)")
-        return try #require(Int(text.prefix { $0 != ":" }), "no index in \(text)")
+        let text = try host.exec("cat /sys/class/net/\(name)/ifindex")
+        return try #require(Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), "no index in \(text)")
     }
 
     func destroy() { host.destroy(); uplink.destroy(); uplink2.destroy() }
