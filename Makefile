@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build build-tests deps test test-debug test-release run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
+.PHONY: all build build-tests deps test test-debug test-checks test-release run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
 .PHONY: deb deb-deps check-static check-deb
 
 all: build
@@ -18,17 +18,20 @@ build: deps
 
 # Each configuration is built once. First the debug products and the test binary (one build:
 # the tests reuse its modules; check-systemd runs part of the test binary under the service's
-# sandbox). Then three lines of work side by side, each printed when it ends: the checks and
-# tests of the debug build; the static release build, its binaries and the package; the outside
-# package. Much of each is waiting (containers, namespaces, daemons), so together they take
-# little more than the longest. The release build has a scratch directory of its own, so that
-# SwiftPM's lock on .build does not hold the tests up while it compiles.
+# sandbox). Then four lines of work side by side, each printed when it ends: the Swift tests of
+# the debug build; the checks of the units, the install and systemd; the static release build,
+# its binaries and the package; the outside package. Much of each is waiting (containers,
+# namespaces, daemons), so together they take little more than the longest, the Swift tests.
+# The release build has a scratch directory of its own, so that SwiftPM's lock on .build does
+# not hold the tests up while it compiles.
 test: build-tests
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-debug test-release external-package-test
+	@$(MAKE) --no-print-directory -j4 --output-sync=target test-debug test-checks test-release external-package-test
 
 # scripts/run-tests.sh prints how many tests were skipped, and as root fails when any was.
-test-debug: check-units check-install check-systemd
+test-debug:
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) SWIFT="$(SWIFT)" scripts/run-tests.sh --skip-build $(BUILD_FLAGS)
+
+test-checks: check-units check-install check-systemd
 
 test-release: check-static check-deb
 

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-extension SystemTests {
+extension ServiceSystemTests {
 /// reachd and reachctl as built, end to end. The daemon runs in a namespace of its own.
 @Suite struct DaemonLifecycleTests {
     @Test func reachctlWithoutDaemonExits69() throws {

@@ -120,11 +120,11 @@ final class DispatcherUnderTest: @unchecked Sendable {
     deinit { if let child, child.isRunning { child.signal(SIGKILL); child.wait(timeout: 5) } }
 }
 
-extension SystemTests {
+extension ServiceSystemTests {
 /// reachd-dispatcher against a real reachd in test namespaces, with real scripts.
 @Suite struct DispatcherIntegrationTests {
     static func daemonConfig(probe: Bool) -> String {
-        probe ? ProbeIntegrationTests.config() : DaemonUnderTest.defaultConfig
+        probe ? SystemTests.ProbeIntegrationTests.config() : DaemonUnderTest.defaultConfig
     }
 
     /// The status reachd reports now.

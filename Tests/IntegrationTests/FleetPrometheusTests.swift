@@ -58,7 +58,7 @@ final class PrometheusUnderTest: @unchecked Sendable {
     deinit { stop() }
 }
 
-extension SystemTests {
+extension ServiceSystemTests {
 /// Three machines, each a network namespace running the built reachd with `[Metrics] Listen=` on
 /// its veth to a hub namespace, where Prometheus scrapes them every second with the shipped
 /// alerting rules (their `for:` shortened to 2 s in a test copy). One machine stays fine, one

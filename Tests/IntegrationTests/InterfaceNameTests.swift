@@ -39,7 +39,7 @@ extension SystemTests {
         #expect(waitUntil(timeout: 15) { listener.lines.contains { $0.contains(#"STATUS=ethernet via e\x1bx, internet not checked"#) } },
                 "\(listener.lines) \(daemon.stderr)")
 
-        let metrics = try MetricsDaemonTests.scrape(from: uplink)
+        let metrics = try ServiceSystemTests.MetricsDaemonTests.scrape(from: uplink)
         #expect(metrics[#"reachd_primary_info{interface="e\\x1bx",kind="ethernet"}"#] == "1", "\(metrics.keys.filter { $0.contains("primary") })")
 
         let body = try metricsClient(in: uplink, ["get", "10.77.0.2", "9464"])["body"] as? String ?? ""

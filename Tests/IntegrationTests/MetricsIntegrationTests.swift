@@ -81,7 +81,7 @@ func curl(in namespace: TestNamespace, _ url: String) -> String? {
     }
 }
 
-extension SystemTests {
+extension ServiceSystemTests {
 /// The metrics of a running reachd: `GET /metrics` across a veth from the uplink namespace (as
 /// Prometheus would scrape), the responder under bad requests, and `reachd.prom`.
 @Suite struct MetricsDaemonTests {

@@ -1,7 +1,15 @@
 import Testing
 
 /// Every suite of this target that creates network namespaces or starts daemons, HTTP servers or
-/// dbus-daemons is nested here (`extension SystemTests { @Suite struct … }`), so that they run one
-/// test at a time however `swift test` is invoked: on a small machine, parallel namespaces and
-/// daemons starve each other's waits. Pure unit suites stay outside and run in parallel.
+/// dbus-daemons is nested in one of these two (`extension SystemTests { @Suite struct … }`), so
+/// that within each one test runs at a time however `swift test` is invoked: on a small machine,
+/// many parallel namespaces and daemons starve each other's waits. Pure unit suites stay outside
+/// and run in parallel.
+///
+/// This target's system tests are split in two lines (the other targets have one each) because
+/// as one they were the longest line of the whole run: the service-level suites (the daemon's
+/// life, the dispatcher, metrics and Prometheus) run under `ServiceSystemTests`, beside the rest.
 @Suite(.serialized) struct SystemTests {}
+
+/// The service-level half of this target's system tests (see `SystemTests`).
+@Suite(.serialized) struct ServiceSystemTests {}
