@@ -7,7 +7,8 @@ import ReachabilitySystem
 
 /// Lays `SimulationOverlay` between the monitor and the server: real events pass through it,
 /// `Simulate` calls and their timers and hang-ups go into it, and what comes out is published.
-/// Confined to the monitor's queue (which the server shares).
+/// Confined to the monitor's queue (which the server shares), where `monitor.status` is the
+/// monitor's own state, read without the lock other threads take.
 final class SimulationController: @unchecked Sendable {
     private let monitor: ReachabilityMonitor
     private let queue: DispatchQueue
