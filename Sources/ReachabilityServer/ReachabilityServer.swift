@@ -443,9 +443,8 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// socket that may take them (one walk over the list's descriptors), then, one by one, the
     /// subscribers with a filter or a queue, and those whose socket did not take it all.
     private func fanOut(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
-        // The lists as they are now: a delivery that fails closes its connection (or, making
-        // room in the queues, another one), which takes it out of `subscribers` while this
-        // walks them.
+        // The list as it is now: a delivery that fails closes its connection (or, making room
+        // in the queues, another one), which takes it out of `subscribers` while this walks it.
         let recipients = subscribers
         let direct = force || configuration.queueLimits.admits(messageOf: bytes.count)
         if fanOutResults.count < recipients.count {
