@@ -237,3 +237,37 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
     public var all: [Value] { values.withLock { $0 } }
     public var count: Int { values.withLock { $0.count } }
 }
+
+/// systemd's notify socket, played by `Tests/python/notify_listener.py`: what reachd sends there
+/// (`READY=1`, `STATUS=…`, `WATCHDOG=1`), a line each. Killed when the value is freed.
+public final class NotifyListener: @unchecked Sendable {
+    /// The datagram socket to hand over as NOTIFY_SOCKET.
+    public let path: String
+    private let child: Child
+
+    /// Starts the listener on `path` and waits until it is bound.
+    public init(path: String) throws {
+        self.path = path
+        child = try Child(Binaries.python, [Binaries.packageRoot + "/Tests/python/notify_listener.py", path])
+        guard waitUntil(timeout: 10, { child.lines.contains("ready") }) else {
+            child.signal(SIGKILL)
+            child.wait(timeout: 5)
+            throw SetupError(description: "notify_listener.py did not bind \(path): \(child.stderr)")
+        }
+    }
+
+    deinit {
+        child.signal(SIGKILL)
+        child.wait(timeout: 5)
+    }
+
+    /// What arrived so far (the listener's own "ready" first).
+    public var lines: [String] { child.lines }
+
+    /// Starts reachd in `namespace` with NOTIFY_SOCKET (and `environment`, `NAME=value` each) set
+    /// for it alone: `Child` drops the systemd variables from what it passes on, so `env` sets them.
+    public func startReachd(in namespace: TestNamespace, arguments: [String], environment: [String] = []) throws -> Child {
+        try Child(ipCommand, ["netns", "exec", namespace.name, "/usr/bin/env", "NOTIFY_SOCKET=\(path)"] + environment
+                  + [Binaries.reachd] + arguments)
+    }
+}

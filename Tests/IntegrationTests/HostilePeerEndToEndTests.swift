@@ -64,15 +64,11 @@ extension SystemTests {
         let directory = try TemporaryDirectory()
         let notifyPath = directory.path + "/notify", socketPath = directory.path + "/io.reachd.Reachability"
         let configPath = try DaemonUnderTest.writeConfig(in: directory.path)
-        let listener = try Child(Binaries.python, [Binaries.packageRoot + "/Tests/python/notify_listener.py", notifyPath])
-        defer { listener.signal(SIGKILL); listener.wait(timeout: 5) }
-        #expect(waitUntil(timeout: 10) { listener.lines.contains("ready") })
-        // Child drops the systemd variables from what it passes on: env sets them for reachd
-        // alone. WATCHDOG_PID is left out (a daemon not told whose pings they are sends them);
-        // `ip netns exec` and env both exec, so reachd's pid would be the child's.
-        let daemon = try Child(ipCommand, ["netns", "exec", host.name, "/usr/bin/env", "NOTIFY_SOCKET=\(notifyPath)",
-                                           "WATCHDOG_USEC=300000", Binaries.reachd, "--socket", socketPath,
-                                           "--config", configPath, "--log-level", "debug"])
+        let listener = try NotifyListener(path: notifyPath)
+        // WATCHDOG_PID is left out (a daemon not told whose pings they are sends them); `ip netns
+        // exec` and env both exec, so reachd's pid would be the child's.
+        let daemon = try listener.startReachd(in: host, arguments: ["--socket", socketPath, "--config", configPath, "--log-level", "debug"],
+                                              environment: ["WATCHDOG_USEC=300000"])
         defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
         #expect(waitUntil(timeout: 15) { listener.lines.contains { $0.contains("READY=1") } }, "\(listener.lines) \(daemon.stderr)")
         let pings = { listener.lines.filter { $0 == "WATCHDOG=1" }.count }

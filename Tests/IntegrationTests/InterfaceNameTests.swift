@@ -30,11 +30,8 @@ extension SystemTests {
         let notifyPath = directory + "/notify", socketPath = directory + "/io.reachd.Reachability"
         try "[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n[Metrics]\nListen=10.77.0.2:9464\n"
             .write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
-        let listener = try Child(Binaries.python, [Binaries.packageRoot + "/Tests/python/notify_listener.py", notifyPath])
-        defer { listener.signal(SIGKILL); listener.wait(timeout: 5) }
-        #expect(waitUntil(timeout: 10) { listener.lines.contains("ready") })
-        let daemon = try Child(ipCommand, ["netns", "exec", host.name, "/usr/bin/env", "NOTIFY_SOCKET=\(notifyPath)",
-                                           Binaries.reachd, "--socket", socketPath, "--config", directory + "/reachd.conf"])
+        let listener = try NotifyListener(path: notifyPath)
+        let daemon = try listener.startReachd(in: host, arguments: ["--socket", socketPath, "--config", directory + "/reachd.conf"])
         defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
         #expect(waitUntil(timeout: 15) { listener.lines.contains { $0.contains(#"STATUS=ethernet via e\x1bx, internet not checked"#) } },
                 "\(listener.lines) \(daemon.stderr)")

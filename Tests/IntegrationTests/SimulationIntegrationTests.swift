@@ -339,12 +339,8 @@ extension SystemTests {
         defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
         let notifyPath = directory + "/notify", socketPath = directory + "/io.reachd.Reachability"
         try DaemonUnderTest.defaultConfig.write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
-        let listener = try Child(Binaries.python, [Binaries.packageRoot + "/Tests/python/notify_listener.py", notifyPath])
-        defer { listener.signal(SIGKILL); listener.wait(timeout: 5) }
-        #expect(waitUntil(timeout: 10) { listener.lines.contains("ready") })
-        // Child drops NOTIFY_SOCKET from the environment it passes on: env sets it for reachd alone.
-        let daemon = try Child(ipCommand, ["netns", "exec", host.name, "/usr/bin/env", "NOTIFY_SOCKET=\(notifyPath)",
-                                           Binaries.reachd, "--socket", socketPath, "--config", directory + "/reachd.conf"])
+        let listener = try NotifyListener(path: notifyPath)
+        let daemon = try listener.startReachd(in: host, arguments: ["--socket", socketPath, "--config", directory + "/reachd.conf"])
         defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
         #expect(waitUntil(timeout: 15) { listener.lines.contains { $0.contains("READY=1") && $0.contains("STATUS=ethernet via eth0") } },
                 "\(listener.lines) \(daemon.stderr)")
