@@ -1,8 +1,22 @@
-# Shared by test-deb.sh and test-systemd.sh (sourced, not run): systemd as PID 1 in a container,
-# systemd-nspawn over an overlay of `/` inside a private mount namespace, with a private network.
-# Set `check` (the log prefix: check-deb, check-systemd) first. Gives: $work (removed at exit),
-# $upper (the overlay's upper layer, to fill before the boot), $root, $failures; log, fail,
-# wait_for; container_boot [NSPAWN-OPTION...], which sets $leader, then inside and as_user.
+# Shared by test-deb.sh, test-systemd.sh and test-dispatcher-systemd.sh (sourced, not run):
+# systemd as PID 1 in a container, systemd-nspawn over an overlay of `/` inside a private mount
+# namespace, with a private network. Set `check` (the log prefix: check-deb, check-systemd) first.
+# Gives: $work (removed at exit), $upper (the overlay's upper layer, to fill before the boot),
+# $root, $failures; log, fail, wait_for; container_boot [NSPAWN-OPTION...], which sets $leader,
+# then inside and as_user.
+#
+# First, what every such check needs: without root it says SKIPPED and exits 0; as root nothing
+# is skipped silently: a missing tool is a failure naming what installs it, and
+# REACHD_SKIP_SYSTEMD_TEST=1 is refused in CI (CI set, as .ci/run does).
+if [ "$(id -u)" -ne 0 ]; then echo "$check: SKIPPED: needs root (systemd-nspawn)"; exit 0; fi
+if [ "${REACHD_SKIP_SYSTEMD_TEST:-0}" = 1 ]; then
+  if [ -n "${CI:-}" ]; then echo "$check: FAIL: REACHD_SKIP_SYSTEMD_TEST=1 in CI: the systemd checks must run" >&2; exit 1; fi
+  echo "$check: SKIPPED on request (REACHD_SKIP_SYSTEMD_TEST=1): nothing was checked" >&2
+  exit 0
+fi
+for tool in systemd-nspawn unshare nsenter; do
+  command -v $tool >/dev/null || { echo "$check: FAIL: $tool missing: run scripts/deps.sh (apt-get install -y systemd-container util-linux)" >&2; exit 1; }
+done
 
 work=$(mktemp -d "/tmp/reachd-${check#check-}.XXXXXX")
 upper=$work/upper root=$work/root
