@@ -30,7 +30,7 @@ let package = Package(
         ),
         // The thin layer over Glibc: errno, descriptors, socket addresses, the calls around them.
         .target(name: "ReachabilitySystem"),
-        .target(name: "ReachabilityCore", exclude: ["io.reachd.Reachability.varlink"]),
+        .target(name: "ReachabilityCore", exclude: ["Varlink/io.reachd.Reachability.varlink"]),
         .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "ReachabilitySystem", "CNetlink", "CSystemd", "COpenSSL"]),
         .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
         .target(name: "ReachabilityClient", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
