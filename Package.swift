@@ -43,11 +43,15 @@ let package = Package(
         .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         .testTarget(name: "ReachabilitySystemTests", dependencies: ["ReachabilitySystem"]),
+        // The executables' own logic, tested beside them: arguments, the dispatcher's rules.
+        .testTarget(name: "ReachdTests", dependencies: ["reachd", "ReachabilityCore"]),
+        .testTarget(name: "ReachctlTests", dependencies: ["reachctl", "ReachabilityCore"]),
+        .testTarget(name: "ReachdDispatcherTests", dependencies: ["reachd-dispatcher", "ReachabilityCore", "TestSupport"]),
         // CNetlink: libnl's own parsers, the reference the decoder is compared with.
         .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux", "TestSupport", "CNetlink"]),
         .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem", "TestSupport"]),
         // End-to-end tests of the built reachd/reachctl binaries (REACHD_BIN_DIR) in network namespaces.
-        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport", "reachd-dispatcher"]),
         // The app API against a real reachd in test namespaces.
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityClient", "ReachabilityLinux", "TestSupport"]),
         // Ports of the iOS classes' demos, built by `swift build`; Swift 5 mode, as their code was written.

@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+@testable import reachd_dispatcher
 import TestSupport
 import Testing
 #if canImport(Glibc)

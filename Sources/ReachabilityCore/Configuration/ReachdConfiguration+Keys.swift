@@ -21,9 +21,9 @@ extension ReachdConfiguration {
     }
 
     /// What is wrong with a value; `parse` adds file, line and key.
-    struct ValueError: Error {
-        var message: String
-        init(_ message: String) { self.message = message }
+    package struct ValueError: Error {
+        package var message: String
+        package init(_ message: String) { self.message = message }
     }
 
     /// The sections, in the order `config/reachd.conf` documents them.
@@ -128,7 +128,7 @@ extension ReachdConfiguration {
     // MARK: - Value parsers (systemd's parse_boolean, parse_sec, parse_mode, …)
 
     /// systemd's booleans: yes/no, true/false, on/off, 1/0 (and y/n, t/f), any case.
-    static func boolean(_ value: String) throws(ValueError) -> Bool {
+    package static func boolean(_ value: String) throws(ValueError) -> Bool {
         switch value.lowercased() {
         case "1", "yes", "y", "true", "t", "on": return true
         case "0", "no", "n", "false", "f", "off": return false
@@ -137,13 +137,13 @@ extension ReachdConfiguration {
     }
 
     /// Space-separated globs.
-    static func globs(_ value: String) throws(ValueError) -> [String] {
+    package static func globs(_ value: String) throws(ValueError) -> [String] {
         value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
     }
 
     /// A time span: a number in `defaultUnit` seconds, or a number with a unit
     /// (`us`, `ms`, `s`/`sec`, `m`/`min`, `h`/`hr`), as in systemd's `parse_sec()`. Not negative.
-    static func timeSpan(_ value: String, defaultUnit: Double, unitName: String) throws(ValueError) -> Double {
+    package static func timeSpan(_ value: String, defaultUnit: Double, unitName: String) throws(ValueError) -> Double {
         let units: [String: Double] = [
             "us": 0.000_001, "usec": 0.000_001, "ms": 0.001, "msec": 0.001,
             "s": 1, "sec": 1, "second": 1, "seconds": 1,
@@ -159,14 +159,14 @@ extension ReachdConfiguration {
         return number * factor
     }
 
-    static func positive(_ seconds: Double) throws(ValueError) -> Double {
+    package static func positive(_ seconds: Double) throws(ValueError) -> Double {
         guard seconds > 0 else { throw ValueError("bad time span (must be greater than 0)") }
         return seconds
     }
 
     /// A time span (seconds) inside `range`, so that no later conversion (to milliseconds, to a
     /// Dispatch deadline) can overflow.
-    static func within(_ seconds: Double, _ range: ClosedRange<Double>, _ text: String) throws(ValueError) -> Double {
+    package static func within(_ seconds: Double, _ range: ClosedRange<Double>, _ text: String) throws(ValueError) -> Double {
         guard range.contains(seconds) else { throw ValueError("time span out of range (\(text))") }
         return seconds
     }
@@ -194,7 +194,7 @@ extension ReachdConfiguration {
     }
 
     /// An absolute path.
-    static func absolutePath(_ value: String) throws(ValueError) -> String {
+    package static func absolutePath(_ value: String) throws(ValueError) -> String {
         guard value.hasPrefix("/") else { throw ValueError("bad path (must be absolute)") }
         return value
     }

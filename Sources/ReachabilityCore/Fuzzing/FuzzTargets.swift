@@ -4,12 +4,12 @@ import FoundationEssentials
 /// libFuzzer targets in `fuzz/` call (`make fuzz`), and what the regression test replays every
 /// saved input through (`fuzz/corpus/…`, `fuzz/regressions/…`). Each must return for any input:
 /// a crash or a trap here is a bug in the parser.
-public enum FuzzTargets {
+package enum FuzzTargets {
     /// The varlink server's input: the bytes cut into messages at NUL (in pieces whose size the
     /// first byte chooses, as reads would deliver them), each decoded as a call.
     /// - Returns: how many calls decoded (for tests).
     @discardableResult
-    public static func varlink(_ data: [UInt8]) -> Int {
+    package static func varlink(_ data: [UInt8]) -> Int {
         guard let first = data.first else { return 0 }
         let chunk = Int(first % 64) + 1
         var framer = VarlinkFramer()
@@ -41,7 +41,7 @@ public enum FuzzTargets {
     /// A configuration file.
     /// - Returns: whether it loaded.
     @discardableResult
-    public static func configuration(_ data: [UInt8]) -> Bool {
+    package static func configuration(_ data: [UInt8]) -> Bool {
         let text = String(decoding: data, as: UTF8.self)
         return (try? ReachdConfiguration.parse(text, file: "fuzz.conf")) != nil
     }
@@ -50,7 +50,7 @@ public enum FuzzTargets {
     /// the verdict it makes.
     /// - Returns: the verdict, nil when the answer did not parse.
     @discardableResult
-    public static func httpResponse(_ data: [UInt8]) -> Connectivity? {
+    package static func httpResponse(_ data: [UInt8]) -> Connectivity? {
         guard let first = data.first else { return nil }
         let chunk = Int(first) * 16 + 1
         var parser = HTTPResponseParser(maxBodyBytes: 64 * 1024)
@@ -77,7 +77,7 @@ public enum FuzzTargets {
     /// one understood applied to an interface's announcements, then described and expired.
     /// - Returns: how many options were understood.
     @discardableResult
-    public static func routerOptions(_ data: [UInt8]) -> Int {
+    package static func routerOptions(_ data: [UInt8]) -> Int {
         var announced = RouterAnnouncements()
         var understood = 0
         for (i, result) in RouterOptionParser.parse(data, ifindex: 2).enumerated() {
@@ -100,7 +100,7 @@ public enum FuzzTargets {
     /// it and that verdict's summary.
     /// - Returns: `captive`, nil when the answer is broken.
     @discardableResult
-    public static func captivePortalAPI(_ data: [UInt8]) -> Bool? {
+    package static func captivePortalAPI(_ data: [UInt8]) -> Bool? {
         guard case .success(let state) = CaptivePortalAPI.state(json: data) else { return nil }
         let epoch = Date(timeIntervalSince1970: 0)
         let checked = Probe(url: "http://10.0.0.1/generate_204", result: .full, httpStatus: 204, checkedAt: epoch)
@@ -118,7 +118,7 @@ public enum FuzzTargets {
     /// bearer properties.
     /// - Returns: the modems the model ends with.
     @discardableResult
-    public static func modemManager(_ data: [UInt8]) -> [ModemState] {
+    package static func modemManager(_ data: [UInt8]) -> [ModemState] {
         var reader = FuzzByteReader(data)
         var model = ModemManagerModel()
         let members = ["InterfacesAdded", "InterfacesRemoved", "PropertiesChanged", "NameOwnerChanged", "Other"]
@@ -139,11 +139,11 @@ public enum FuzzTargets {
 }
 
 /// Reads a fuzzer's bytes as a stream of choices; zeros once they run out.
-public struct FuzzByteReader {
+package struct FuzzByteReader {
     private let data: [UInt8]
     private var offset = 0
-    public init(_ data: [UInt8]) { self.data = data }
-    public var isEmpty: Bool { offset >= data.count }
+    package init(_ data: [UInt8]) { self.data = data }
+    package var isEmpty: Bool { offset >= data.count }
     public mutating func byte() -> UInt8 {
         guard offset < data.count else { return 0 }
         defer { offset += 1 }

@@ -302,7 +302,7 @@ public struct Status: Codable, Equatable, Sendable {
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
 
         /// Every field, sorted by name, as `changes(from:)` lists them: sorted once, not per event.
-        static let byName: [Field] = allCases.sorted()
+        package static let byName: [Field] = allCases.sorted()
     }
 
     /// The fields of `Subscribe(statusOnly: true)`.

@@ -5,10 +5,10 @@ import ReachabilityCore
 /// regression test that replays saved inputs: the bytes as a datagram the kernel sent, cut into
 /// messages as the monitor's receive does (`NetlinkDatagram`), each decoded in place, the changes
 /// applied to a state table.
-public enum NetlinkFuzzTarget {
+package enum NetlinkFuzzTarget {
     /// - Returns: how many changes the bytes decoded to.
     @discardableResult
-    public static func decode(_ data: [UInt8]) -> Int {
+    package static func decode(_ data: [UInt8]) -> Int {
         var table = KernelStateTable()
         var changes = 0
         data.withUnsafeBytes { datagram in

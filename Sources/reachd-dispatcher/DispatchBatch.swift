@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ReachabilityCore
 
 /// What one run of the dispatcher scripts stands for: one event, or several that arrived while
 /// the scripts were still running for an earlier one, merged so that the run sees the latest

@@ -1,3 +1,5 @@
+import ReachabilityCore
+
 /// What `reachctl` was asked to do (reachctl(1)).
 public enum ControlCommand: Equatable, Sendable {
     /// `verbose`: also where each family's packets go and which rule and table decided.

@@ -1,3 +1,5 @@
+import ReachabilityCore
+
 /// A network to play, step by step (`reachctl simulate --script FILE`): one step a line,
 /// `STATUS [CONNECTIVITY] SECONDS`, `#` starts a comment, blank lines are skipped.
 ///

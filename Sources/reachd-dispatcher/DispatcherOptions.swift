@@ -1,3 +1,5 @@
+import ReachabilityCore
+
 /// `reachd-dispatcher`'s command line.
 public struct DispatcherOptions: Equatable, Sendable {
     public var configPath: String?

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import ReachabilityCore
+@testable import reachd_dispatcher
+import ReachabilityCore
 
 private let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 

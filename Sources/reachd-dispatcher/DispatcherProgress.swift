@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ReachabilityCore
 
 /// What the dispatcher has acted on, kept in its state directory across its own restarts: the
 /// sequence number of the last event whose scripts have run, and the status they saw. With it,

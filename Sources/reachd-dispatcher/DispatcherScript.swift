@@ -1,3 +1,5 @@
+import ReachabilityCore
+
 /// What `lstat(2)`/`stat(2)` say about one entry of a script directory, for the checks below.
 public struct ScriptFileFacts: Equatable, Sendable {
     public enum Kind: Equatable, Sendable {

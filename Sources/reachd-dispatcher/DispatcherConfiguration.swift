@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ReachabilityCore
 
 /// The configuration of `reachd-dispatcher`: `/etc/reachd/dispatcher.conf`, then
 /// `/etc/reachd/dispatcher.conf.d/*.conf` in lexical order, INI in systemd's style, each key

@@ -1,3 +1,5 @@
+import ReachabilityCore
+
 /// The environment a dispatcher script runs with: `PATH`, `LANG` and the event in `REACHD_*`
 /// variables, nothing inherited. Every value passes through `escaped(_:)`, so text from the
 /// network (an interface's name, a portal's URL) never reaches a script as raw control bytes.

@@ -1,3 +1,5 @@
+import ReachabilityCore
+
 /// The systemd targets the dispatcher starts while a condition on the status holds and stops
 /// when it no longer does: a unit that should run only online says `PartOf=` one of them.
 public enum NetworkTarget: String, CaseIterable, Sendable, Comparable {
