@@ -1,5 +1,5 @@
 /// The file access `ReachdConfiguration.load` needs, so that Core stays free of I/O: the real
-/// one is `FileSystemConfigurationFiles` in ReachabilityLinux, tests use a dictionary.
+/// one is `FileSystemConfigurationFiles` in ReachabilityHost, tests use a dictionary.
 public protocol ConfigurationFileSource {
     /// The contents of the file at `path`, or nil when it does not exist.
     /// - Throws: `ConfigurationError` (file set, no line) when it exists but cannot be read.
