@@ -112,7 +112,7 @@ final class Dispatcher: @unchecked Sendable {
             log.info("\(start ? "starting" : "stopping") \(unit): \(target.rawValue) \(start ? "held" : "lost") for \(hold) s")
             let systemctl = options.systemctl
             unitQueue.async { [log] in
-                let outcome = ProcessRunner.run(Self.resolve(systemctl), arguments: [start ? "start" : "stop", "--no-block", unit],
+                let outcome = ChildProcess.run(Self.resolve(systemctl), arguments: [start ? "start" : "stop", "--no-block", unit],
                                                 environment: ["PATH=\(DispatcherEnvironment.path)", "LANG=C.UTF-8"], timeout: 30) { _, line in
                     log.warning("systemctl: \(TerminalText.escaped(line))")
                 }
@@ -188,7 +188,7 @@ final class Dispatcher: @unchecked Sendable {
                 continue
             }
             let started = MonotonicClock.nanoseconds()
-            let outcome = ProcessRunner.run(script.path, environment: DispatcherEnvironment.variables(for: batch, script: script.name),
+            let outcome = ChildProcess.run(script.path, environment: DispatcherEnvironment.variables(for: batch, script: script.name),
                                             input: input, timeout: configuration.scripts.timeoutSeconds) { stream, line in
                 log.log(stream == .error ? .notice : .info, "\(name): \(TerminalText.escaped(line))")
             }
@@ -204,12 +204,12 @@ final class Dispatcher: @unchecked Sendable {
         }
     }
 
-    static func describe(_ outcome: ProcessRunner.Outcome) -> String {
+    static func describe(_ outcome: ChildProcess.Outcome) -> String {
         switch outcome {
         case .exited(let status): return "exit \(status)"
         case .signaled(let signal): return "killed by signal \(signal)"
         case .timedOut: return "killed after its time limit"
-        case .failedToStart(let why): return "cannot run: \(why)"
+        case .failedToStart(let error): return "cannot run: \(error.text)"
         }
     }
 

@@ -34,7 +34,7 @@ struct ProgressFile {
         do {
             // mkstemp(3), then close-on-exec, with no script spawned in between to inherit it.
             var name = Array((directory + "/.progress.XXXXXX").utf8CString)
-            let (fd, code): (CInt, CInt) = ProcessRunner.withoutSpawning {
+            let (fd, code): (CInt, CInt) = ChildProcess.withoutSpawning {
                 let fd = name.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
                 let code = errno
                 if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
