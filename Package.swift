@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityHost", "ReachabilityLinux", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem"]),
         .executableTarget(name: "reachctl", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilitySystem"]),
         // Starts the network targets and runs the dispatcher scripts, as root, on reachd's events.
-        .executableTarget(name: "reachd-dispatcher", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityHost", "ReachabilityLinux", "ReachabilitySystem"]),
+        .executableTarget(name: "reachd-dispatcher", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityHost", "ReachabilitySystem"]),
         // Fixtures shared by the test targets: namespaces, veth uplinks, shell helpers.
         .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "TestSupport"]),

@@ -60,17 +60,13 @@ public struct DispatcherConfiguration: Equatable, Sendable {
 
     public static let sections = ["Targets", "Scripts"]
 
-    /// Reads the main file (absent: the defaults, unless `mustExist`) and its drop-ins.
+    /// Reads the main file (absent: the defaults, unless `mustExist`) and its drop-ins, as
+    /// reachd.conf is read (`ConfigurationFileSource.files(mainFile:mustExist:)`).
     public static func load(mainFile: String = defaultPath, mustExist: Bool = false,
                             source: some ConfigurationFileSource) throws(ConfigurationError) -> DispatcherConfiguration {
         var config = DispatcherConfiguration()
-        if let text = try source.contents(of: mainFile) {
-            config = try parse(text, file: mainFile, into: config)
-        } else if mustExist {
-            throw ConfigurationError(file: mainFile, message: "no such file")
-        }
-        for file in try ReachdConfiguration.dropIns(for: mainFile, in: source) {
-            if let text = try source.contents(of: file) { config = try parse(text, file: file, into: config) }
+        for (file, text) in try source.files(mainFile: mainFile, mustExist: mustExist) {
+            config = try parse(text, file: file, into: config)
         }
         return config
     }
