@@ -6,7 +6,7 @@ extension FileSystem {
     /// Replaces the file at `path` with `bytes`, atomically: a reader (or a crash) sees the old
     /// file or the new one, never part of one. The bytes go to a new file beside it,
     /// `.NAME.XXXXXX` (`FileDescriptor.createTemporary`: `mkstemp(3)`; a hidden name, which
-    /// node_exporter's `*.prom` and a script directory's scan both skip), which gets `mode`
+    /// readers that pick files by suffix, such as node_exporter's `*.prom`, skip), which gets `mode`
     /// (`fchmod(2)`), is closed and renamed over `path` (`rename(2)`); on failure it is removed.
     ///
     /// - Throws: `Errno` of the step that failed: `mkstemp` with the template as its path,
