@@ -27,38 +27,3 @@ public struct DispatchBatch: Equatable, Sendable {
         count += 1
     }
 }
-
-/// Runs scripts one batch at a time and merges what arrives meanwhile (swift-service-lifecycle
-/// style: the methods say what to do, the caller runs the scripts).
-public struct ScriptBatchQueue: Equatable, Sendable {
-    public enum Action: Equatable, Sendable {
-        case none
-        /// Run the scripts for this batch now, then call `finished()`.
-        case run(DispatchBatch)
-    }
-
-    public private(set) var running: Bool = false
-    /// Events waiting for the running batch to finish, merged.
-    public private(set) var waiting: DispatchBatch?
-
-    public init() {}
-
-    public mutating func received(_ event: ReachabilityEvent) -> Action {
-        if running {
-            if waiting == nil { waiting = DispatchBatch(event) } else { waiting?.merge(event) }
-            return .none
-        }
-        running = true
-        return .run(DispatchBatch(event))
-    }
-
-    /// The running batch is done: the next one, if events came meanwhile.
-    public mutating func finished() -> Action {
-        guard let next = waiting else {
-            running = false
-            return .none
-        }
-        waiting = nil
-        return .run(next)
-    }
-}

@@ -48,6 +48,11 @@ public struct DispatcherConfiguration: Equatable, Sendable {
 
     public var targets = Targets()
     public var scripts = Scripts()
+    /// `[Dispatcher] MinIntervalSec=`: the least time between the starts of two script runs;
+    /// what comes between is merged into the next run (`REACHD_COALESCED`). A network that
+    /// floods events (router advertisements with a new DNS server each) gets at most one run
+    /// of root's scripts per interval. 0: no pause but the scripts' own time.
+    public var minimumIntervalSeconds: Double = 1
 
     public init() {}
 
@@ -58,19 +63,15 @@ public struct DispatcherConfiguration: Equatable, Sendable {
 
     // MARK: - Loading
 
-    public static let sections = ["Targets", "Scripts"]
+    public static let sections = ["Targets", "Scripts", "Dispatcher"]
 
-    /// Reads the main file (absent: the defaults, unless `mustExist`) and its drop-ins.
+    /// Reads the main file (absent: the defaults, unless `mustExist`) and its drop-ins, as
+    /// reachd.conf is read (`ConfigurationFileSource.files(mainFile:mustExist:)`).
     public static func load(mainFile: String = defaultPath, mustExist: Bool = false,
                             source: some ConfigurationFileSource) throws(ConfigurationError) -> DispatcherConfiguration {
         var config = DispatcherConfiguration()
-        if let text = try source.contents(of: mainFile) {
-            config = try parse(text, file: mainFile, into: config)
-        } else if mustExist {
-            throw ConfigurationError(file: mainFile, message: "no such file")
-        }
-        for file in try ReachdConfiguration.dropIns(for: mainFile, in: source) {
-            if let text = try source.contents(of: file) { config = try parse(text, file: file, into: config) }
+        for (file, text) in try source.files(mainFile: mainFile, mustExist: mustExist) {
+            config = try parse(text, file: file, into: config)
         }
         return config
     }
@@ -136,10 +137,17 @@ public struct DispatcherConfiguration: Equatable, Sendable {
             let list = try fields(value)
             if let existing { config.scripts.changesByScript[existing].changes = list }
             else { config.scripts.changesByScript.append(ScriptChanges(glob: glob, changes: list)) }
+        case ("Dispatcher", "MinIntervalSec"):
+            config.minimumIntervalSeconds = value.isEmpty ? defaults.minimumIntervalSeconds
+                : try ReachdConfiguration.within(ReachdConfiguration.timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 1 or 500ms"),
+                                                 0...3600, "0 to 1h")
         default:
-            let known = assignment.section == "Targets"
-                ? ["Enabled=", "HoldSec=", "OnlineHoldSec=", "InternetHoldSec=", "UnmeteredHoldSec="]
-                : ["Enabled=", "Timeout=", "Directories=", "Changes=", "Changes.GLOB="]
+            let known: [String]
+            switch assignment.section {
+            case "Targets": known = ["Enabled=", "HoldSec=", "OnlineHoldSec=", "InternetHoldSec=", "UnmeteredHoldSec="]
+            case "Scripts": known = ["Enabled=", "Timeout=", "Directories=", "Changes=", "Changes.GLOB="]
+            default: known = ["MinIntervalSec="]
+            }
             throw ValueError("unknown key in section [\(assignment.section)] (expected one of \(known.joined(separator: " ")))")
         }
     }

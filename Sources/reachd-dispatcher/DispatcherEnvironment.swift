@@ -1,10 +1,15 @@
 import ReachabilityCore
 
 /// The environment a dispatcher script runs with: `PATH`, `LANG` and the event in `REACHD_*`
-/// variables, nothing inherited. Every value passes through `escaped(_:)`, so text from the
-/// network (an interface's name, a portal's URL) never reaches a script as raw control bytes.
+/// variables, nothing inherited. Every value passes through `value(_:)`, so text from the
+/// network (an interface's name, a portal's URL) never reaches a script as raw control bytes,
+/// nor longer than `maximumValueLength`.
 public enum DispatcherEnvironment {
     public static let path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+    /// The longest value a script gets, in bytes of its escaped UTF-8: room for any portal URL
+    /// a browser takes, far below the kernel's 128 KiB for one environment string.
+    public static let maximumValueLength = 4096
 
     /// The variables for a batch, sorted by name, as `NAME=value` strings for `execve(2)`.
     public static func variables(for batch: DispatchBatch, script: String) -> [String] {
@@ -36,7 +41,22 @@ public enum DispatcherEnvironment {
             ("REACHD_STATUS", current.status.rawValue),
             ("REACHD_VPN", current.vpn?.name ?? ""),
         ]
-        return values.map { "\($0.0)=\(escaped($0.1))" }
+        return values.map { "\($0.0)=\(value($0.1))" }
+    }
+
+    /// `text` escaped (`escaped(_:)`) and cut after at most `maximumValueLength` bytes, never
+    /// inside an escape or a UTF-8 sequence.
+    public static func value(_ text: String) -> String {
+        let whole = escaped(text)
+        guard whole.utf8.count > maximumValueLength else { return whole }
+        var result = "", length = 0
+        for scalar in text.unicodeScalars {
+            let piece = escaped(String(scalar))
+            length += piece.utf8.count
+            if length > maximumValueLength { break }
+            result += piece
+        }
+        return result
     }
 
     /// `text` with every control character (C0 including tab and newline, DEL, C1), every

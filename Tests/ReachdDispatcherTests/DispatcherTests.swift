@@ -135,7 +135,10 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
             + Status.Field.byName.map(\.rawValue).joined(separator: " ") + ")"),
         ("[Scripts]\nChanges.=vpn\n", "d.conf:2: [Scripts] Changes.=vpn: missing script name glob after 'Changes.' (expected e.g. Changes.50-vpn*=vpn)"),
         ("[Scripts]\nTimeOut=3\n", "d.conf:2: [Scripts] TimeOut=3: unknown key in section [Scripts] (expected one of Enabled= Timeout= Directories= Changes= Changes.GLOB=)"),
-        ("[Dispatcher]\n", "d.conf:1: [Dispatcher] unknown section (expected one of [Targets] [Scripts])"),
+        ("[Dispatch]\n", "d.conf:1: [Dispatch] unknown section (expected one of [Targets] [Scripts] [Dispatcher])"),
+        ("[Dispatcher]\nMinIntervalSec=2h\n", "d.conf:2: [Dispatcher] MinIntervalSec=2h: time span out of range (0 to 1h)"),
+        ("[Dispatcher]\nMinIntervalSec=-1\n", "d.conf:2: [Dispatcher] MinIntervalSec=-1: bad time span (expected seconds, e.g. 1 or 500ms)"),
+        ("[Dispatcher]\nMinInterval=1\n", "d.conf:2: [Dispatcher] MinInterval=1: unknown key in section [Dispatcher] (expected one of MinIntervalSec=)"),
         ("[Targets]\nEnabled=maybe\n", "d.conf:2: [Targets] Enabled=maybe: bad boolean (expected yes/no, true/false, on/off or 1/0)"),
     ])
     func badValuesNameFileLineAndKey(_ text: String, _ message: String) {
@@ -178,6 +181,31 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
     ])
     func escapesControlsAndBackslash(_ raw: String, _ escaped: String) {
         #expect(DispatcherEnvironment.escaped(raw) == escaped)
+    }
+
+    /// A value from the network is cut at 4096 bytes, never inside an escape or a character.
+    @Test(arguments: [
+        (String(repeating: "a", count: 5000), String(repeating: "a", count: 4096)),
+        ("a" + String(repeating: "\u{1b}", count: 2000), "a" + String(repeating: "\\x1b", count: 1023)),
+        (String(repeating: "é", count: 3000), String(repeating: "é", count: 2048)),
+        ("x" + String(repeating: "é", count: 3000), "x" + String(repeating: "é", count: 2047)),
+        (String(repeating: "b", count: 4096), String(repeating: "b", count: 4096)),
+    ])
+    func valuesAreBoundedInLength(_ raw: String, _ expected: String) {
+        let value = DispatcherEnvironment.value(raw)
+        #expect(value == expected)
+        #expect(value.utf8.count <= DispatcherEnvironment.maximumValueLength)
+    }
+
+    @Test func aLongPortalURLReachesTheScriptCut() {
+        let url = "http://portal/login?" + String(repeating: "$(reboot);'|&*?", count: 1000)
+        let current = status(.wifi, connectivity: .portal, portal: url)
+        let variables = DispatcherEnvironment.variables(for: DispatchBatch(event(1, from: nil, to: current)), script: "10-hook")
+        let entry = variables.first { $0.hasPrefix("REACHD_PORTAL_URL=") } ?? ""
+        let value = entry.dropFirst("REACHD_PORTAL_URL=".count)
+        #expect(value.utf8.count == DispatcherEnvironment.maximumValueLength)
+        #expect(url.hasPrefix(value))
+        #expect(variables.allSatisfy { $0.utf8.count <= DispatcherEnvironment.maximumValueLength + 40 })
     }
 
     @Test func variablesOfAChange() {
@@ -260,18 +288,86 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
     @Test func queueRunsOneBatchAtATimeAndCoalescesTheRest() {
         var queue = ScriptBatchQueue()
         let s = status()
-        guard case .run(let first) = queue.received(event(1, from: s, to: s)) else { Issue.record("no run"); return }
+        guard case .run(let first) = queue.received(event(1, from: s, to: s), now: 0) else { Issue.record("no run"); return }
         #expect(first.event.sequence == 1)
-        #expect(queue.received(event(2, from: s, to: s)) == .none)
-        #expect(queue.received(event(3, from: s, to: s)) == .none)
-        #expect(queue.received(event(4, from: s, to: s)) == .none)
-        guard case .run(let second) = queue.finished() else { Issue.record("no second run"); return }
+        #expect(queue.received(event(2, from: s, to: s), now: 0) == .none)
+        #expect(queue.received(event(3, from: s, to: s), now: 0) == .none)
+        #expect(queue.received(event(4, from: s, to: s), now: 0) == .none)
+        guard case .run(let second) = queue.finished(now: 0) else { Issue.record("no second run"); return }
         #expect(second.event.sequence == 4)
         #expect(second.count == 3)
-        #expect(queue.finished() == .none)
+        #expect(queue.finished(now: 0) == .none)
         #expect(!queue.running)
-        guard case .run(let third) = queue.received(event(5, from: s, to: s)) else { Issue.record("no third run"); return }
+        guard case .run(let third) = queue.received(event(5, from: s, to: s), now: 0) else { Issue.record("no third run"); return }
         #expect(third.count == 1)
+    }
+
+    /// What came within the interval waits for it, merged; the wake-up is asked for once; an
+    /// early wake-up waits again; the run after the interval has the last event.
+    @Test func queueRunsAtMostOncePerIntervalAndMergesWhatCameBetween() {
+        var queue = ScriptBatchQueue(minimumInterval: 1)
+        let s = status()
+        guard case .run(let first) = queue.received(event(1, from: nil, to: s), now: 10) else { Issue.record("no run"); return }
+        #expect(first.count == 1)
+        #expect(queue.finished(now: 10.05) == .none)
+        #expect(queue.isIdle)
+        #expect(queue.received(event(2, from: s, to: s), now: 10.1) == .wake(at: 11))
+        #expect(queue.received(event(3, from: s, to: s), now: 10.2) == .none)
+        #expect(queue.received(event(4, from: s, to: s), now: 10.9) == .none)
+        #expect(!queue.isIdle && !queue.running)
+        #expect(queue.deadlinePassed(now: 10.95) == .wake(at: 11))
+        guard case .run(let second) = queue.deadlinePassed(now: 11) else { Issue.record("no run after the interval"); return }
+        #expect(second.event.sequence == 4)
+        #expect(second.count == 3)
+        // A run that takes longer than the interval: what came meanwhile runs when it ends.
+        #expect(queue.received(event(5, from: s, to: s), now: 11.5) == .none)
+        guard case .run(let third) = queue.finished(now: 12.5) else { Issue.record("no run after a long batch"); return }
+        #expect(third.event.sequence == 5)
+        // Quiet for longer than the interval: the next event runs at once.
+        #expect(queue.finished(now: 12.6) == .none)
+        guard case .run(let fourth) = queue.received(event(6, from: s, to: s), now: 20) else { Issue.record("no run"); return }
+        #expect(fourth.count == 1)
+    }
+
+    /// 200 events a second for 10 s (a router advertising a new DNS server each time), scripts
+    /// that take 10 ms: one run per interval, every event in exactly one run, the last one in the
+    /// last run. Without the interval, the same flood gives a run every 10 ms.
+    @Test(arguments: [(1.0, 11), (0.0, 1000)])
+    func aFloodIsOneRunPerInterval(_ interval: Double, _ atMost: Int) {
+        var queue = ScriptBatchQueue(minimumInterval: interval)
+        let s = status()
+        var runs: [DispatchBatch] = []
+        var starts: [Double] = []
+        var runningUntil: Double?
+        var wake: Double?
+        func handle(_ action: ScriptBatchQueue.Action, at now: Double) {
+            switch action {
+            case .none: break
+            case .run(let batch): runs.append(batch); starts.append(now); runningUntil = now + 0.010
+            case .wake(let at): #expect(wake == nil, "one timer at a time"); wake = at
+            }
+        }
+        // The clock advances in 1 ms steps; each step delivers what is due, in order.
+        var sequence = 0
+        for millisecond in 0..<12_000 {
+            let now = Double(millisecond) / 1000
+            if let end = runningUntil, now >= end { runningUntil = nil; handle(queue.finished(now: now), at: now) }
+            if let at = wake, now >= at { wake = nil; handle(queue.deadlinePassed(now: now), at: now) }
+            if millisecond < 10_000, millisecond % 5 == 0 {
+                sequence += 1
+                handle(queue.received(event(sequence, from: sequence == 1 ? nil : s, to: s), now: now), at: now)
+            }
+        }
+        #expect(sequence == 2000)
+        #expect(runs.count <= atMost, "\(runs.count) runs")
+        #expect(runs.count >= (interval > 0 ? 10 : 500))
+        #expect(runs.map(\.count).reduce(0, +) == sequence, "every event in exactly one run")
+        #expect(runs.last?.event.sequence == sequence, "the last event ran")
+        #expect(queue.isIdle)
+        if interval > 0 {
+            #expect(zip(starts, starts.dropFirst()).allSatisfy { $1 - $0 >= interval - 1e-9 }, "runs start an interval apart")
+            #expect(runs.dropFirst().allSatisfy { $0.count > 1 }, "merged")
+        }
     }
 }
 
@@ -420,6 +516,6 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
         })
         #expect(keys == ["[Targets] Enabled", "[Targets] HoldSec", "[Targets] OnlineHoldSec", "[Targets] InternetHoldSec",
                          "[Targets] UnmeteredHoldSec", "[Scripts] Enabled", "[Scripts] Timeout", "[Scripts] Directories",
-                         "[Scripts] Changes", "[Scripts] Changes.GLOB"])
+                         "[Scripts] Changes", "[Scripts] Changes.GLOB", "[Dispatcher] MinIntervalSec"])
     }
 }

@@ -1,13 +1,3 @@
-/// The file access `ReachdConfiguration.load` needs, so that Core stays free of I/O: the real
-/// one is `FileSystemConfigurationFiles` in ReachabilityLinux, tests use a dictionary.
-public protocol ConfigurationFileSource {
-    /// The contents of the file at `path`, or nil when it does not exist.
-    /// - Throws: `ConfigurationError` (file set, no line) when it exists but cannot be read.
-    func contents(of path: String) throws(ConfigurationError) -> String?
-    /// The names (not paths) of the regular files in `directory`; empty when it does not exist.
-    func fileNames(in directory: String) throws(ConfigurationError) -> [String]
-}
-
 extension ReachdConfiguration {
     /// The drop-in directory of a main file: `<main file>.d`, so `/etc/reachd/reachd.conf`
     /// has `/etc/reachd/reachd.conf.d/` (systemd's convention for `*.conf` files).
@@ -16,11 +6,7 @@ extension ReachdConfiguration {
     /// The drop-ins of `mainFile` that exist, in the order they are applied: `*.conf` in
     /// lexical (byte) order; hidden files are skipped.
     public static func dropIns(for mainFile: String, in source: some ConfigurationFileSource) throws(ConfigurationError) -> [String] {
-        let directory = dropInDirectory(for: mainFile)
-        return try source.fileNames(in: directory)
-            .filter { $0.hasSuffix(".conf") && !$0.hasPrefix(".") }
-            .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
-            .map { directory + "/" + $0 }
+        try source.dropIns(for: mainFile)
     }
 
     /// Reads the main file, then its drop-ins (`dropIns(for:in:)`), each overriding what came
@@ -30,16 +16,8 @@ extension ReachdConfiguration {
     public static func load(mainFile: String = defaultPath, mustExist: Bool = false,
                             source: some ConfigurationFileSource) throws(ConfigurationError) -> ReachdConfiguration {
         var config = ReachdConfiguration()
-        if let text = try source.contents(of: mainFile) {
-            config = try parse(text, file: mainFile, into: config)
-        } else if mustExist {
-            throw ConfigurationError(file: mainFile, message: "no such file")
-        }
-        for file in try dropIns(for: mainFile, in: source) {
-            // A drop-in that vanished between listing and reading is simply not there.
-            if let text = try source.contents(of: file) {
-                config = try parse(text, file: file, into: config)
-            }
+        for (file, text) in try source.files(mainFile: mainFile, mustExist: mustExist) {
+            config = try parse(text, file: file, into: config)
         }
         return config
     }

@@ -4,7 +4,7 @@
 /// Each section is one type, taken as it is by the component it configures; each key's default
 /// is its initial value here and nowhere else (`Key=` resets to it);
 /// `config/reachd.conf` documents every key with that default. Read files with
-/// `ReachdConfiguration.load(mainFile:)` (ReachabilityLinux) or, without I/O,
+/// `ReachdConfiguration.load(mainFile:)` (ReachabilityHost) or, without I/O,
 /// `ReachdConfiguration.parse(_:file:into:)`.
 public struct ReachdConfiguration: Equatable, Sendable {
     /// The main file reachd reads when `--config` is not given.

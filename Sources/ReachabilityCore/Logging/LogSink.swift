@@ -1,6 +1,6 @@
 /// Where every component writes its log: the monitor, ModemManager, the connectivity check, the
 /// varlink server. One sink per process (reachd's writes to stderr or the journal, see
-/// `LogSink.standardError` in ReachabilityLinux); each component takes it as a parameter, so
+/// `LogSink.standardError` in ReachabilityHost); each component takes it as a parameter, so
 /// `--log-level` applies to all of them and tests can record what a component logs.
 ///
 /// The sink drops lines below its `threshold` before the message is even built.

@@ -1,5 +1,6 @@
 import Dispatch
 import ReachabilityCore
+import ReachabilityHost
 
 extension ModemManagerSource {
     /// A source that feeds `monitor`: it runs on the monitor's queue and hands every change to

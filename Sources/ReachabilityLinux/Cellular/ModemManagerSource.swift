@@ -2,6 +2,7 @@ import CSystemd
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilityHost
 #if canImport(Glibc)
 import Glibc
 #endif

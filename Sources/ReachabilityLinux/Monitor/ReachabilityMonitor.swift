@@ -2,6 +2,7 @@ import CNetlink
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilityHost
 import Synchronization
 #if canImport(Glibc)
 import Glibc

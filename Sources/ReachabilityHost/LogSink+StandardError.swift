@@ -4,14 +4,17 @@ import ReachabilitySystem
 import Synchronization
 
 extension LogSink {
-    /// reachd's log: one plain line per message on stderr (`reachd: message`, with the level
-    /// for warnings and errors), or with sd-daemon(3) priority prefixes (`<6>listening on …`)
-    /// when stderr goes to the journal (systemd sets JOURNAL_STREAM).
-    public static func standardError(threshold: LogLevel = .info,
+    /// The log of reachd and reachd-dispatcher: one plain line per message on stderr
+    /// (`reachd: message`, with the level for warnings and errors), or with sd-daemon(3)
+    /// priority prefixes (`<6>listening on …`) when stderr goes to the journal (systemd sets
+    /// JOURNAL_STREAM).
+    ///
+    /// - Parameter program: the name that starts each plain line (`reachd`, `reachd-dispatcher`).
+    public static func standardError(threshold: LogLevel = .info, program: String = "reachd",
                                      environment: [String: String] = ProcessInfo.processInfo.environment) -> LogSink {
         let journal = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
         return LogSink(threshold: threshold) { level, message in
-            standardErrorWriter.write(standardErrorLine(level, message, journal: journal) + "\n")
+            standardErrorWriter.write(standardErrorLine(level, message, journal: journal, program: program) + "\n")
         }
     }
 
@@ -19,9 +22,9 @@ extension LogSink {
     /// Control characters in the message (from an interface's name, a client, a server) are
     /// written as escapes (`TerminalText`): one message stays one line, and nothing in it
     /// reaches a terminal or the journal's reader raw.
-    public static func standardErrorLine(_ level: LogLevel, _ message: String, journal: Bool) -> String {
+    public static func standardErrorLine(_ level: LogLevel, _ message: String, journal: Bool, program: String = "reachd") -> String {
         let message = TerminalText.escaped(message)
-        return journal ? "<\(level.priority)>\(message)" : "reachd: \(level >= .warning ? "\(level.rawValue): " : "")\(message)"
+        return journal ? "<\(level.priority)>\(message)" : "\(program): \(level >= .warning ? "\(level.rawValue): " : "")\(message)"
     }
 }
 

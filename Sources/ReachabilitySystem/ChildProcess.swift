@@ -1,5 +1,3 @@
-import FoundationEssentials
-import ReachabilitySystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -9,17 +7,26 @@ import Glibc
 /// its stdout and stderr handed over line by line, and a time limit after which its whole
 /// process group gets SIGTERM and, 2 s later, SIGKILL. The program runs in a process group of
 /// its own with default signal dispositions and no blocked signals, whatever this process set.
-enum ProcessRunner {
-    enum Outcome: Equatable {
+public enum ChildProcess {
+    /// How the program ended.
+    public enum Outcome: Equatable, Sendable {
+        /// It exited with this status (`WEXITSTATUS`).
         case exited(Int32)
+        /// A signal ended it (`WTERMSIG`).
         case signaled(Int32)
         /// Still running at the time limit: killed (SIGTERM, then SIGKILL).
         case timedOut
-        /// It could not be started (`posix_spawn` failed: no such file, no interpreter, …).
-        case failedToStart(String)
+        /// It could not be started (`posix_spawn(3)` failed: no such file, no interpreter, …).
+        case failedToStart(Errno)
     }
 
-    enum Stream { case output, error }
+    /// Which of the program's output streams a line came from.
+    public enum Stream: Sendable {
+        /// Its stdout.
+        case output
+        /// Its stderr.
+        case error
+    }
 
     /// One spawn at a time: a pipe is created before its close-on-exec flag is set, and no
     /// other child may inherit it in that moment (its end-of-file would wait for that child).
@@ -27,14 +34,17 @@ enum ProcessRunner {
 
     /// Runs `body` while no child is being spawned: for code that opens a descriptor before it
     /// can set its close-on-exec flag (`mkstemp`).
-    static func withoutSpawning<T>(_ body: () throws -> T) rethrows -> T {
+    public static func withoutSpawning<T>(_ body: () throws -> T) rethrows -> T {
         try spawnLock.withLock { _ in try body() }
     }
 
     /// The longest line handed over; a longer one is split.
-    static let maximumLine = 4096
+    public static let maximumLine = 4096
 
-    static func run(_ path: String, arguments: [String] = [], environment: [String], input: [UInt8] = [],
+    /// Runs `path` with `arguments` and exactly `environment` (`NAME=value`), writes `input` to
+    /// its stdin, hands `onLine` each line it writes (without the newline), and returns when it
+    /// has ended (or was killed `timeout` seconds after it started).
+    public static func run(_ path: String, arguments: [String] = [], environment: [String], input: [UInt8] = [],
                     timeout: Double, onLine: (Stream, String) -> Void) -> Outcome {
         var stdinPipe: [CInt] = [-1, -1], outPipe: [CInt] = [-1, -1], errPipe: [CInt] = [-1, -1]
         var pid: pid_t = 0
@@ -76,7 +86,7 @@ enum ProcessRunner {
         for fd in [stdinPipe[0], outPipe[1], errPipe[1]] where fd >= 0 { close(fd) }
         guard spawnError == 0 else {
             for fd in [stdinPipe[1], outPipe[0], errPipe[0]] where fd >= 0 { close(fd) }
-            return .failedToStart(String(cString: strerror(spawnError)))
+            return .failedToStart(Errno(spawnError, call: "posix_spawn", path: path))
         }
         return supervise(pid: pid, stdin: stdinPipe[1], stdout: outPipe[0], stderr: errPipe[0],
                          input: input, timeout: timeout, onLine: onLine)

@@ -1,23 +1,24 @@
 import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// Reads configuration files from the real file system for `ReachdConfiguration.load`.
+/// Reads configuration files from the real file system for `ReachdConfiguration.load` and
+/// `DispatcherConfiguration.load` (through `ConfigurationFileSource.files(mainFile:mustExist:)`).
 public struct FileSystemConfigurationFiles: ConfigurationFileSource {
     public init() {}
 
-    /// `stat(2)` then the whole file; ENOENT (also for a dangling symlink) is "not there".
+    /// `stat(2)` then the whole file; ENOENT (also for a dangling symlink) and ENOTDIR are
+    /// "not there".
     public func contents(of path: String) throws(ConfigurationError) -> String? {
-        var info = stat()
-        if stat(path, &info) != 0 {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return nil }
-            throw ConfigurationError(file: path, message: "cannot read: \(Errno(code, call: "stat").text)")
+        let status: FileStatus?
+        do {
+            status = try FileSystem.status(of: path, followingLinks: true)
+        } catch {
+            if error == .notDirectory { return nil }
+            throw ConfigurationError(file: path, message: "cannot read: \(error.text)")
         }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
+        guard let status else { return nil }
+        if status.kind == .directory {
             throw ConfigurationError(file: path, message: "cannot read: is a directory")
         }
         let data: [UInt8]
@@ -32,26 +33,18 @@ public struct FileSystemConfigurationFiles: ConfigurationFileSource {
         return text
     }
 
-    /// `opendir(3)`/`readdir(3)`; regular files and symlinks to them. ENOENT is an empty list.
+    /// The directory's entries that are regular files or symlinks to them. ENOENT and ENOTDIR
+    /// are an empty list.
     public func fileNames(in directory: String) throws(ConfigurationError) -> [String] {
-        guard let dir = opendir(directory) else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return [] }
-            throw ConfigurationError(file: directory, message: "cannot list: \(Errno(code, call: "opendir").text)")
+        let names: [String]
+        do {
+            names = try FileSystem.entries(of: directory)
+        } catch {
+            if error == .noSuchFile || error == .notDirectory { return [] }
+            throw ConfigurationError(file: directory, message: "cannot list: \(error.text)")
         }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
-            var info = stat()
-            // stat (not lstat): a symlink counts as what it points to, as in systemd's drop-ins.
-            guard stat(directory + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            names.append(name)
-        }
-        return names
+        // Followed: a symlink counts as what it points to, as in systemd's drop-ins.
+        return names.filter { (try? FileSystem.status(of: directory + "/" + $0, followingLinks: true))??.kind == .regularFile }
     }
 }
 
