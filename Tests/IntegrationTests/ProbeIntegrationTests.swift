@@ -105,17 +105,10 @@ extension SystemTests {
         _ = try VethUplink(host: host, uplink: uplink)
         let server = try ProbeServer(in: uplink, mode: .noContent)
         defer { server.stop() }
-        let directory = try temporaryDirectory()
-        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
-        try Self.config().write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
-        try sh("chown -R nobody '\(directory)'")
-        let socket = directory + "/io.reachd.Reachability"
-        let child = try Child(ipCommand, ["netns", "exec", host.name, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                                          Binaries.reachd, "--socket", socket, "--config", directory + "/reachd.conf"])
-        defer { child.signal(SIGTERM); child.wait() }
-        #expect(waitUntil(timeout: 15) {
-            (try? run(Binaries.reachctl, ["status", "--socket", socket]).stdout.contains("internet: full")) == true
-        }, "\(child.stderr)")
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config(), launch: .init(user: "nobody", logLevel: nil))
+        defer { daemon.stop() }
+        #expect(waitUntil(timeout: 15) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true },
+                "\(daemon.child.stderr)")
         #expect(server.requests.count >= 1)
     }
 }

@@ -335,13 +335,9 @@ extension SystemTests {
         let host = try TestNamespace(tag: "sn"), uplink = try TestNamespace(tag: "snu")
         defer { host.destroy(); uplink.destroy() }
         _ = try VethUplink(host: host, uplink: uplink)
-        let directory = try temporaryDirectory()
-        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
-        let notifyPath = directory + "/notify", socketPath = directory + "/io.reachd.Reachability"
-        try DaemonUnderTest.defaultConfig.write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
-        let listener = try NotifyListener(path: notifyPath)
-        let daemon = try listener.startReachd(in: host, arguments: ["--socket", socketPath, "--config", directory + "/reachd.conf"])
-        defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
+        let reachd = try DaemonUnderTest(namespace: host, launch: .init(logLevel: nil, notify: true))
+        defer { reachd.stop() }
+        let listener = try #require(reachd.notifications), daemon = reachd.child, socketPath = reachd.socketPath
         #expect(waitUntil(timeout: 15) { listener.lines.contains { $0.contains("READY=1") && $0.contains("STATUS=ethernet via eth0") } },
                 "\(listener.lines) \(daemon.stderr)")
 
