@@ -145,3 +145,18 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
     public var all: [Value] { values.withLock { $0 } }
     public var count: Int { values.withLock { $0.count } }
 }
+
+extension Process {
+    /// Starts `executable` with `arguments` as a test's child (`childEnvironment()`, its output
+    /// discarded) and waits up to `timeout` for it to create `path`, its sign of being ready.
+    /// - Returns: false when `path` did not appear in time (the process may still run).
+    public func start(_ executable: String, _ arguments: [String], andWaitFor path: String, timeout: TimeInterval) throws -> Bool {
+        executableURL = URL(fileURLWithPath: executable)
+        environment = childEnvironment()
+        self.arguments = arguments
+        standardOutput = FileHandle.nullDevice
+        standardError = FileHandle.nullDevice
+        try run()
+        return waitUntil(timeout: timeout) { FileManager.default.fileExists(atPath: path) }
+    }
+}
