@@ -111,10 +111,15 @@ extension SystemTests {
         #expect(all.last?.current.simulated == false && all.last?.reason.code == .simulation)
         let after = try setup.daemon.reachctl(["status"])
         #expect(!after.stdout.contains("simulated"))
-        // A second reset changes nothing and sends nothing.
+        // A second reset changes nothing and sends nothing: the next event the subscriber gets
+        // is a marker simulation's, numbered right after the first reset's.
         #expect(try setup.daemon.reachctl(["simulate", "--reset"]).status == 0)
         #expect(try setup.daemon.reachctl(["status"]).status == 0)
-        #expect(events(setup.monitor).count == 3)
+        #expect(try setup.daemon.reachctl(["simulate", "wwan2G", "--for", "600"]).status == 0)
+        let marked = waitForEvents(setup.monitor, count: 4)
+        #expect(marked.count == 4)
+        #expect(marked.last?.sequence == (all.last?.sequence ?? 0) + 1)
+        #expect(marked.last?.current.simulated == true && marked.last?.current.status == .wwan2G)
     }
 
     @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
