@@ -29,6 +29,7 @@ public final class DaemonUnderTest: @unchecked Sendable {
         /// drops from the environment it passes on (WATCHDOG_USEC), or JOURNAL_STREAM.
         public var variables: [String]
 
+        /// By default: as root, no task limit, `--log-level debug`, no notify socket, no variables.
         public init(user: String? = nil, tasks: Int? = nil, logLevel: String? = "debug", notify: Bool = false,
                     variables: [String] = []) {
             self.user = user; self.tasks = tasks; self.logLevel = logLevel; self.notify = notify; self.variables = variables
@@ -48,15 +49,21 @@ public final class DaemonUnderTest: @unchecked Sendable {
         }
     }
 
+    /// The namespace reachd runs in.
     public let namespace: TestNamespace
+    /// Holds the socket, the configuration and (with `Launch.notify`) the notify socket.
     public let directory: String
+    /// reachd's varlink socket (`--socket`).
     public let socketPath: String
+    /// reachd's configuration file (`--config`).
     public let configPath: String
     /// Added to the daemon's environment (e.g. DBUS_SYSTEM_BUS_ADDRESS of a private bus).
     public let environment: [String: String]
+    /// How reachd is started, the first time and after `stop()`.
     public let launch: Launch
     /// What reachd sent to systemd's notify socket, with `Launch.notify`.
     public let notifications: NotifyListener?
+    /// The running reachd (its output, its exit); a new one after `restart()`.
     public private(set) var child: Child
 
     /// `config`: the daemon's reachd.conf (`--config`); by default the connectivity check and
@@ -143,6 +150,7 @@ public final class DaemonUnderTest: @unchecked Sendable {
     /// SIGHUP: reload the configuration.
     public func reload() { child.signal(SIGHUP) }
 
+    /// Runs reachctl with `arguments` against this daemon's socket, to its end.
     public func reachctl(_ arguments: [String], timeout: TimeInterval = 20) throws -> (status: Int32, stdout: String, stderr: String) {
         try run(Binaries.reachctl, arguments + ["--socket", socketPath], timeout: timeout)
     }
@@ -155,10 +163,14 @@ public final class DaemonUnderTest: @unchecked Sendable {
 
 /// A host namespace with an uplink namespace behind `eth0` (10.X.0.2 → gateway 10.X.0.1).
 public struct TestNetwork: Sendable {
+    /// The machine under test.
     public let host: TestNamespace
+    /// Its network, behind the veth.
     public let uplinkNamespace: TestNamespace
+    /// The veth pair: `inner` in `host`, the gateway's side in `uplinkNamespace`.
     public let uplink: VethUplink
 
+    /// Both namespaces and the veth pair, `inner` online with a default route via 10.`subnet`.0.1.
     public init(subnet: Int, inner: String = "eth0") throws {
         host = try TestNamespace(tag: "h")
         uplinkNamespace = try TestNamespace(tag: "u")
@@ -177,6 +189,7 @@ public struct TestNetwork: Sendable {
         }
     }
 
+    /// Deletes both namespaces and every link in them.
     public func destroy() {
         host.destroy()
         uplinkNamespace.destroy()
