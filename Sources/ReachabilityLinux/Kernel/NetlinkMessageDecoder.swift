@@ -187,7 +187,6 @@ enum NetlinkMessageDecoder {
         guard wellFormed else { return [] }
         rule.priority = priority
         rule.inputInterfaceDetached = headerFlags & UInt32(FIB_RULE_IIF_DETACHED) != 0
-        rule.outputInterfaceDetached = headerFlags & UInt32(FIB_RULE_OIF_DETACHED) != 0
         // The kernel sends a mask only with a mark; a mark alone is compared whole.
         if rule.fwmark != 0 && rule.fwmask == 0 { rule.fwmask = UInt32.max }
         if let destination { rule.destination = RoutingRule.Prefix(address: destination, length: destinationLength, family: family) }
