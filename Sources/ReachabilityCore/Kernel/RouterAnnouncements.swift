@@ -56,6 +56,8 @@ public struct RouterAnnouncements: Equatable, Hashable, Sendable {
 
     /// The RFC 8910 API URI; never `RouterOption.unrestricted` (that clears it).
     public var captivePortal: String? { portal?.uri }
+    /// How many routers' advertisements are followed (bounded by `maxRouters`).
+    var followedRouters: Int { advertisements.count }
 
     public init() {}
 
