@@ -52,9 +52,14 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// by every check until a reload (loading the CA store per check cost ~18 ms of CPU each).
     private var tls: TLSContext?
     private var tlsBuilt = 0
-    /// Notices about failed checks, APIs not used and APIs not believed: what the network
-    /// answers decides how often they come, so they are bounded like the router option notices.
-    private var noticeLog = LogRateLimiter(burst: 10, interval: 60)
+    /// Notices about failed checks, APIs not used and APIs not believed, each kind bounded like
+    /// the router option notices: what the network answers decides how often they come.
+    private var noticeLogs: [Notice: LogRateLimiter] = [:]
+
+    /// The kinds of notice the checker logs, each with its own rate limit.
+    private enum Notice: Hashable {
+        case checkFailed, apiNotUsed, apiNotBelieved
+    }
 
     /// - Parameters:
     ///   - networkNamespace: the namespace (a name under /run/netns or a path) the checks run in;
@@ -190,9 +195,11 @@ public final class ConnectivityChecker: @unchecked Sendable {
         }
     }
 
-    /// Logs a notice unless too many came lately (`noticeLog`).
-    private func notice(_ line: String) {
-        let (allowed, suppressed) = noticeLog.admit(now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+    /// Logs a notice unless too many of its kind came lately (10 a minute).
+    private func notice(_ kind: Notice, _ line: String) {
+        var limiter = noticeLogs[kind] ?? LogRateLimiter(burst: 10, interval: 60)
+        let (allowed, suppressed) = limiter.admit(now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+        noticeLogs[kind] = limiter
         guard allowed else { return }
         log.notice(line + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
     }
@@ -229,14 +236,14 @@ public final class ConnectivityChecker: @unchecked Sendable {
                 guard let self else { return }
                 self.queue.async {
                     if method == .api, probe.result == .limited {
-                        self.notice("captive-portal API \(probe.url) on \(path.interface) not used: "
+                        self.notice(.apiNotUsed, "captive-portal API \(probe.url) on \(path.interface) not used: "
                                     + TerminalText.escaped(probe.error ?? "no answer") + "; the HTTP check decides")
                     }
                     self.checkObserver?(method, probe)
                 }
             }, disagreed: { note in
                 guard let self else { return }
-                self.queue.async { self.notice("\(note) (on \(path.interface))") }
+                self.queue.async { self.notice(.apiNotBelieved, "\(note) (on \(path.interface))") }
             })
             finish(probe)
         }
@@ -252,7 +259,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private func logVerdict(_ probe: Probe, interface: String) {
         switch probe.result {
         case .limited, .unknown:
-            notice("connectivity check on \(interface) failed: \(probe.summary)")
+            notice(.checkFailed, "connectivity check on \(interface) failed: \(probe.summary)")
         case .full, .portal, .none:
             log.debug("connectivity check on \(interface): \(probe.summary)")
         }

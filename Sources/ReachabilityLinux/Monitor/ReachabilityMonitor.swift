@@ -362,6 +362,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             if ranOut.isEmpty { self.armExpiryTimer(); return }
             self.dirty = true
             self.announcementsChanged(ranOut)
+            // Held by the merge: what runs out next still gets its timer.
+            self.armExpiryTimer()
         }
         expiryTimer = timer
         timer.resume()
