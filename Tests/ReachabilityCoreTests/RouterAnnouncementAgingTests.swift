@@ -84,3 +84,31 @@ import Testing
         #expect(own.followedRouters <= 8 && own.dnsServers.count <= 8)
     }
 }
+
+/// The router lifetime: when the kernel removes the default route via the router that announced
+/// the URI, the URI goes; another router's route leaves it.
+@Suite struct RouterLifetimeAgingTests {
+    private func table(portalFrom router: String) -> KernelStateTable {
+        var table = KernelStateTable()
+        table.apply(.link(LinkFacts(index: 2, name: "eth0", up: true, carrier: true, loopback: false, operstate: "up")))
+        table.apply(.routerOption(RouterOption(ifindex: 2, content: .captivePortal("https://p.example/api"), lifetime: nil,
+                                               receivedAt: 1, router: router)))
+        return table
+    }
+
+    private func defaultRoute(via gateway: String) -> RouteState {
+        RouteState(family: .ipv6, table: RouteState.mainTable, destination: nil, prefixLength: 0, gateway: gateway, oif: 2,
+                   metric: 1024, type: .unicast)
+    }
+
+    @Test(arguments: [("fe80::1", nil as String?), ("fe80::2", "https://p.example/api")])
+    func theDefaultRouteGoes(removedVia gateway: String, remaining: String?) {
+        var table = table(portalFrom: "fe80::1")
+        table.apply(.routeAdded(defaultRoute(via: gateway), replace: false))
+        #expect(table.announcements[2]?.captivePortal == "https://p.example/api")
+        var touched: Set<Int> = [], contents: Set<Int> = []
+        table.apply(.routeRemoved(defaultRoute(via: gateway)), touching: &touched, contents: &contents)
+        #expect(table.announcements[2]?.captivePortal == remaining)
+        #expect(touched == [2] && contents == [2])
+    }
+}

@@ -93,6 +93,17 @@ public struct RouterAnnouncements: Equatable, Hashable, Sendable {
         return shown != before
     }
 
+    /// The router at `address` is no default router any more (its router lifetime ran out, or it
+    /// announced 0: the kernel removed the default route via it): the URI it announced goes
+    /// with it. True when that changed what a status shows.
+    @discardableResult
+    public mutating func routerGone(_ address: String) -> Bool {
+        advertisements.removeAll { $0.router == address }
+        guard let portal, portal.router == address else { return false }
+        self.portal = nil
+        return true
+    }
+
     /// Drops what ran out by `now`; true when anything went.
     @discardableResult
     public mutating func expire(now: Double) -> Bool {
