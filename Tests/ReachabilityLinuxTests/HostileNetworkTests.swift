@@ -17,6 +17,7 @@ final class HostileLab: @unchecked Sendable {
     let monitorLines = Collector<String>(), checkerLines = Collector<String>()
     let monitor: ReachabilityMonitor
     let checker: ConnectivityChecker
+    let configuration: ConnectivityChecker.Configuration
     let recorder: EventRecorder
 
     init(api mode: ProbeServer.Mode) throws {
@@ -37,6 +38,9 @@ final class HostileLab: @unchecked Sendable {
         configuration.timeoutSeconds = 2
         configuration.initialBackoff = 0.5
         configuration.caFile = authority.certificate
+        // Every `Probe()` a check of its own (the network's floor still holds).
+        configuration.probeMinInterval = 0
+        self.configuration = configuration
         checker = ConnectivityChecker(configuration: configuration, target: monitor, networkNamespace: host.name,
                                       log: LogSink(threshold: .info) { level, message in checkerLines.append("\(level): \(message)") })
         recorder = EventRecorder(monitor)
@@ -58,6 +62,14 @@ final class HostileLab: @unchecked Sendable {
     func flood(_ cycle: [[[UInt8]]], count: Int, perSecond: Double, newDNSServer: Bool = false) throws {
         try RouterAdvertiser.flood(from: uplink, interface: veth.outer, cycle: cycle, count: count, perSecond: perSecond,
                                    newDNSServer: newDNSServer)
+    }
+
+    /// `Probe()`: a check now (or when the floor allows), its verdict.
+    func probe() -> ConnectivityChecker.Reply? {
+        let answer = Collector<ConnectivityChecker.Reply>()
+        checker.probeNow { answer.append($0) }
+        _ = waitUntil(timeout: 15) { !answer.values.isEmpty }
+        return answer.values.first
     }
 
     func send(_ options: [UInt8]...) throws {
@@ -111,6 +123,26 @@ extension SystemTests {
         #expect(events.filter { $0.reason.code == .routerAdvertisement }.count <= bound(seconds, per: 1))
         #expect(lab.recorder.duplicates.isEmpty,
                 "\(lab.recorder.events.map { "\($0.sequence) \($0.reason.code) \($0.previous?.connectivity.rawValue ?? "-")>\($0.current.connectivity.rawValue) \($0.changes)" })")
+    }
+
+    /// Every check of a configuration shares one TLS context (the CA store is read once); a
+    /// reload reads it again.
+    @Test(.needsRoot()) func oneTLSContextPerConfiguration() throws {
+        let lab = try HostileLab(api: .json(#"{"captive": false}"#))
+        defer { lab.destroy() }
+        try lab.settle()
+        try lab.send(RouterAdvertiser.captivePortal(lab.uri("capport")))
+        #expect(waitUntil(timeout: 15) { lab.monitor.status.probe?.source == "ra" })
+        for _ in 0..<3 {
+            guard case .probe(let probe)? = lab.probe() else { Issue.record("no verdict"); return }
+            #expect(probe.source == "ra" && probe.result == .full)
+        }
+        #expect(lab.api.requests.count >= 4)
+        #expect(lab.checker.tlsContextsBuilt == 1)
+        lab.checker.reconfigure(lab.configuration)
+        guard case .probe(let probe)? = lab.probe() else { Issue.record("no verdict"); return }
+        #expect(probe.source == "ra")
+        #expect(lab.checker.tlsContextsBuilt == 2)
     }
 
     /// A thousand advertisements, each with a new DNS server: about one event a second, not one
