@@ -219,13 +219,27 @@ enum NetlinkMessageDecoder {
                 problem: "options length \(optionsLength) exceeds the \(body.count - headerSize) bytes of the message"))]
         }
         let options = UnsafeRawBufferPointer(rebasing: body[headerSize..<(headerSize + optionsLength)])
+        // The router's address: the captive-portal URI ages with that router's advertisements.
+        var router: String?
+        let attributes = NetlinkAttributes.aligned(headerSize + optionsLength)
+        if attributes < body.count {
+            _ = NetlinkAttributes.forEach(in: body, from: attributes) { type, value in
+                if type == ndUserOptionSourceAddress, value.count == 16 { router = string(value, family: .ipv6) }
+                return true
+            }
+        }
         return RouterOptionParser.parse(options, ifindex: index).map { result in
             switch result {
-            case .success(let option): return .routerOption(option)
+            case .success(var option):
+                option.router = router
+                return .routerOption(option)
             case .failure(let error): return .routerOptionRejected(ifindex: index, error)
             }
         }
     }
+
+    /// NDUSEROPT_SRCADDR: the source address of the advertisement an option came in.
+    private static let ndUserOptionSourceAddress = 1
 
     /// FRA_DSCP (kernel 6.13 and later; the headers here are older): a DSCP selector.
     private static let fraDSCP = 25
