@@ -4,29 +4,6 @@ import Glibc
 
 /// The file-system calls of the daemon around its socket and files.
 public enum FileSystem {
-    /// What is at a path, as `lstat(2)` sees it (a link is not followed).
-    public enum Kind: Sendable, Equatable {
-        /// `S_IFSOCK`, `S_IFDIR`, `S_IFREG`; `other` for links, devices, pipes.
-        case socket, directory, regularFile, other
-    }
-
-    /// What is at `path` (`lstat(2)`, or `stat(2)` when `followingLinks`); nil when nothing is.
-    public static func kind(at path: String, followingLinks: Bool = false) throws(Errno) -> Kind? {
-        var info = stat()
-        let result = followingLinks ? stat(path, &info) : lstat(path, &info)
-        guard result == 0 else {
-            let error = Errno.current(followingLinks ? "stat" : "lstat", path: path)
-            if error == .noSuchFile { return nil }
-            throw error
-        }
-        switch info.st_mode & S_IFMT {
-        case S_IFSOCK: return .socket
-        case S_IFDIR: return .directory
-        case S_IFREG: return .regularFile
-        default: return .other
-        }
-    }
-
     /// Creates `path` and the directories above it that are missing, with `mode` (`mkdir(2)`,
     /// as `mkdir -p`). An existing directory is no error.
     public static func createDirectories(_ path: String, mode: UInt32) throws(Errno) {
@@ -35,7 +12,7 @@ public enum FileSystem {
             prefix += "/" + component
             guard mkdir(prefix, mode) != 0 else { continue }
             let error = Errno.current("mkdir", path: prefix)
-            guard error.rawValue == EEXIST, try kind(at: prefix, followingLinks: true) == .directory else { throw error }
+            guard error.rawValue == EEXIST, try status(of: prefix, followingLinks: true)?.kind == .directory else { throw error }
         }
     }
 

@@ -133,7 +133,7 @@ final class Dispatcher: @unchecked Sendable {
         if program.contains("/") { return program }
         for directory in DispatcherEnvironment.path.split(separator: ":") {
             let path = "\(directory)/\(program)"
-            if (try? FileSystem.kind(at: path, followingLinks: true)) == .regularFile { return path }
+            if (try? FileSystem.status(of: path, followingLinks: true))??.kind == .regularFile { return path }
         }
         return program
     }

@@ -69,11 +69,9 @@ public struct DispatcherConfiguration: Equatable, Sendable {
     /// reachd.conf is read (`ConfigurationFileSource.files(mainFile:mustExist:)`).
     public static func load(mainFile: String = defaultPath, mustExist: Bool = false,
                             source: some ConfigurationFileSource) throws(ConfigurationError) -> DispatcherConfiguration {
-        var config = DispatcherConfiguration()
-        for (file, text) in try source.files(mainFile: mainFile, mustExist: mustExist) {
-            config = try parse(text, file: file, into: config)
+        try source.load(mainFile: mainFile, mustExist: mustExist, startingWith: DispatcherConfiguration()) { text, file, base throws(ConfigurationError) in
+            try parse(text, file: file, into: base)
         }
-        return config
     }
 
     /// Applies one file's INI text on top of `base`.

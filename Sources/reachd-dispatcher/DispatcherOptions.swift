@@ -1,7 +1,7 @@
 import ReachabilityCore
 
 /// `reachd-dispatcher`'s command line.
-public struct DispatcherOptions: Equatable, Sendable {
+public struct DispatcherOptions: ServiceOptions, Equatable, Sendable {
     public var configPath: String?
     public var socketPath: String?
     /// Where the progress file lives; nil: `$RUNTIME_DIRECTORY` (systemd's `RuntimeDirectory=`),
@@ -53,16 +53,10 @@ public struct DispatcherOptions: Equatable, Sendable {
                 throw ArgumentError.unexpectedArgument(argument)
             case .option(let name):
                 switch name {
-                case "--config", "-c": options.configPath = try scanner.value(for: name)
-                case "--socket": options.socketPath = try scanner.value(for: name)
                 case "--state-dir": options.stateDirectory = try absolute(name, try scanner.value(for: name))
                 case "--script-dir": options.scriptDirectories.append(try absolute(name, try scanner.value(for: name)))
                 case "--systemctl": options.systemctl = try scanner.value(for: name)
-                case "--log-level": options.logLevel = try scanner.logLevel(for: name)
-                case "--check-config": try scanner.noValue(for: name); options.checkConfig = true
-                case "--version": try scanner.noValue(for: name); options.showVersion = true
-                case "--help", "-h": try scanner.noValue(for: name); options.showHelp = true
-                default: throw ArgumentError.unknownOption(name)
+                default: guard try scanner.takeServiceOption(name, into: &options) else { throw ArgumentError.unknownOption(name) }
                 }
             }
         }

@@ -2,7 +2,7 @@ import ReachabilityCore
 
 /// The daemon's command line: `reachd [--config FILE] [--socket PATH] [--log-level LEVEL]
 /// [--check-config] [--version] [--help]`.
-public struct DaemonOptions: Equatable, Sendable {
+public struct DaemonOptions: ServiceOptions, Equatable, Sendable {
     public var configPath: String?
     public var socketPath: String?
     public var logLevel: LogLevel?
@@ -36,15 +36,7 @@ public struct DaemonOptions: Equatable, Sendable {
             case .positional(let argument):
                 throw ArgumentError.unexpectedArgument(argument)
             case .option(let name):
-                switch name {
-                case "--config", "-c": options.configPath = try scanner.value(for: name)
-                case "--socket": options.socketPath = try scanner.value(for: name)
-                case "--log-level": options.logLevel = try scanner.logLevel(for: name)
-                case "--check-config": try scanner.noValue(for: name); options.checkConfig = true
-                case "--version": try scanner.noValue(for: name); options.showVersion = true
-                case "--help", "-h": try scanner.noValue(for: name); options.showHelp = true
-                default: throw ArgumentError.unknownOption(name)
-                }
+                guard try scanner.takeServiceOption(name, into: &options) else { throw ArgumentError.unknownOption(name) }
             }
         }
         return options

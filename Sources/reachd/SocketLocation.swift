@@ -56,7 +56,7 @@ enum SocketLocation {
     private static func makeDirectory(for path: String) throws {
         let directory = parent(of: path)
         guard !directory.isEmpty else { return }
-        if let kind = try? FileSystem.kind(at: directory, followingLinks: true) {
+        if let kind = (try? FileSystem.status(of: directory, followingLinks: true))??.kind {
             guard kind == .directory else { throw Failure(description: "\(directory) is not a directory") }
             return
         }
@@ -70,9 +70,9 @@ enum SocketLocation {
     /// Makes `path` free for a new socket: refuses when another daemon answers there, removes a
     /// stale socket file (nobody listening), refuses to remove anything that is not a socket.
     static func claim(_ path: String) throws {
-        let kind: FileSystem.Kind?
+        let kind: FileStatus.Kind?
         do {
-            kind = try FileSystem.kind(at: path)
+            kind = try FileSystem.status(of: path)?.kind
         } catch {
             // As before: a path that cannot be looked at is left for bind(2) to report.
             return

@@ -113,7 +113,7 @@ import Testing
         let address = try SocketAddress.unix(path)
         let listener = try FileDescriptor.listening(at: address, backlog: 4)
         defer { try? FileSystem.remove(path) }
-        #expect(try FileSystem.kind(at: path) == .socket)
+        #expect(try FileSystem.status(of: path)?.kind == .socket)
         let client = try FileDescriptor.connected(to: address)
         let server = try listener.accept()
         let peerPID = server.peerCredentials()?.pid

@@ -38,4 +38,16 @@ extension ConfigurationFileSource {
         }
         return result
     }
+
+    /// Folds the files of `files(mainFile:mustExist:)` into one configuration, each file's text
+    /// applied by `apply` on top of what came before: how both configurations are loaded.
+    public func load<Configuration>(mainFile: String, mustExist: Bool, startingWith initial: Configuration,
+                                    applying apply: (_ text: String, _ file: String, _ base: Configuration) throws(ConfigurationError) -> Configuration)
+        throws(ConfigurationError) -> Configuration {
+        var configuration = initial
+        for (file, text) in try files(mainFile: mainFile, mustExist: mustExist) {
+            configuration = try apply(text, file, configuration)
+        }
+        return configuration
+    }
 }

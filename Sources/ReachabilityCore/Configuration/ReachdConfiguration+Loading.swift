@@ -15,11 +15,9 @@ extension ReachdConfiguration {
     /// - Throws: `ConfigurationError` for the first bad line, or a file that cannot be read.
     public static func load(mainFile: String = defaultPath, mustExist: Bool = false,
                             source: some ConfigurationFileSource) throws(ConfigurationError) -> ReachdConfiguration {
-        var config = ReachdConfiguration()
-        for (file, text) in try source.files(mainFile: mainFile, mustExist: mustExist) {
-            config = try parse(text, file: file, into: config)
+        try source.load(mainFile: mainFile, mustExist: mustExist, startingWith: ReachdConfiguration()) { text, file, base throws(ConfigurationError) in
+            try parse(text, file: file, into: base)
         }
-        return config
     }
 
     /// Applies the INI text of one file on top of `base`.
