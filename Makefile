@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build build-tests deps test test-debug test-checks test-release run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
+.PHONY: all build build-tests deps gio test test-debug test-checks test-release run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
 .PHONY: deb deb-deps check-static check-deb
 
 all: build
@@ -12,7 +12,7 @@ all: build
 deps:
 	@scripts/deps.sh
 
-build: deps
+build: deps gio
 	$(SWIFT) build $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
 	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
 
@@ -35,9 +35,23 @@ test-checks: check-units check-install check-systemd
 
 test-release: check-static check-deb
 
-build-tests: deps
+build-tests: deps gio
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
 	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
+
+# The GIO network monitor module (gio/, docs/glib.md): C on GLib and json-glib, no Swift.
+# Warnings are errors; hardened as Debian builds (the package builds it with dpkg-buildflags).
+CC ?= cc
+GIO_MODULE = .build/gio/libgioreachd.so
+GIO_CFLAGS ?= -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2
+GIO_WARNINGS = -Wall -Wextra -Werror
+GIO_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,--as-needed
+gio: deps $(GIO_MODULE)
+
+$(GIO_MODULE): gio/gnetworkmonitorreachd.c
+	@mkdir -p $(dir $@)
+	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -fPIC -fvisibility=hidden -shared -Wl,-z,defs $(GIO_LDFLAGS) \
+	  -o $@ $< $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
 
 # An outside package that depends on this one by path builds the README's Swift snippet and
 # runs it against a reachd in a test namespace (scratch build in .build/external-package).
