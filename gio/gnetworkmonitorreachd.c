@@ -580,17 +580,16 @@ check_read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (reply == NULL)
     {
-      if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
-          g_debug ("reachd: Check: %s", error->message);
-          g_clear_error (&error);
-          return_from_state (task);
+          g_task_return_error (task, error);
+          g_object_unref (task);
           return;
         }
-      if (error == NULL)
-        error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd closed the connection");
-      g_task_return_error (task, error);
-      g_object_unref (task);
+      /* A read error, or reachd hung up without an answer. */
+      g_debug ("reachd: Check: %s", error != NULL ? error->message : "reachd closed the connection");
+      g_clear_error (&error);
+      return_from_state (task);
       return;
     }
   parser = json_parser_new_immutable ();
