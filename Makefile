@@ -72,6 +72,8 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# GLib's module directory: GLib looks nowhere else (GIO_EXTRA_MODULES aside), whatever PREFIX is.
+GIOMODULEDIR ?= $(shell pkg-config --variable=giomoduledir gio-2.0 2>/dev/null)
 INSTALL ?= install
 
 # Release binaries for install, package and benchmarks: the Swift runtime (stdlib, Foundation,
@@ -100,14 +102,15 @@ check-systemd: build-tests
 	@REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) scripts/test-systemd.sh
 	@REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) scripts/test-dispatcher-systemd.sh
 
-# Without BIN_DIR, builds release binaries first. Installed binaries are stripped.
-install: $(if $(BIN_DIR),,release)
+# Without BIN_DIR, builds release binaries first. Installed binaries are stripped. The GIO
+# module goes into GIOMODULEDIR, and GIO's module cache is refreshed unless DESTDIR is set.
+install: $(if $(BIN_DIR),,release) gio
 	@scripts/install.sh install "$(if $(BIN_DIR),$(BIN_DIR),$(RELEASE_BIN_DIR))" \
-	  "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
+	  "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)" "$(GIOMODULEDIR)"
 
 # Leaves an edited $(SYSCONFDIR)/reachd/reachd.conf (and any drop-ins) in place.
 uninstall:
-	@scripts/install.sh uninstall "" "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
+	@scripts/install.sh uninstall "" "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)" "$(GIOMODULEDIR)"
 
 # The release binaries, installed into a DESTDIR, run with the Swift toolchain hidden (root:
 # a mount namespace binds an empty directory over it; skips otherwise).
