@@ -12,7 +12,8 @@ g_network_monitor_get_default() and a main loop. Prints one JSON object per line
 
 <state> is "available", "metered", "connectivity" (local, limited, portal, full) and "ticks",
 the count of a 10 ms timeout source so far, with "maxGapMs", the longest time between two of
-its ticks: how long the main loop was held.
+its ticks: how long the main loop was held; "monotonic" is CLOCK_MONOTONIC when it was printed
+(bench/gio.py compares it with its own).
 
 Usage: gio_monitor.py [--reach HOST[:PORT]]... [--reach-on-usr1 HOST[:PORT]] [--exit-after-ready]
 The module comes from GIO_EXTRA_MODULES and reachd's socket from REACHD_SOCKET, as for any app.
@@ -87,6 +88,7 @@ def main():
             "connectivity": CONNECTIVITY.get(monitor.get_connectivity(), str(monitor.get_connectivity())),
             "ticks": ticker.count,
             "maxGapMs": round(ticker.max_gap * 1000, 1),
+            "monotonic": time.monotonic(),
         }
         fields.update(extra)
         return fields
