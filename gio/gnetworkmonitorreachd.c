@@ -252,6 +252,8 @@ handle_reply (GNetworkMonitorReachd *self, const gchar *data, gsize length, GErr
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reachd sent a reply that is no event");
       goto out;
     }
+  if (!self->answered && !self->initializing)
+    g_debug ("reachd: subscribed again (after %" G_GINT64_FORMAT ")", self->sequence);
   self->sequence = json_node_get_int (sequence);
   self->have_sequence = TRUE;
   self->answered = TRUE;

@@ -101,7 +101,6 @@ private final class GIOSetup: @unchecked Sendable {
     init(tag: String) throws {
         try Requirement.python3.check()
         try GIO.pythonGI.check()
-        try Requirement.pythonVarlink.check()
         try GIO.checkModule()
         host = try TestNamespace(tag: tag)
         uplink = try TestNamespace(tag: tag + "u")
@@ -117,10 +116,10 @@ private final class GIOSetup: @unchecked Sendable {
         }
     }
 
-    /// reachd's Simulate (Tests/python/varlink_simulate.py), as root.
-    func simulate(_ parameters: String) throws {
-        let result = try run(Binaries.python, [Paths.file("Tests/python/varlink_simulate.py"), daemon.socketPath, parameters])
-        guard result.status == 0 else { throw SetupError("Simulate \(parameters): \(result.stdout) \(result.stderr)") }
+    /// reachd's Simulate through `reachctl simulate ARGUMENTS` (as root).
+    func simulate(_ arguments: String...) throws {
+        let result = try daemon.reachctl(["simulate"] + arguments)
+        guard result.status == 0 else { throw SetupError("reachctl simulate \(arguments): \(result.stdout) \(result.stderr)") }
     }
 
     func destroy() {
@@ -133,7 +132,7 @@ extension ServiceSystemTests {
 @Suite(.serialized) struct GIOModuleTests {
     /// Every state of the mapping, through the getters, notify and network-changed of
     /// g_network_monitor_get_default() in a python3-gi app; can_reach through reachd's Check.
-    @Test(.needsRoot("starts reachd in a namespace"), .requires(.python3, .pythonVarlink))
+    @Test(.needsRoot("starts reachd in a namespace"), .requires(.python3))
     func defaultMonitorFollowsEveryStateOfTheMapping() throws {
         let setup = try GIOSetup(tag: "gm")
         defer { setup.destroy() }
@@ -166,17 +165,17 @@ extension ServiceSystemTests {
             #expect(arrived, "\(what): no network-changed; \(app.lines)")
             #expect(events(app, "changed").compactMap(Seen.init) == expected, "\(what)")
         }
-        // reachd's Simulate plays each state (a new call replaces the one before).
-        try step("portal", Seen(true, "portal", false)) { try setup.simulate(#"{"connectivity":"portal","seconds":600}"#) }
+        // reachd's Simulate plays each state (a new one replaces the one before).
+        try step("portal", Seen(true, "portal", false)) { try setup.simulate("ethernet", "--connectivity", "portal", "--for", "600") }
         try step("limited, expensive", Seen(true, "limited", true)) {
-            try setup.simulate(#"{"connectivity":"limited","expensive":true,"seconds":600}"#)
+            try setup.simulate("ethernet", "--connectivity", "limited", "--expensive", "--for", "600")
         }
-        try step("full", Seen(true, "full", false)) { try setup.simulate(#"{"connectivity":"full","seconds":600}"#) }
+        try step("full", Seen(true, "full", false)) { try setup.simulate("ethernet", "--connectivity", "full", "--for", "600") }
         try step("wwan2G, expensive", Seen(true, "full", true)) {
-            try setup.simulate(#"{"status":"wwan2G","expensive":true,"seconds":600}"#)
+            try setup.simulate("wwan2G", "--connectivity", "full", "--expensive", "--for", "600")
         }
-        try step("not reachable", Seen(false, "local", false)) { try setup.simulate(#"{"status":"notReachable","seconds":600}"#) }
-        try step("reset: the real ethernet, connectivity unknown", Seen(true, "full", false)) { try setup.simulate(#"{"reset":true}"#) }
+        try step("not reachable", Seen(false, "local", false)) { try setup.simulate("notReachable", "--for", "600") }
+        try step("reset: the real ethernet, connectivity unknown", Seen(true, "full", false)) { try setup.simulate("--reset") }
         // Real carrier changes of the veth.
         try step("carrier lost", Seen(false, "local", false)) { try setup.veth.dropCarrier() }
         try step("carrier back", Seen(true, "full", false)) { try setup.veth.restoreCarrier() }
@@ -188,7 +187,7 @@ extension ServiceSystemTests {
             _ = try VethUplink(host: setup.host, uplink: second, inner: "eth1", outer: "up1", subnet: 78, metric: 50)
         }
         // The marker: one more change, so that a stray or doubled signal before it would show.
-        try step("marker", Seen(true, "portal", false)) { try setup.simulate(#"{"connectivity":"portal","seconds":600}"#) }
+        try step("marker", Seen(true, "portal", false)) { try setup.simulate("ethernet", "--connectivity", "portal", "--for", "600") }
 
         // network-changed's argument is network-available; before each, a notify for exactly
         // the properties that changed (the path change: none).
@@ -293,7 +292,7 @@ extension ServiceSystemTests {
 
     /// reachd restarts under a running app: the last answers stay meanwhile, the app goes on,
     /// and the next change after the restart arrives.
-    @Test(.needsRoot("starts reachd in a namespace"), .requires(.python3, .pythonVarlink))
+    @Test(.needsRoot("starts reachd in a namespace"), .requires(.python3))
     func reachdRestartUnderARunningApp() throws {
         let setup = try GIOSetup(tag: "gr")
         defer { setup.destroy() }
@@ -309,7 +308,7 @@ extension ServiceSystemTests {
         #expect(app.isRunning)
 
         try setup.daemon.start()
-        try setup.simulate(#"{"connectivity":"portal","expensive":true,"seconds":600}"#)
+        try setup.simulate("ethernet", "--connectivity", "portal", "--expensive", "--for", "600")
         #expect(waitUntil(timeout: 20) { !events(app, "changed").isEmpty }, "\(app.lines) \(app.stderr)")
         #expect(events(app, "changed").compactMap(Seen.init) == [Seen(true, "portal", true)])
         app.signal(SIGTERM)
@@ -318,7 +317,7 @@ extension ServiceSystemTests {
 
     /// A real xdg-desktop-portal on a private session bus, with the module: its NetworkMonitor
     /// reports reachd's status and signals `changed` when reachd's changes.
-    @Test(.needsRoot("starts reachd in a namespace"), .requires(.python3, .pythonVarlink, .dbusDaemon))
+    @Test(.needsRoot("starts reachd in a namespace"), .requires(.python3, .dbusDaemon))
     func desktopPortalReportsReachdsStatus() throws {
         try GIO.desktopPortal.check()
         let setup = try GIOSetup(tag: "gp")
@@ -339,7 +338,7 @@ extension ServiceSystemTests {
         #expect(status["connectivity"]?.intValue == 4, "G_NETWORK_CONNECTIVITY_FULL: \(status)")
 
         // GLib's own monitors know neither a portal nor metered: only reachd's can say this.
-        try setup.simulate(#"{"connectivity":"portal","expensive":true,"seconds":600}"#)
+        try setup.simulate("ethernet", "--connectivity", "portal", "--expensive", "--for", "600")
         #expect(waitUntil(timeout: 15) { !events(client, "changed").isEmpty }, "\(client.lines) \(portal.stderr)")
         let changed = try #require(events(client, "changed").first)
         #expect(changed["connectivity"]?.intValue == 3, "G_NETWORK_CONNECTIVITY_PORTAL: \(changed)")

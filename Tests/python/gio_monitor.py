@@ -75,6 +75,8 @@ def main():
     parser.add_argument("--reach-on-usr1")
     parser.add_argument("--exit-after-ready", action="store_true")
     args = parser.parse_args()
+    # A child of a test thread may inherit a blocked signal mask; the handlers below need them.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM})
 
     started = time.monotonic()
     monitor = Gio.NetworkMonitor.get_default()
@@ -93,12 +95,43 @@ def main():
         fields.update(extra)
         return fields
 
-    emit(**state(event="ready", type=type(monitor).__name__, getDefaultMs=round(get_default_ms, 2)))
     if args.exit_after_ready:
+        emit(**state(event="ready", type=type(monitor).__name__, getDefaultMs=round(get_default_ms, 2)))
         return 0
 
     monitor.connect("notify", lambda _m, pspec: emit(**state(event="notify", property=pspec.name)))
     monitor.connect("network-changed", lambda _m, available: emit(**state(event="changed", argument=available)))
+    loop = GLib.MainLoop()
+
+    def on_usr1():
+        address, host = connectable(args.reach_on_usr1)
+
+        def done(m, result):
+            try:
+                ok, error = m.can_reach_finish(result), None
+            except GLib.Error as e:
+                ok, error = False, e
+            emit(**state(event="reachDone", host=host, ok=ok, error=error_fields(error)))
+
+        emit(**state(event="reachStarted", host=host))
+        monitor.can_reach_async(address, None, done)
+        return GLib.SOURCE_CONTINUE
+
+    def on_usr2():
+        emit(**state(event="state"))
+        return GLib.SOURCE_CONTINUE
+
+    def on_term():
+        emit(**state(event="exit"))
+        loop.quit()
+        return GLib.SOURCE_REMOVE
+
+    # The handlers before "ready": a test signals the app once it has read that line.
+    if args.reach_on_usr1:
+        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR1, on_usr1)
+    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR2, on_usr2)
+    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGTERM, on_term)
+    emit(**state(event="ready", type=type(monitor).__name__, getDefaultMs=round(get_default_ms, 2)))
 
     for spec in args.reach:
         address, host = connectable(spec)
@@ -117,35 +150,6 @@ def main():
 
         monitor.can_reach_async(address, None, done)
 
-    loop = GLib.MainLoop()
-
-    def on_usr1():
-        address, host = connectable(args.reach_on_usr1)
-
-        def done(m, result):
-            try:
-                ok, error = m.can_reach_finish(result), None
-            except GLib.Error as e:
-                ok, error = False, e
-            emit(**state(event="reachDone", host=host, ok=ok, error=error_fields(error)))
-
-        emit(**state(event="reachStarted", host=host))
-        monitor.can_reach_async(address, None, done)
-        return GLib.SOURCE_CONTINUE
-
-    def on_term():
-        emit(**state(event="exit"))
-        loop.quit()
-        return GLib.SOURCE_REMOVE
-
-    def on_usr2():
-        emit(**state(event="state"))
-        return GLib.SOURCE_CONTINUE
-
-    if args.reach_on_usr1:
-        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR1, on_usr1)
-    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGUSR2, on_usr2)
-    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGTERM, on_term)
     loop.run()
     return 0
 
