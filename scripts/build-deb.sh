@@ -66,7 +66,7 @@ cp "$out/$deb" "$dest"
 echo "build-deb: $dest ($(du -h "$dest" | cut -f1))"
 dpkg-deb --field "$dest" Depends | sed 's/^/build-deb: Depends: /'
 # The GIO module made it into GLib's module directory.
-dpkg-deb --contents "$dest" | grep -q " ./usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/gio/modules/libgioreachd.so$" ||
+grep -q " ./usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/gio/modules/libgioreachd.so$" <<<"$(dpkg-deb --contents "$dest")" ||
   { echo "build-deb: the GIO module is not in the package" >&2; exit 1; }
 # Every file of contrib/ made it in.
 if [ -d contrib ]; then
