@@ -132,9 +132,9 @@ check-deb: deb
 	@scripts/test-deb.sh "reachd_$$(scripts/build-deb.sh --version)-$(DEB_REVISION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb" "$(RELEASE_BIN_DIR)"
 
 # Benchmarks: on demand only, never part of `make test`. Root, ~2.5 minutes on 2 cores.
-# Builds reachd in release mode and writes the figures into BENCHMARKS.md.
+# Builds reachd in release mode and writes the figures into BENCHMARKS.md; then bench/gio.py.
 BENCH_ARGS ?=
-bench: release
+bench: release gio
 	bench/run.sh --reachd $(RELEASE_BIN_DIR)/reachd $(BENCH_ARGS)
 
 # Fuzzing (on demand, never part of `make test`): libFuzzer targets for the varlink framer and
