@@ -189,6 +189,8 @@ extension ServiceSystemTests {
         // The marker: one more change, so that a stray or doubled signal before it would show.
         try step("marker", Seen(true, "portal", false)) { try setup.simulate("ethernet", "--connectivity", "portal", "--for", "600") }
 
+        // On the app's main context, where the monitor was made.
+        #expect(events(app, "changed").allSatisfy { $0["thread"]?.stringValue == "MainThread" })
         // network-changed's argument is network-available; before each, a notify for exactly
         // the properties that changed (the path change: none).
         var previous = Seen(ready)!
@@ -209,6 +211,24 @@ extension ServiceSystemTests {
             default: break
             }
         }
+    }
+
+    /// A monitor made in a thread whose thread-default main context is its own signals there,
+    /// not on the main thread's context (which runs too).
+    @Test(.needsRoot("starts reachd in a namespace"), .requires(.python3))
+    func signalsComeOnTheContextWhereTheMonitorWasMade() throws {
+        let setup = try GIOSetup(tag: "gt")
+        defer { setup.destroy() }
+        let app = try GIO.startApp(in: setup.host, socket: setup.daemon.socketPath, ["--in-thread"])
+        defer { app.signal(SIGKILL); app.wait(timeout: 5) }
+        #expect(waitUntil(timeout: 15) { !events(app, "ready").isEmpty }, "\(app.stderr)")
+        #expect(events(app, "ready").first?["type"]?.stringValue == "GNetworkMonitorReachd")
+        try setup.simulate("ethernet", "--connectivity", "portal", "--for", "600")
+        #expect(waitUntil(timeout: 15) { !events(app, "changed").isEmpty }, "\(app.lines) \(app.stderr)")
+        let changed = try #require(events(app, "changed").first)
+        #expect(Seen(changed) == Seen(true, "portal", false))
+        #expect(changed["thread"]?.stringValue == "monitor", "\(changed)")
+        #expect(events(app, "notify").allSatisfy { $0["thread"]?.stringValue == "monitor" })
     }
 
     /// No reachd: GLib's own monitor, and the module's init costs at most its 100 ms. A reachd

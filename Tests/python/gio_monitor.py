@@ -15,12 +15,17 @@ the count of a 10 ms timeout source so far, with "maxGapMs", the longest time be
 its ticks: how long the main loop was held; "monotonic" is CLOCK_MONOTONIC when it was printed
 (bench/gio.py compares it with its own).
 
-Usage: gio_monitor.py [--reach HOST[:PORT]]... [--reach-on-usr1 HOST[:PORT]] [--exit-after-ready]
+Every line also says in which "thread" it was printed: "MainThread", or with --in-thread
+"monitor", a thread that creates the monitor with a main context of its own as its
+thread-default and runs that (the signals must come there, not on the main thread's).
+
+Usage: gio_monitor.py [--reach HOST[:PORT]]... [--reach-on-usr1 HOST[:PORT]] [--exit-after-ready] [--in-thread]
 The module comes from GIO_EXTRA_MODULES and reachd's socket from REACHD_SOCKET, as for any app.
 """
 import argparse
 import json
 import signal
+import threading
 import time
 
 import gi
@@ -74,16 +79,16 @@ def main():
     parser.add_argument("--reach", action="append", default=[])
     parser.add_argument("--reach-on-usr1")
     parser.add_argument("--exit-after-ready", action="store_true")
+    parser.add_argument("--in-thread", action="store_true")
     args = parser.parse_args()
     # A child of a test thread may inherit a blocked signal mask; the handlers below need them.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM})
 
-    started = time.monotonic()
-    monitor = Gio.NetworkMonitor.get_default()
-    get_default_ms = (time.monotonic() - started) * 1000
     ticker = Ticker()
+    created = {}
 
     def state(**extra):
+        monitor = created["monitor"]
         fields = {
             "available": monitor.get_network_available(),
             "metered": monitor.get_network_metered(),
@@ -91,16 +96,43 @@ def main():
             "ticks": ticker.count,
             "maxGapMs": round(ticker.max_gap * 1000, 1),
             "monotonic": time.monotonic(),
+            "thread": threading.current_thread().name,
         }
         fields.update(extra)
         return fields
+
+    def create():
+        started = time.monotonic()
+        created["monitor"] = Gio.NetworkMonitor.get_default()
+        created["ms"] = (time.monotonic() - started) * 1000
+
+    if args.in_thread:
+        context = GLib.MainContext.new()
+        made = threading.Event()
+
+        def run_monitor_thread():
+            context.push_thread_default()
+            create()
+            # Connected here: handlers run where the module emits, and say so.
+            created["monitor"].connect("notify", lambda _m, pspec: emit(**state(event="notify", property=pspec.name)))
+            created["monitor"].connect("network-changed", lambda _m, available: emit(**state(event="changed", argument=available)))
+            made.set()
+            GLib.MainLoop.new(context, False).run()
+
+        threading.Thread(target=run_monitor_thread, name="monitor", daemon=True).start()
+        made.wait()
+    else:
+        create()
+    monitor = created["monitor"]
+    get_default_ms = created["ms"]
 
     if args.exit_after_ready:
         emit(**state(event="ready", type=type(monitor).__name__, getDefaultMs=round(get_default_ms, 2)))
         return 0
 
-    monitor.connect("notify", lambda _m, pspec: emit(**state(event="notify", property=pspec.name)))
-    monitor.connect("network-changed", lambda _m, available: emit(**state(event="changed", argument=available)))
+    if not args.in_thread:
+        monitor.connect("notify", lambda _m, pspec: emit(**state(event="notify", property=pspec.name)))
+        monitor.connect("network-changed", lambda _m, available: emit(**state(event="changed", argument=available)))
     loop = GLib.MainLoop()
 
     def on_usr1():
