@@ -47,9 +47,12 @@ private enum GIO {
     }
 
     /// The app (gio_monitor.py) in `namespace` (nil: this one), with the module and `socket`.
-    static func startApp(in namespace: TestNamespace?, socket: String, module: Bool = true, _ arguments: [String] = []) throws -> Child {
+    /// `debug`: the module's debug log (G_MESSAGES_DEBUG; GLib writes it to stdout).
+    static func startApp(in namespace: TestNamespace?, socket: String, module: Bool = true, debug: Bool = false,
+                         _ arguments: [String] = []) throws -> Child {
         var extra = ["REACHD_SOCKET": socket]
         if module { extra["GIO_EXTRA_MODULES"] = moduleDirectory }
+        if debug { extra["G_MESSAGES_DEBUG"] = "GLib-GIO-reachd" }
         let command = [python, app] + arguments
         if let namespace {
             return try Child(ipCommand, ["netns", "exec", namespace.name] + command, environment: environment(extra))
@@ -316,7 +319,7 @@ extension ServiceSystemTests {
     func reachdRestartUnderARunningApp() throws {
         let setup = try GIOSetup(tag: "gr")
         defer { setup.destroy() }
-        let app = try GIO.startApp(in: setup.host, socket: setup.daemon.socketPath)
+        let app = try GIO.startApp(in: setup.host, socket: setup.daemon.socketPath, debug: true)
         defer { app.signal(SIGKILL); app.wait(timeout: 5) }
         #expect(waitUntil(timeout: 15) { !events(app, "ready").isEmpty }, "\(app.stderr)")
         #expect(events(app, "ready").first?["type"]?.stringValue == "GNetworkMonitorReachd")
@@ -333,6 +336,18 @@ extension ServiceSystemTests {
         #expect(events(app, "changed").compactMap(Seen.init) == [Seen(true, "portal", true)])
         app.signal(SIGTERM)
         #expect(app.wait(timeout: 10) == 0, "\(app.stderr)")
+
+        // While reachd was away, the module tried again after 100 ms, then twice as long each
+        // time (at most 5 s): no busy loop. Then it subscribed again, after its last event.
+        // (GLib writes debug messages to stdout.)
+        let log = app.lines + app.stderr.split(separator: "\n").map(String.init)
+        let delays = log.compactMap { line -> Int? in
+            guard let range = line.range(of: "trying again in ") else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        #expect(!delays.isEmpty && delays == Array([100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000, 5000].prefix(delays.count)),
+                "\(delays)")
+        #expect(log.contains { $0.contains("reachd: subscribed again (after ") }, "\(log)")
     }
 
     /// A real xdg-desktop-portal on a private session bus, with the module: its NetworkMonitor
@@ -349,7 +364,8 @@ extension ServiceSystemTests {
                                environment: GIO.environment(["DBUS_SESSION_BUS_ADDRESS": bus.address,
                                                              "GIO_EXTRA_MODULES": GIO.moduleDirectory,
                                                              "REACHD_SOCKET": setup.daemon.socketPath]))
-        defer { portal.signal(SIGTERM); portal.wait(timeout: 5) }
+        // SIGKILL: children of a test thread may have SIGTERM blocked.
+        defer { portal.signal(SIGKILL); portal.wait(timeout: 5) }
         let client = try Child(GIO.python, [GIO.portalClient, bus.address], environment: GIO.environment([:]))
         defer { client.signal(SIGKILL); client.wait(timeout: 5) }
         #expect(waitUntil(timeout: 20) { !events(client, "status").isEmpty }, "\(client.stderr) \(portal.stderr)")
