@@ -636,6 +636,12 @@ check_written_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (!g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, &error))
     {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_task_return_error (task, error);
+          g_object_unref (task);
+          return;
+        }
       g_debug ("reachd: Check: %s", error->message);
       g_error_free (error);
       return_from_state (task);
