@@ -541,7 +541,15 @@ typedef struct
   gchar *request;
   GSocketConnection *connection;
   GDataInputStream *input;
+  guint attempts;        /* Checks sent; reachd may answer Busy, and is asked again */
 } CheckData;
+
+/* reachd limits the look-ups in flight per user: asked again after the time it names, a few
+ * times, then answered from the last status. */
+#define CHECK_ATTEMPTS 4
+#define CHECK_RETRY_MAX_MS 2000
+
+static void check_start (GTask *task);
 
 static void
 check_data_free (gpointer data)
@@ -566,6 +574,13 @@ return_from_state (GTask *task)
   else
     g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "Network unreachable");
   g_object_unref (task);
+}
+
+static gboolean
+check_retry_cb (gpointer user_data)
+{
+  check_start (user_data);
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -606,7 +621,31 @@ check_read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
       if (g_str_equal (failure, REACHD_INTERFACE ".HostNotFound"))
         g_task_return_new_error (task, G_RESOLVER_ERROR, G_RESOLVER_ERROR_NOT_FOUND, "Host not found");
       else if (g_str_equal (failure, REACHD_INTERFACE ".Busy"))
-        g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_BUSY, "reachd is busy");
+        {
+          CheckData *data = g_task_get_task_data (task);
+          JsonObject *parameters = member_object (root, "parameters");
+          JsonNode *after = parameters != NULL ? json_object_get_member (parameters, "retryAfterMs") : NULL;
+          gint64 delay = after != NULL && json_node_get_value_type (after) == G_TYPE_INT64 ? json_node_get_int (after) : 100;
+          GSource *retry;
+
+          if (data->attempts >= CHECK_ATTEMPTS)
+            {
+              g_debug ("reachd: Check: busy %u times", data->attempts);
+              g_object_unref (parser);
+              g_free (reply);
+              return_from_state (task);
+              return;
+            }
+          g_clear_object (&data->input);
+          g_clear_object (&data->connection);
+          retry = g_timeout_source_new ((guint) CLAMP (delay, 1, CHECK_RETRY_MAX_MS));
+          g_source_set_callback (retry, (GSourceFunc) check_retry_cb, task, NULL);
+          g_source_attach (retry, g_task_get_context (task));
+          g_source_unref (retry);
+          g_object_unref (parser);
+          g_free (reply);
+          return;   /* the task goes on */
+        }
       else
         g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_FAILED, "reachd answered %s", failure);
       goto out;
@@ -707,19 +746,35 @@ connectable_host (GSocketConnectable *connectable, gchar **host, guint *port, GE
   return TRUE;
 }
 
+/* Connects to reachd and sends the Check; the callbacks above take it from there. */
+static void
+check_start (GTask *task)
+{
+  CheckData *check = g_task_get_task_data (task);
+  GSocketClient *client = g_socket_client_new ();
+  gchar *path = resolve_socket_path ();
+  GSocketAddress *address = g_unix_socket_address_new (path);
+
+  check->attempts++;
+  g_socket_client_set_timeout (client, CHECK_TIMEOUT_S);
+  g_socket_client_connect_async (client, G_SOCKET_CONNECTABLE (address), g_task_get_cancellable (task),
+                                 check_connected_cb, task);
+  g_object_unref (address);
+  g_object_unref (client);
+  g_free (path);
+}
+
 static void
 g_network_monitor_reachd_can_reach_async (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                           GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
   GTask *task = g_task_new (monitor, cancellable, callback, user_data);
   CheckData *check = g_new0 (CheckData, 1);
-  GSocketClient *client;
-  GSocketAddress *address;
   JsonBuilder *builder;
   JsonGenerator *generator;
   JsonNode *root;
   GError *error = NULL;
-  gchar *host = NULL, *path;
+  gchar *host = NULL;
   guint port = 0;
 
   g_task_set_source_tag (task, g_network_monitor_reachd_can_reach_async);
@@ -755,14 +810,7 @@ g_network_monitor_reachd_can_reach_async (GNetworkMonitor *monitor, GSocketConne
   g_object_unref (builder);
   g_free (host);
 
-  client = g_socket_client_new ();
-  g_socket_client_set_timeout (client, CHECK_TIMEOUT_S);
-  path = resolve_socket_path ();
-  address = g_unix_socket_address_new (path);
-  g_socket_client_connect_async (client, G_SOCKET_CONNECTABLE (address), cancellable, check_connected_cb, task);
-  g_object_unref (address);
-  g_object_unref (client);
-  g_free (path);
+  check_start (task);
 }
 
 static gboolean
