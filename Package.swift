@@ -30,24 +30,31 @@ let package = Package(
         ),
         // The thin layer over Glibc: errno, descriptors, socket addresses, the calls around them.
         .target(name: "ReachabilitySystem"),
-        .target(name: "ReachabilityCore", exclude: ["io.reachd.Reachability.varlink"]),
-        .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "ReachabilitySystem", "CNetlink", "CSystemd", "COpenSSL"]),
+        .target(name: "ReachabilityCore", exclude: ["Varlink/io.reachd.Reachability.varlink"]),
+        // Core's ports to the host through the system layer, with no C library but Glibc: the
+        // configuration files and the stderr/journal log sink, shared by reachd and the dispatcher.
+        .target(name: "ReachabilityHost", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
+        .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "ReachabilityHost", "ReachabilitySystem", "CNetlink", "CSystemd", "COpenSSL"]),
         .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
         .target(name: "ReachabilityClient", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
         .target(name: "Reachability", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux", "ReachabilitySystem"]),
-        .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityLinux", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem"]),
+        .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityHost", "ReachabilityLinux", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem"]),
         .executableTarget(name: "reachctl", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilitySystem"]),
         // Starts the network targets and runs the dispatcher scripts, as root, on reachd's events.
-        .executableTarget(name: "reachd-dispatcher", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux", "ReachabilitySystem"]),
+        .executableTarget(name: "reachd-dispatcher", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityHost", "ReachabilitySystem"]),
         // Fixtures shared by the test targets: namespaces, veth uplinks, shell helpers.
         .target(name: "TestSupport", path: "Sources/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         .testTarget(name: "ReachabilitySystemTests", dependencies: ["ReachabilitySystem"]),
+        // The executables' own logic, tested beside them: arguments, the dispatcher's rules.
+        .testTarget(name: "ReachdTests", dependencies: ["reachd", "ReachabilityCore"]),
+        .testTarget(name: "ReachctlTests", dependencies: ["reachctl", "ReachabilityCore"]),
+        .testTarget(name: "ReachdDispatcherTests", dependencies: ["reachd-dispatcher", "ReachabilityCore", "TestSupport"]),
         // CNetlink: libnl's own parsers, the reference the decoder is compared with.
-        .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityLinux", "TestSupport", "CNetlink"]),
+        .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityHost", "ReachabilityLinux", "TestSupport", "CNetlink"]),
         .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem", "TestSupport"]),
         // End-to-end tests of the built reachd/reachctl binaries (REACHD_BIN_DIR) in network namespaces.
-        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport", "reachd-dispatcher"]),
         // The app API against a real reachd in test namespaces.
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityClient", "ReachabilityLinux", "TestSupport"]),
         // Ports of the iOS classes' demos, built by `swift build`; Swift 5 mode, as their code was written.

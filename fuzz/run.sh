@@ -20,7 +20,7 @@ quiet() { "$@" 2> >(grep -v "Cannot export local symbol" >&2); }
 
 echo "fuzz: building ReachabilityCore with coverage instrumentation"
 quiet swiftc "${flags[@]}" -module-name ReachabilityCore -emit-module -emit-module-path "$out/ReachabilityCore.swiftmodule" \
-  -emit-library -static -o "$out/libReachabilityCore.a" Sources/ReachabilityCore/*.swift
+  -emit-library -static -o "$out/libReachabilityCore.a" $(find Sources/ReachabilityCore -name "*.swift" | sort)
 
 echo "fuzz: building ReachabilitySystem with coverage instrumentation"
 quiet swiftc "${flags[@]}" -module-name ReachabilitySystem -emit-module -emit-module-path "$out/ReachabilitySystem.swiftmodule" \
@@ -37,10 +37,10 @@ for target in $targets; do
       # shellcheck disable=SC2086
       quiet swiftc "${flags[@]}" -module-name ReachabilityLinuxFuzz -emit-module -emit-module-path "$out/ReachabilityLinuxFuzz.swiftmodule" \
         -emit-library -static -o "$out/libReachabilityLinuxFuzz.a" -I "$out" -I Sources/CNetlink $nl_cflags \
-        Sources/ReachabilityLinux/NetlinkMessageDecoder.swift Sources/ReachabilityLinux/NetlinkAttributes.swift \
-        Sources/ReachabilityLinux/NetlinkFuzzTarget.swift Sources/ReachabilityLinux/NetlinkDatagram.swift \
-        Sources/ReachabilityLinux/RouteLookup.swift \
-        Sources/ReachabilityLinux/NetworkNamespace.swift
+        Sources/ReachabilityLinux/Kernel/NetlinkMessageDecoder.swift Sources/ReachabilityLinux/Kernel/NetlinkAttributes.swift \
+        Sources/ReachabilityLinux/Kernel/NetlinkFuzzTarget.swift Sources/ReachabilityLinux/Kernel/NetlinkDatagram.swift \
+        Sources/ReachabilityLinux/Kernel/RouteLookup.swift \
+        Sources/ReachabilityLinux/Kernel/NetworkNamespace.swift
       # shellcheck disable=SC2086
       quiet swiftc "${flags[@]}" -I "$out" -I Sources/CNetlink $nl_cflags fuzz/targets/netlink.swift \
         "$out/libReachabilityLinuxFuzz.a" "$out/libReachabilityCore.a" "$out/libReachabilitySystem.a" $nl_libs -o "$out/fuzz-$target" ;;

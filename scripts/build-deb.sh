@@ -2,7 +2,7 @@
 # Builds reachd_VERSION_ARCH.deb in the repository's top directory (`make deb`).
 #   build-deb.sh BIN_DIR    (release binaries, Swift runtime linked in: `make release`)
 #   build-deb.sh --version  (prints the upstream version)
-# VERSION is ReachdVersion.string (Sources/ReachabilityCore/ReachdVersion.swift, the one place
+# VERSION is ReachdVersion.string (Sources/ReachabilityCore/Model/ReachdVersion.swift, the one place
 # the version lives) plus a Debian revision, DEB_REVISION (default 1): a rebuild of the same
 # sources as a newer package raises only that. DEB_OUT_DIR (default: here) is where the .deb
 # goes; DEB_LINTIAN=no skips lintian. The package is assembled by debhelper in a
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 bin_dir=${1:?usage: build-deb.sh BIN_DIR | --version}
 revision=${DEB_REVISION:-1}
 
-upstream=$(sed -n 's/^ *public static let string = "\([^"]*\)".*/\1/p' Sources/ReachabilityCore/ReachdVersion.swift)
+upstream=$(sed -n 's/^ *public static let string = "\([^"]*\)".*/\1/p' Sources/ReachabilityCore/Model/ReachdVersion.swift)
 [[ $upstream =~ ^[0-9][0-9A-Za-z.+~]*$ ]] || { echo "build-deb: no version in ReachdVersion.swift (got '$upstream')" >&2; exit 1; }
 if [ "$bin_dir" = --version ]; then echo "$upstream"; exit 0; fi
 [[ $revision =~ ^[0-9A-Za-z.+~]+$ ]] || { echo "build-deb: bad DEB_REVISION '$revision'" >&2; exit 1; }

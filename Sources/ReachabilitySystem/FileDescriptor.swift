@@ -61,13 +61,17 @@ public struct FileDescriptor: ~Copyable, Sendable {
     /// unique (`mkstemp(3)`: mode 0600; then close-on-exec); `path` receives the name.
     public static func createTemporary(template: String, path: inout String) throws(Errno) -> FileDescriptor {
         var name = Array(template.utf8CString)
-        // mkostemp(3), which takes O_CLOEXEC, is hidden behind _GNU_SOURCE.
-        let fd = name.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
-        guard fd >= 0 else { throw Errno.current("mkstemp", path: template) }
+        // mkostemp(3), which takes O_CLOEXEC, is hidden behind _GNU_SOURCE; so no child may be
+        // spawned (`ChildProcess`) between mkstemp and the flag, or it would inherit the file.
+        let (fd, code): (CInt, CInt) = ChildProcess.withoutSpawning {
+            let fd = name.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
+            let code = errno
+            if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            return (fd, code)
+        }
+        guard fd >= 0 else { throw Errno(code, call: "mkstemp", path: template) }
         path = String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let file = FileDescriptor(adopting: fd)
-        try? file.setCloseOnExec()
-        return file
+        return FileDescriptor(adopting: fd)
     }
 
     /// Sets the permission bits (`fchmod(2)`).

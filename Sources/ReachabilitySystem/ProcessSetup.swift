@@ -27,6 +27,9 @@ public enum ProcessSetup {
     /// This process's id (`getpid(2)`).
     public static var processID: Int32 { getpid() }
 
+    /// The user id this process acts as (`geteuid(2)`).
+    public static var effectiveUserID: UInt32 { geteuid() }
+
     /// Ends the process with `status` (`exit(3)`: atexit handlers run, stdio is flushed).
     public static func exit(_ status: CInt) -> Never {
         Glibc.exit(status)

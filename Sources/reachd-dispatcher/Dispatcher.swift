@@ -5,7 +5,8 @@ import ReachabilityCore
 import ReachabilitySystem
 
 /// Follows reachd's events: the network targets (started and stopped after their hold) and the
-/// scripts (one batch at a time, later events coalesced). One serial queue owns all state; the
+/// scripts (one batch at a time, at most one a `MinIntervalSec=`, later events coalesced). One
+/// serial queue owns all state; the
 /// scripts run on a queue of their own so that a slow script never delays a target, and
 /// `systemctl` on a third so that neither waits for systemd.
 final class Dispatcher: @unchecked Sendable {
@@ -19,7 +20,10 @@ final class Dispatcher: @unchecked Sendable {
 
     // Owned by `queue`.
     private var holds: [NetworkTarget: TargetHold] = [:]
-    private var batches = ScriptBatchQueue()
+    private var batches: ScriptBatchQueue
+    /// The per-script result lines: a flood must not become one journal line per run. Owned by
+    /// `scriptQueue`.
+    private var runLog = LogRateLimiter(burst: 10, interval: 1)
     /// The last event handed to the scripts (or found in the progress file): what a `resync`
     /// is compared with.
     private var lastSeen: DispatcherProgress?
@@ -32,6 +36,7 @@ final class Dispatcher: @unchecked Sendable {
         self.configuration = configuration
         self.log = log
         self.progressFile = ProgressFile(directory: stateDirectory)
+        self.batches = ScriptBatchQueue(minimumInterval: configuration.minimumIntervalSeconds)
         for target in NetworkTarget.allCases {
             holds[target] = TargetHold(holdSeconds: configuration.targets.hold(for: target))
         }
@@ -78,14 +83,13 @@ final class Dispatcher: @unchecked Sendable {
             // A restarted reachd with the status the scripts last saw: nothing to run.
             log.debug("#\(event.sequence) \(event.reason.code.rawValue): the status the scripts last saw; nothing to run")
             lastSeen = DispatcherProgress(sequence: event.sequence, status: event.current)
-            if !batches.running { save(DispatcherProgress(sequence: event.sequence, status: event.current)) }
+            if batches.isIdle { save(DispatcherProgress(sequence: event.sequence, status: event.current)) }
             return
         }
         lastSeen = DispatcherProgress(sequence: acted.sequence, status: acted.current)
-        switch batches.received(acted) {
-        case .run(let batch): run(batch)
-        case .none: log.debug("#\(acted.sequence): scripts still running; coalesced")
-        }
+        let action = batches.received(acted, now: Self.now())
+        if action == .none { log.debug("#\(acted.sequence): scripts running or ran less than MinIntervalSec= ago; coalesced") }
+        perform(action)
     }
 
     // MARK: - Targets
@@ -105,6 +109,9 @@ final class Dispatcher: @unchecked Sendable {
                 // A wake-up for a change since superseded (its successor has a timer of its own)
                 // does nothing; an early one (the two clocks differ) waits again.
                 if case .wake(let again) = next, again != at { return }
+                // The flap ended within the hold: said, so that a test (or an admin) can see
+                // the hold run out without a start or stop.
+                if next == .none { log.debug("\(target.unitName): hold over, nothing to change") }
                 perform(next, for: target, now: later)
             }
         case .apply(let start):
@@ -112,7 +119,7 @@ final class Dispatcher: @unchecked Sendable {
             log.info("\(start ? "starting" : "stopping") \(unit): \(target.rawValue) \(start ? "held" : "lost") for \(hold) s")
             let systemctl = options.systemctl
             unitQueue.async { [log] in
-                let outcome = ProcessRunner.run(Self.resolve(systemctl), arguments: [start ? "start" : "stop", "--no-block", unit],
+                let outcome = ChildProcess.run(Self.resolve(systemctl), arguments: [start ? "start" : "stop", "--no-block", unit],
                                                 environment: ["PATH=\(DispatcherEnvironment.path)", "LANG=C.UTF-8"], timeout: 30) { _, line in
                     log.warning("systemctl: \(TerminalText.escaped(line))")
                 }
@@ -133,12 +140,26 @@ final class Dispatcher: @unchecked Sendable {
 
     // MARK: - Scripts
 
+    private func perform(_ action: ScriptBatchQueue.Action) {
+        switch action {
+        case .none:
+            break
+        case .run(let batch):
+            run(batch)
+        case .wake(let at):
+            queue.asyncAfter(deadline: .now() + max(0, at - Self.now()) + 0.001) { [self] in
+                guard !stopping else { return }
+                perform(batches.deadlinePassed(now: Self.now()))
+            }
+        }
+    }
+
     private func run(_ batch: DispatchBatch) {
         let configuration = configuration, options = options, log = log
         scriptQueue.async { [self] in
             if configuration.scripts.enabled {
                 let directories = options.scriptDirectories.isEmpty ? configuration.scripts.directories : options.scriptDirectories
-                Self.runScripts(for: batch, in: directories, configuration: configuration, log: log)
+                Self.runScripts(for: batch, in: directories, configuration: configuration, log: log, limiter: &runLog)
             }
             queue.async { self.finished(batch) }
         }
@@ -147,10 +168,7 @@ final class Dispatcher: @unchecked Sendable {
     private func finished(_ batch: DispatchBatch) {
         save(DispatcherProgress(sequence: batch.event.sequence, status: batch.event.current))
         if stopping { ProcessSetup.exit(0) }
-        switch batches.finished() {
-        case .run(let next): run(next)
-        case .none: break
-        }
+        perform(batches.finished(now: Self.now()))
     }
 
     private func save(_ progress: DispatcherProgress) {
@@ -161,8 +179,11 @@ final class Dispatcher: @unchecked Sendable {
         }
     }
 
-    /// Runs the eligible scripts that want this batch, one after another, in order.
-    static func runScripts(for batch: DispatchBatch, in directories: [String], configuration: DispatcherConfiguration, log: LogSink) {
+    /// Runs the eligible scripts that want this batch, one after another, in order. Each
+    /// script's result line goes through `limiter`: a burst, then one a second, with the number
+    /// held back.
+    static func runScripts(for batch: DispatchBatch, in directories: [String], configuration: DispatcherConfiguration, log: LogSink,
+                           limiter: inout LogRateLimiter) {
         let input: [UInt8]
         do {
             input = Array(try WireJSON.string(batch.event).utf8) + [UInt8(ascii: "\n")]
@@ -188,28 +209,32 @@ final class Dispatcher: @unchecked Sendable {
                 continue
             }
             let started = MonotonicClock.nanoseconds()
-            let outcome = ProcessRunner.run(script.path, environment: DispatcherEnvironment.variables(for: batch, script: script.name),
+            let outcome = ChildProcess.run(script.path, environment: DispatcherEnvironment.variables(for: batch, script: script.name),
                                             input: input, timeout: configuration.scripts.timeoutSeconds) { stream, line in
                 log.log(stream == .error ? .notice : .info, "\(name): \(TerminalText.escaped(line))")
             }
-            let milliseconds = (MonotonicClock.nanoseconds() - started) / 1_000_000
+            let ended = MonotonicClock.nanoseconds()
+            let milliseconds = (ended - started) / 1_000_000
+            let (allowed, suppressed) = limiter.admit(now: Double(ended) / 1e9)
+            guard allowed else { continue }
+            let heldBack = suppressed > 0 ? " (\(suppressed) result lines held back)" : ""
             switch outcome {
             case .exited(0):
-                log.info("\(name): \(description): exit 0 (\(milliseconds) ms)")
+                log.info("\(name): \(description): exit 0 (\(milliseconds) ms)\(heldBack)")
             case .timedOut:
-                log.warning("\(name): \(description): killed after Timeout=\(format(configuration.scripts.timeoutSeconds))s")
+                log.warning("\(name): \(description): killed after Timeout=\(format(configuration.scripts.timeoutSeconds))s\(heldBack)")
             case .exited, .signaled, .failedToStart:
-                log.warning("\(name): \(description): \(describe(outcome)) (\(milliseconds) ms)")
+                log.warning("\(name): \(description): \(describe(outcome)) (\(milliseconds) ms)\(heldBack)")
             }
         }
     }
 
-    static func describe(_ outcome: ProcessRunner.Outcome) -> String {
+    static func describe(_ outcome: ChildProcess.Outcome) -> String {
         switch outcome {
         case .exited(let status): return "exit \(status)"
         case .signaled(let signal): return "killed by signal \(signal)"
         case .timedOut: return "killed after its time limit"
-        case .failedToStart(let why): return "cannot run: \(why)"
+        case .failedToStart(let error): return "cannot run: \(error.text)"
         }
     }
 

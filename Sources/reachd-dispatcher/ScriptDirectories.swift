@@ -1,9 +1,5 @@
-import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Reads the script directories from the file system for `DispatcherScript.select`.
 enum ScriptDirectories {
@@ -11,17 +7,20 @@ enum ScriptDirectories {
     /// anyone but root (or this process's user) could write to is refused as a whole: whoever
     /// can add files there can add a script.
     static func scan(_ directories: [String], log: LogSink) -> [DispatcherScript] {
-        let owner = UInt32(geteuid())
+        let owner = ProcessSetup.effectiveUserID
         var listings: [(directory: String, entries: [(name: String, facts: ScriptFileFacts)])] = []
         for directory in directories {
-            var info = stat()
-            guard stat(directory, &info) == 0 else {
-                if errno != ENOENT { log.warning("cannot read script directory \(directory): \(String(cString: strerror(errno)))") }
+            let status: FileStatus
+            do {
+                guard let found = try FileSystem.status(of: directory, followingLinks: true) else { continue }
+                status = found
+            } catch {
+                log.warning("cannot read script directory \(directory): \(error.text)")
                 continue
             }
-            let mode = UInt32(info.st_mode) & 0o7777
-            if info.st_uid != 0 && info.st_uid != owner {
-                log.warning("refusing script directory \(directory): owned by uid \(info.st_uid), not by root")
+            let mode = status.permissions
+            if status.ownerID != 0 && status.ownerID != owner {
+                log.warning("refusing script directory \(directory): owned by uid \(status.ownerID), not by root")
                 continue
             }
             if mode & 0o022 != 0 && mode & 0o1000 == 0 {
@@ -34,45 +33,34 @@ enum ScriptDirectories {
     }
 
     private static func entries(of directory: String, log: LogSink) -> [(name: String, facts: ScriptFileFacts)] {
-        guard let dir = opendir(directory) else {
-            log.warning("cannot list script directory \(directory): \(String(cString: strerror(errno)))")
+        let names: [String]
+        do {
+            names = try FileSystem.entries(of: directory)
+        } catch {
+            log.warning("cannot list script directory \(directory): \(error.text)")
             return []
         }
-        defer { closedir(dir) }
-        var result: [(name: String, facts: ScriptFileFacts)] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
-            let path = directory + "/" + name
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
-            if info.st_mode & S_IFMT == S_IFLNK {
-                if linkTarget(path) == "/dev/null" {
-                    result.append((name, ScriptFileFacts(kind: .maskLink, uid: 0, mode: 0)))
-                    continue
-                }
-                guard stat(path, &info) == 0 else {
-                    result.append((name, ScriptFileFacts(kind: .danglingLink, uid: 0, mode: 0)))
-                    continue
-                }
-            }
-            let kind: ScriptFileFacts.Kind
-            switch info.st_mode & S_IFMT {
-            case S_IFREG: kind = .regular
-            case S_IFDIR: kind = .directory
-            default: kind = .other
-            }
-            result.append((name, ScriptFileFacts(kind: kind, uid: info.st_uid, mode: UInt32(info.st_mode) & 0o7777)))
-        }
-        return result
+        return names.compactMap { name in facts(directory + "/" + name).map { (name, $0) } }
     }
 
-    private static func linkTarget(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    /// What the checks need of one entry; nil when it vanished meanwhile.
+    private static func facts(_ path: String) -> ScriptFileFacts? {
+        guard var status = (try? FileSystem.status(of: path)) ?? nil else { return nil }
+        if status.kind == .symbolicLink {
+            if (try? FileSystem.linkTarget(of: path)) == "/dev/null" {
+                return ScriptFileFacts(kind: .maskLink, uid: 0, mode: 0)
+            }
+            guard let target = (try? FileSystem.status(of: path, followingLinks: true)) ?? nil else {
+                return ScriptFileFacts(kind: .danglingLink, uid: 0, mode: 0)
+            }
+            status = target
+        }
+        let kind: ScriptFileFacts.Kind
+        switch status.kind {
+        case .regularFile: kind = .regular
+        case .directory: kind = .directory
+        case .symbolicLink, .socket, .other: kind = .other
+        }
+        return ScriptFileFacts(kind: kind, uid: status.ownerID, mode: status.permissions)
     }
 }

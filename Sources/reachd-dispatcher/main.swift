@@ -1,9 +1,8 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
-import ReachabilityLinux
+import ReachabilityHost
 import ReachabilitySystem
-import Synchronization
 
 let options: DispatcherOptions
 do {
@@ -16,7 +15,7 @@ if options.showHelp { emit(DispatcherOptions.usage + "\n"); ProcessSetup.exit(0)
 if options.showVersion { emit("reachd-dispatcher \(ReachdVersion.string)\n"); ProcessSetup.exit(0) }
 
 let environment = ProcessInfo.processInfo.environment
-let log = dispatcherLog(threshold: options.logLevel ?? .info, journal: !(environment["JOURNAL_STREAM"] ?? "").isEmpty)
+let log = LogSink.standardError(threshold: options.logLevel ?? .info, program: "reachd-dispatcher", environment: environment)
 let configuration: DispatcherConfiguration
 do {
     configuration = try DispatcherConfiguration.load(mainFile: options.configPath ?? DispatcherConfiguration.defaultPath,
@@ -43,14 +42,3 @@ do {
     ProcessSetup.exit(1)
 }
 dispatchMain()
-
-/// One line per message on stderr: `<N>message` for the journal, `reachd-dispatcher: message`
-/// otherwise; one write(2) per line under a lock, so lines of several threads never interleave.
-func dispatcherLog(threshold: LogLevel, journal: Bool) -> LogSink {
-    let lock = Mutex(())
-    return LogSink(threshold: threshold) { level, message in
-        let line = journal ? "<\(level.priority)>\(message)\n"
-            : "reachd-dispatcher: \(level >= .warning ? "\(level.rawValue): " : "")\(message)\n"
-        lock.withLock { _ in StandardStream.error.write(line) }
-    }
-}

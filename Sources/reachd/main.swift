@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilityHost
 import ReachabilityLinux
 import ReachabilitySystem
 

@@ -1,5 +1,7 @@
 import Foundation
+import ReachabilityClient
 import ReachabilityCore
+@testable import reachd_dispatcher
 import TestSupport
 import Testing
 #if canImport(Glibc)
@@ -132,6 +134,16 @@ extension ServiceSystemTests {
         try WireJSON.decoder().decode(Status.self, from: Data(try daemon.reachctl(["status", "--json"]).stdout.utf8))
     }
 
+    /// How often the dispatcher said that a hold of `target` ran out with nothing to change.
+    static func holdsOver(_ target: NetworkTarget, _ dispatcher: DispatcherUnderTest) -> Int {
+        dispatcher.stderr.components(separatedBy: "\(target.unitName): hold over, nothing to change").count - 1
+    }
+
+    /// True when a run saw interface `name` (a marker the test added).
+    static func ran(_ dispatcher: DispatcherUnderTest, interface name: String) -> Bool {
+        dispatcher.runs.contains { run in (try? run.event())?.current.interfaces.contains { $0.name == name } == true }
+    }
+
     /// True when the last run saw what reachd reports now.
     static func caughtUp(_ dispatcher: DispatcherUnderTest, _ daemon: DaemonUnderTest) -> Bool {
         guard let last = dispatcher.runs.last, let event = try? last.event(), let now = try? currentStatus(daemon) else { return false }
@@ -158,9 +170,12 @@ extension ServiceSystemTests {
         _ = try link.settledLinkLocal()
         #expect(waitUntil(timeout: 20) { dispatcher.unitCommands(.internet) == ["stop", "start"] }, "\(dispatcher.stderr)")
         try server.set(.redirect("/login"))
-        usleep(200_000)
-        _ = try daemon.reachctl(["probe"])
+        // Asked until the verdict is the portal's: a probe right after the last one may answer
+        // from the verdict it has.
+        #expect(waitUntil(timeout: 20) { (try? daemon.reachctl(["probe"]).stdout.contains("portal")) == true })
         #expect(waitUntil(timeout: 20) { dispatcher.unitCommands(.internet) == ["stop", "start", "stop"] }, "\(dispatcher.stderr)")
+        // The portal's run first: a change less than MinIntervalSec= after it would be merged in.
+        #expect(waitUntil(timeout: 20) { dispatcher.runs.contains { $0.environment["REACHD_CONNECTIVITY"] == "portal" } }, "\(dispatcher.stderr)")
         try link.dropCarrier()
         #expect(waitUntil(timeout: 20) { dispatcher.unitCommands(.online) == ["stop", "start", "stop"] }, "\(dispatcher.stderr)")
         #expect(waitUntil(timeout: 20) { Self.caughtUp(dispatcher, daemon) })
@@ -234,12 +249,18 @@ extension ServiceSystemTests {
         try dispatcher.start()
         #expect(waitUntil(timeout: 15) { dispatcher.unitCommands(.online) == ["start"] }, "\(dispatcher.stderr)")
         let runsBefore = dispatcher.runs.count
+        let holdsOverBefore = Self.holdsOver(.online, dispatcher)
         try link.dropCarrier()
         #expect(waitUntil(timeout: 10) { (try? Self.currentStatus(daemon).reachable) == false })
+        // The scripts' run for the drop first: a change less than MinIntervalSec= after it
+        // would be merged in (the last run was more than a hold ago, so it is not held back).
+        #expect(waitUntil(timeout: 10) { dispatcher.runs.contains { $0.environment["REACHD_REACHABLE"] == "no" } }, "\(dispatcher.stderr)")
         try link.restoreCarrier()
         #expect(waitUntil(timeout: 10) { (try? Self.currentStatus(daemon).reachable) == true })
-        // Past the hold: still only the first start.
-        #expect(!waitUntil(timeout: 3.5) { dispatcher.unitCommands(.online) != ["start"] })
+        // Past the hold (the dispatcher says when the flap's hold ran out): still only the first start.
+        #expect(waitUntil(timeout: 10) { Self.holdsOver(.online, dispatcher) > holdsOverBefore }, "\(dispatcher.stderr)")
+        #expect(!dispatcher.stderr.contains("stopping \(NetworkTarget.online.unitName)"), "\(dispatcher.stderr)")
+        #expect(dispatcher.unitCommands(.online) == ["start"])
         #expect(dispatcher.runs.contains { $0.environment["REACHD_REACHABLE"] == "no" }, "the scripts saw the flap")
         #expect(dispatcher.runs.count > runsBefore)
         try link.dropCarrier()
@@ -313,7 +334,10 @@ extension ServiceSystemTests {
         try sh("ip -n \(host.name) link add rch-x type veth peer name rch-y")
         #expect(waitUntil(timeout: 15) { dispatcher.stderr.contains("refusing script directory \(library): writable by group or others") })
         #expect(waitUntil(timeout: 5) { dispatcher.runs.count >= 3 })
-        #expect(!waitUntil(timeout: 1) { dispatcher.runs.contains { $0.script == "60-library" && $0.environment["REACHD_CHANGES"] != "" } })
+        // A marker event: by the time its run is there, any run of the batch before it is too.
+        try sh("ip -n \(host.name) link add rch-m type veth peer name rch-n")
+        #expect(waitUntil(timeout: 15) { Self.ran(dispatcher, interface: "rch-m") }, "\(dispatcher.stderr)")
+        #expect(!dispatcher.runs.contains { $0.script == "60-library" && $0.environment["REACHD_CHANGES"] != "" })
         #expect(dispatcher.runs.dropFirst(2).allSatisfy { $0.script == "40-ok" })
     }
 
@@ -340,6 +364,51 @@ extension ServiceSystemTests {
         // The script's own stderr line is logged after its record appears.
         #expect(waitUntil(timeout: 10) { dispatcher.stderr.contains("interface e\\x1bx\\x07y") }, "\(dispatcher.stderr)")
         #expect(!dispatcher.stderr.unicodeScalars.contains { $0 == "\u{1b}" || $0 == "\u{7}" })
+    }
+
+    /// A flood of events (reachd's `Simulate` in a loop, standing for a router that announces
+    /// a new DNS server in every advertisement): runs start at least MinIntervalSec= apart, so
+    /// there are at most as many as intervals passed, plus the first; every event is in exactly
+    /// one run (REACHD_COALESCED adds up), and the last state gets its run.
+    @Test(.needsRoot()) func aFloodOfEventsIsAtMostOneRunPerInterval() throws {
+        let host = try TestNamespace(tag: "h")
+        defer { host.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let dispatcher = try DispatcherUnderTest(socketPath: daemon.socketPath,
+                                                 config: "[Targets]\nEnabled=no\n[Dispatcher]\nMinIntervalSec=1\n")
+        try dispatcher.install("10-record", dispatcher.recorder())
+        try dispatcher.start()
+        #expect(waitUntil(timeout: 15) { dispatcher.runs.count == 1 }, "\(dispatcher.stderr)")
+        let before = dispatcher.runs.count
+        let client = ReachabilityClient(socketPath: daemon.socketPath)
+        func simulate(_ status: String, _ connectivity: String) throws {
+            _ = try client.callBlocking(method: "\(Varlink.reachabilityInterface).Simulate",
+                                        parameters: ["status": .string(status), "connectivity": .string(connectivity)])
+                .decode(Status.self, key: "status")
+        }
+        // 400 events over about 3 s (paced, so that the flood spans several intervals).
+        let flood = 400
+        let started = Date()
+        for index in 0..<flood {
+            try simulate(index % 2 == 0 ? "ethernet" : "wifi", "limited")
+            let ahead = started.addingTimeInterval(Double(index + 1) * 3 / Double(flood)).timeIntervalSinceNow
+            if ahead > 0 { usleep(UInt32(ahead * 1e6)) }
+        }
+        try simulate("wifi", "portal")
+        #expect(waitUntil(timeout: 20) {
+            dispatcher.runs.last.map { $0.environment["REACHD_CONNECTIVITY"] == "portal" && $0.environment["REACHD_STATUS"] == "wifi" } == true
+        }, "\(dispatcher.stderr.suffix(2000))")
+        let elapsed = Date().timeIntervalSince(started)
+        let runs = Array(dispatcher.runs.dropFirst(before))
+        let coalesced = runs.map { Int($0.environment["REACHD_COALESCED"] ?? "") ?? 0 }
+        print("figures: \(flood + 1) events in \(elapsed) s: \(runs.count) runs, REACHD_COALESCED \(coalesced)")
+        #expect(runs.count <= Int(elapsed.rounded(.up)) + 1, "\(runs.count) runs in \(elapsed) s: \(coalesced)")
+        #expect(coalesced.reduce(0, +) == flood + 1, "every event in exactly one run: \(coalesced)")
+        #expect(coalesced.contains { $0 > 1 })
+        let last = try #require(runs.last)
+        #expect(last.environment["REACHD_SIMULATED"] == "yes")
+        #expect(try last.event().current.connectivity == .portal)
+        #expect(dispatcher.stop() == 0)
     }
 
     /// Restarts of either side, with and without changes meanwhile: every batch starts where the
@@ -371,15 +440,28 @@ extension ServiceSystemTests {
         #expect(waitUntil(timeout: 20) { Self.caughtUp(dispatcher, daemon) }, "\(dispatcher.stderr)")
         #expect(dispatcher.runs.contains { $0.environment["REACHD_REASON"] == "resync" })
 
-        // Restarts with nothing changed run nothing.
+        // Restarts with nothing changed run nothing: between a marker event's run before them
+        // and another's after them, no run.
         _ = try link.settledLinkLocal()
-        #expect(waitUntil(timeout: 20) { Self.caughtUp(dispatcher, daemon) })
-        usleep(500_000)
+        try host.ip("link add rch-a type veth peer name rch-b")
+        #expect(waitUntil(timeout: 20) { Self.ran(dispatcher, interface: "rch-a") && Self.caughtUp(dispatcher, daemon) },
+                "\(dispatcher.stderr)")
         let settled = dispatcher.runs.count
         try daemon.restart()
         #expect(dispatcher.stop() == 0)
         try dispatcher.start()
-        #expect(!waitUntil(timeout: 3) { dispatcher.runs.count != settled }, "\(dispatcher.runs.dropFirst(settled).map(\.environment))")
+        try host.ip("link add rch-c type veth peer name rch-d")
+        #expect(waitUntil(timeout: 20) { Self.ran(dispatcher, interface: "rch-c") }, "\(dispatcher.stderr)")
+        // Only the marker's runs (its two links may come as two events), the first of them
+        // from the state before it: nothing ran for the restarts.
+        let afterRestarts = Array(dispatcher.runs.dropFirst(settled))
+        let markers: Set<String> = ["rch-c", "rch-d"]
+        #expect(!afterRestarts.isEmpty && afterRestarts.allSatisfy { run in
+            guard let event = try? run.event() else { return false }
+            let added = Set(event.current.interfaces.map(\.name)).subtracting(event.previous?.interfaces.map(\.name) ?? [])
+            return event.changes == ["interfaces"] && !added.isEmpty && added.isSubset(of: markers)
+        }, "\(afterRestarts.map(\.environment))")
+        #expect(afterRestarts.first.map { (try? $0.event())?.previous?.interfaces.contains { markers.contains($0.name) } == false } == true)
 
         let events = try dispatcher.runs.map { try $0.event() }
         for (before, after) in zip(events, events.dropFirst()) {

@@ -35,7 +35,7 @@ extension SystemTests {
                 "\(daemon.child.stderr)")
 
         let description = try run(Binaries.python, [Self.script, daemon.socketPath, "--description",
-                                                    Paths.file("Sources/ReachabilityCore/io.reachd.Reachability.varlink")])
+                                                    Paths.file("Sources/ReachabilityCore/Varlink/io.reachd.Reachability.varlink")])
         let served = Self.objects([description.stdout]).first
         #expect(served?["matches"] as? Bool == true, "\(description.stdout) \(description.stderr)")
 

@@ -3,6 +3,11 @@ import Testing
 import ReachabilityCore
 
 @Suite struct LogSinkTests {
+    @Test func logLevelsOrderAndPriorities() {
+        #expect(LogLevel.debug < LogLevel.info && LogLevel.warning < LogLevel.error)
+        #expect(LogLevel.allCases.map(\.priority) == [7, 6, 5, 4, 3])
+    }
+
     /// Lines at the threshold or above reach the writer with their level; lines below it are
     /// dropped before their message is built.
     @Test func filtersByThresholdBeforeBuildingTheMessage() {

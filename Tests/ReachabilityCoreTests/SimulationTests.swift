@@ -343,45 +343,6 @@ enum SimulationFixtures {
     }
 }
 
-@Suite struct SimulationScriptTests {
-    @Test(arguments: [
-        ("wifi 5", [SimulationScript.Step(status: .wifi, seconds: 5, line: 1)]),
-        ("# a train\n\nwifi full 10\n  wwan2G limited 15   # tunnel\nnotReachable 3\r\nnotReachable none 2\n",
-         [SimulationScript.Step(status: .wifi, connectivity: .full, seconds: 10, line: 3),
-          SimulationScript.Step(status: .wwan2G, connectivity: .limited, seconds: 15, line: 4),
-          SimulationScript.Step(status: .notReachable, seconds: 3, line: 5),
-          SimulationScript.Step(status: .notReachable, connectivity: Connectivity.none, seconds: 2, line: 6)]),
-        ("\twwan5G\tportal\t1", [SimulationScript.Step(status: .wwan5G, connectivity: .portal, seconds: 1, line: 1)]),
-    ] as [(String, [SimulationScript.Step])])
-    func parses(_ text: String, _ steps: [SimulationScript.Step]) throws {
-        #expect(try SimulationScript.parse(text).steps == steps)
-    }
-
-    @Test(arguments: [
-        ("wifi 5\nwifii 5\n", 2, "unknown status \"wifii\""),
-        ("wifi -1", 1, "-1 seconds is not between 1"),
-        ("wifi 0", 1, "0 seconds is not between 1"),
-        ("wifi 1.5", 1, "\"1.5\" is not a number"),
-        ("wifi", 1, "expected STATUS [CONNECTIVITY] SECONDS, found 1 word"),
-        ("wifi full 5 extra", 1, "found 4 words"),
-        ("# nothing\n\n", 3, "no step"),
-        ("", 1, "no step"),
-        ("wifi great 5", 1, "unknown connectivity \"great\""),
-        ("wifi none 5", 1, "connectivity none means not reachable"),
-        ("notReachable full 5", 1, "notReachable has connectivity none"),
-    ] as [(String, Int, String)])
-    func rejects(_ text: String, _ line: Int, _ message: String) {
-        do {
-            _ = try SimulationScript.parse(text)
-            Issue.record("accepted \(text)")
-        } catch {
-            #expect(error.line == line)
-            #expect(error.message.contains(message), "\(error)")
-            #expect(error.description.hasPrefix("line \(line): "))
-        }
-    }
-}
-
 @Suite struct SimulationPermissionTests {
     @Test(arguments: [
         (UInt32(0), [UInt32(0)], UInt32?.none, true),
@@ -403,36 +364,3 @@ enum SimulationFixtures {
     }
 }
 
-@Suite struct SimulateArgumentsTests {
-    @Test(arguments: [
-        (["simulate", "wwan2G"], SimulateCommand.play(status: .wwan2G, connectivity: nil, expensive: false, seconds: nil)),
-        (["simulate", "wifi", "--connectivity", "portal", "--expensive", "--for", "30"],
-         .play(status: .wifi, connectivity: .portal, expensive: true, seconds: 30)),
-        (["simulate", "--for=5", "notReachable"], .play(status: .notReachable, connectivity: nil, expensive: false, seconds: 5)),
-        (["simulate", "notReachable", "--connectivity", "none"], .play(status: .notReachable, connectivity: Connectivity.none, expensive: false, seconds: nil)),
-        (["simulate", "--reset"], .reset),
-        (["simulate", "--script", "train.txt"], .script(path: "train.txt")),
-    ] as [([String], SimulateCommand)])
-    func parses(_ arguments: [String], _ expected: SimulateCommand) throws {
-        #expect(try ControlOptions.parse(arguments) == ControlOptions(command: .simulate(expected)))
-    }
-
-    @Test(arguments: [
-        (["simulate"], ArgumentError.missingArgument("STATUS (or --reset, --script FILE)")),
-        (["simulate", "wwan6G"], ArgumentError.invalidValue(option: "STATUS", value: "wwan6G", expected: NetworkStatus.allCases.map(\.rawValue).joined(separator: ", "))),
-        (["simulate", "wifi", "--for", "-3"], ArgumentError.invalidValue(option: "--for", value: "-3", expected: "seconds, 1…86400")),
-        (["simulate", "wifi", "--for", "0"], ArgumentError.invalidValue(option: "--for", value: "0", expected: "seconds, 1…86400")),
-        (["simulate", "wifi", "--connectivity", "great"], ArgumentError.invalidValue(option: "--connectivity", value: "great", expected: Connectivity.allCases.map(\.rawValue).joined(separator: ", "))),
-        (["simulate", "wifi", "--connectivity", "none"], ArgumentError.invalidValue(option: "--connectivity", value: "none", expected: "unknown, portal, limited or full for a reachable status")),
-        (["simulate", "notReachable", "--expensive"], ArgumentError.invalidValue(option: "--expensive", value: "notReachable", expected: "a reachable status")),
-        (["simulate", "--reset", "wifi"], ArgumentError.unexpectedArgument("wifi")),
-        (["simulate", "--reset", "--for", "3"], ArgumentError.unexpectedArgument("--for with --reset")),
-        (["simulate", "--script", "f", "--expensive"], ArgumentError.unexpectedArgument("--expensive with --script")),
-        (["simulate", "wifi", "wwan"], ArgumentError.unexpectedArgument("wwan")),
-        (["simulate", "wifi", "--json"], ArgumentError.unknownOption("--json")),
-        (["status", "--expensive"], ArgumentError.unknownOption("--expensive")),
-    ] as [([String], ArgumentError)])
-    func usageErrors(_ arguments: [String], _ expected: ArgumentError) {
-        #expect(throws: expected) { try ControlOptions.parse(arguments) }
-    }
-}

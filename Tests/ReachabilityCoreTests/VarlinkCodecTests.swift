@@ -140,7 +140,7 @@ import Testing
 @Suite struct InterfaceDescriptionTests {
     @Test func shippedFileMatchesTheConstant() throws {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/ReachabilityCore/io.reachd.Reachability.varlink")
+            .appendingPathComponent("Sources/ReachabilityCore/Varlink/io.reachd.Reachability.varlink")
         let text = try String(contentsOf: file, encoding: .utf8)
         #expect(text == InterfaceDescription.reachability + "\n")
     }

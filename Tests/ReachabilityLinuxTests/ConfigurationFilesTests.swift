@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReachabilityCore
+@testable import ReachabilityHost
 @testable import ReachabilityLinux
 import TestSupport
 

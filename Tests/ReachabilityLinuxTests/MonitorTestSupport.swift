@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import ReachabilityHost
 import ReachabilityLinux
 import TestSupport
 

@@ -1,4 +1,5 @@
 import ReachabilityCore
+import ReachabilityHost
 import ReachabilityLinux
 import Testing
 

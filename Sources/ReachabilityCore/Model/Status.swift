@@ -1,0 +1,414 @@
+import FoundationEssentials
+
+// Every wire object encodes all of its fields, `null` for an absent optional (docs/protocol.md),
+// so strict varlink clients can validate it; that is why each type spells out `encode(to:)`.
+
+/// One network interface as the kernel reports it (varlink type `Interface`).
+public struct Interface: Codable, Equatable, Hashable, Sendable {
+    public var name: String
+    public var index: Int
+    public var kind: InterfaceKind
+    /// IFF_UP: administratively up.
+    public var up: Bool
+    /// IFF_LOWER_UP: the link has carrier.
+    public var carrier: Bool
+    /// The kernel's operational state name (`up`, `down`, `dormant`, `unknown`, …).
+    public var operstate: String
+    /// Addresses in CIDR form (`192.168.1.20/24`, `2001:db8::1/64`); tentative IPv6 addresses are left out.
+    public var addresses: [String]
+    public var metered: Bool
+    /// DNS servers the link's routers announce (router advertisement RDNSS), in the order announced.
+    public var dns: [String]
+    /// The DNS search list the link's routers announce (DNSSL).
+    public var searchDomains: [String]
+    /// The NAT64 prefix the link's routers announce (PREF64, `64:ff9b::/96`).
+    public var nat64Prefix: String?
+    /// The captive-portal API URI the link's routers announce (RFC 8910); the connectivity check
+    /// asks it first.
+    public var captivePortalApi: String?
+
+    public init(name: String, index: Int, kind: InterfaceKind, up: Bool, carrier: Bool,
+                operstate: String, addresses: [String], metered: Bool, dns: [String] = [],
+                searchDomains: [String] = [], nat64Prefix: String? = nil, captivePortalApi: String? = nil) {
+        self.name = name; self.index = index; self.kind = kind; self.up = up
+        self.carrier = carrier; self.operstate = operstate; self.addresses = addresses; self.metered = metered
+        self.dns = dns; self.searchDomains = searchDomains; self.nat64Prefix = nat64Prefix
+        self.captivePortalApi = captivePortalApi
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, index, kind, up, carrier, operstate, addresses, metered, dns, searchDomains, nat64Prefix, captivePortalApi
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        // A daemon from before router advertisements were read sends none of their fields.
+        self.init(name: try c.decode(String.self, forKey: .name), index: try c.decode(Int.self, forKey: .index),
+                  kind: try c.decode(InterfaceKind.self, forKey: .kind), up: try c.decode(Bool.self, forKey: .up),
+                  carrier: try c.decode(Bool.self, forKey: .carrier), operstate: try c.decode(String.self, forKey: .operstate),
+                  addresses: try c.decode([String].self, forKey: .addresses), metered: try c.decode(Bool.self, forKey: .metered),
+                  dns: try c.decodeIfPresent([String].self, forKey: .dns) ?? [],
+                  searchDomains: try c.decodeIfPresent([String].self, forKey: .searchDomains) ?? [],
+                  nat64Prefix: try c.decodeIfPresent(String.self, forKey: .nat64Prefix),
+                  captivePortalApi: try c.decodeIfPresent(String.self, forKey: .captivePortalApi))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name); try c.encode(index, forKey: .index)
+        try c.encode(kind, forKey: .kind); try c.encode(up, forKey: .up)
+        try c.encode(carrier, forKey: .carrier); try c.encode(operstate, forKey: .operstate)
+        try c.encode(addresses, forKey: .addresses); try c.encode(metered, forKey: .metered)
+        try c.encode(dns, forKey: .dns); try c.encode(searchDomains, forKey: .searchDomains)
+        try c.encode(nat64Prefix, forKey: .nat64Prefix); try c.encode(captivePortalApi, forKey: .captivePortalApi)
+    }
+}
+
+/// The cellular radio behind a wwan interface, from ModemManager (varlink type `Cellular`).
+public struct Cellular: Codable, Equatable, Hashable, Sendable {
+    /// `2G`, `3G`, `4G`, `5G`, or nil when the technology is unknown.
+    public var generation: String?
+    /// ModemManager's name of the newest technology in use (`edge`, `lte`, `5gnr`, …).
+    public var accessTechnology: String?
+    /// The modem's D-Bus object path.
+    public var modem: String
+    public var interface: String?
+    /// 0…100.
+    public var signalQuality: Int?
+    public var roaming: Bool?
+
+    public init(generation: String?, accessTechnology: String?, modem: String, interface: String?,
+                signalQuality: Int?, roaming: Bool?) {
+        self.generation = generation; self.accessTechnology = accessTechnology; self.modem = modem
+        self.interface = interface; self.signalQuality = signalQuality; self.roaming = roaming
+    }
+
+    enum CodingKeys: String, CodingKey { case generation, accessTechnology, modem, interface, signalQuality, roaming }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(generation, forKey: .generation); try c.encode(accessTechnology, forKey: .accessTechnology)
+        try c.encode(modem, forKey: .modem); try c.encode(interface, forKey: .interface)
+        try c.encode(signalQuality, forKey: .signalQuality); try c.encode(roaming, forKey: .roaming)
+    }
+}
+
+/// The last connectivity check (varlink type `Probe`).
+public struct Probe: Codable, Equatable, Hashable, Sendable {
+    public var url: String
+    public var result: Connectivity
+    public var httpStatus: Int?
+    public var rttMs: Double?
+    /// Where a captive portal redirected to, or the login page its API names (`user-portal-url`).
+    public var portalUrl: String?
+    public var error: String?
+    public var checkedAt: Date
+    /// The venue's information page (RFC 8908 `venue-info-url`).
+    public var venueInfoUrl: String?
+    /// Seconds until the session ends and the portal captures again (`seconds-remaining`), as of `checkedAt`.
+    public var secondsRemaining: Int?
+    /// Bytes left in the session (`bytes-remaining`).
+    public var bytesRemaining: Int?
+    /// Whether the portal lets the session be extended (`can-extend-session`).
+    public var canExtendSession: Bool?
+    /// Where the portal facts come from: `ra` when a captive-portal API announced by a router
+    /// advertisement answered; nil when only the HTTP check spoke.
+    public var source: String?
+
+    public init(url: String, result: Connectivity, httpStatus: Int? = nil, rttMs: Double? = nil,
+                portalUrl: String? = nil, error: String? = nil, checkedAt: Date, venueInfoUrl: String? = nil,
+                secondsRemaining: Int? = nil, bytesRemaining: Int? = nil, canExtendSession: Bool? = nil,
+                source: String? = nil) {
+        self.url = url; self.result = result; self.httpStatus = httpStatus; self.rttMs = rttMs
+        self.portalUrl = portalUrl; self.error = error; self.checkedAt = checkedAt
+        self.venueInfoUrl = venueInfoUrl; self.secondsRemaining = secondsRemaining
+        self.bytesRemaining = bytesRemaining; self.canExtendSession = canExtendSession; self.source = source
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case url, result, httpStatus, rttMs, portalUrl, error, checkedAt, venueInfoUrl, secondsRemaining,
+             bytesRemaining, canExtendSession, source
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        url = try c.decode(String.self, forKey: .url)
+        result = try c.decode(Connectivity.self, forKey: .result)
+        httpStatus = try c.decodeIfPresent(Int.self, forKey: .httpStatus)
+        rttMs = try c.decodeIfPresent(Double.self, forKey: .rttMs)
+        portalUrl = try c.decodeIfPresent(String.self, forKey: .portalUrl)
+        error = try c.decodeIfPresent(String.self, forKey: .error)
+        checkedAt = try c.decodeTimestamp(forKey: .checkedAt)
+        venueInfoUrl = try c.decodeIfPresent(String.self, forKey: .venueInfoUrl)
+        secondsRemaining = try c.decodeIfPresent(Int.self, forKey: .secondsRemaining)
+        bytesRemaining = try c.decodeIfPresent(Int.self, forKey: .bytesRemaining)
+        canExtendSession = try c.decodeIfPresent(Bool.self, forKey: .canExtendSession)
+        source = try c.decodeIfPresent(String.self, forKey: .source)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(url, forKey: .url); try c.encode(result, forKey: .result)
+        try c.encode(httpStatus, forKey: .httpStatus); try c.encode(rttMs, forKey: .rttMs)
+        try c.encode(portalUrl, forKey: .portalUrl); try c.encode(error, forKey: .error)
+        try c.encode(Timestamp.string(from: checkedAt), forKey: .checkedAt)
+        try c.encode(venueInfoUrl, forKey: .venueInfoUrl); try c.encode(secondsRemaining, forKey: .secondsRemaining)
+        try c.encode(bytesRemaining, forKey: .bytesRemaining); try c.encode(canExtendSession, forKey: .canExtendSession)
+        try c.encode(source, forKey: .source)
+    }
+
+    /// The probe with what changes on every check (time, RTT, what is left of a session)
+    /// blanked, for change detection: a re-check with the same verdict is not an event.
+    public var comparable: Probe {
+        Probe(url: url, result: result, httpStatus: httpStatus, rttMs: nil, portalUrl: portalUrl,
+              error: error, checkedAt: Date(timeIntervalSince1970: 0), venueInfoUrl: venueInfoUrl,
+              canExtendSession: canExtendSession, source: source)
+    }
+}
+
+/// The machine's reachability (varlink type `Status`); `reachctl status --json` prints exactly this.
+///
+/// A value type whose fields live in one shared, copy-on-write box: the daemon hands a status
+/// from the classifier to the tracker, the overlay, the server and the history, and each of
+/// those copies is one reference count instead of some twenty (every string and array inside),
+/// and two statuses that are copies of each other compare equal without looking at a field.
+public struct Status: Codable, Equatable, Sendable {
+    /// The fields, stored together.
+    struct Fields: Equatable, Sendable {
+        var status: NetworkStatus
+        var reachable: Bool
+        var connectivity: Connectivity
+        var primary: Interface?
+        var vpn: Interface?
+        var cellular: Cellular?
+        var expensive: Bool
+        var ipv4: Bool
+        var ipv6: Bool
+        var gateways: [String]
+        var flags: [ReachabilityFlag]
+        var interfaces: [Interface]
+        var probe: Probe?
+        var since: Date
+        var simulated: Bool
+        var routing: [RoutePath]
+    }
+
+    /// Never written while another `Status` shares it (see `fieldsForWriting`), which is what
+    /// makes handing it across threads safe.
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var box: Box
+
+    /// The box's fields, copied into a box of this value's own first if another value shares it.
+    private var fieldsForWriting: Fields {
+        get { box.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+            yield &box.fields
+        }
+    }
+
+    public var status: NetworkStatus {
+        _read { yield box.fields.status } _modify { yield &fieldsForWriting.status }
+    }
+    public var reachable: Bool {
+        _read { yield box.fields.reachable } _modify { yield &fieldsForWriting.reachable }
+    }
+    public var connectivity: Connectivity {
+        _read { yield box.fields.connectivity } _modify { yield &fieldsForWriting.connectivity }
+    }
+    /// The interface carrying the lowest-metric usable default route (beneath any VPN).
+    public var primary: Interface? {
+        _read { yield box.fields.primary } _modify { yield &fieldsForWriting.primary }
+    }
+    /// A VPN carrying traffic on top of `primary`.
+    public var vpn: Interface? {
+        _read { yield box.fields.vpn } _modify { yield &fieldsForWriting.vpn }
+    }
+    public var cellular: Cellular? {
+        _read { yield box.fields.cellular } _modify { yield &fieldsForWriting.cellular }
+    }
+    /// Cellular, or an interface configured as metered.
+    public var expensive: Bool {
+        _read { yield box.fields.expensive } _modify { yield &fieldsForWriting.expensive }
+    }
+    public var ipv4: Bool {
+        _read { yield box.fields.ipv4 } _modify { yield &fieldsForWriting.ipv4 }
+    }
+    public var ipv6: Bool {
+        _read { yield box.fields.ipv6 } _modify { yield &fieldsForWriting.ipv6 }
+    }
+    public var gateways: [String] {
+        _read { yield box.fields.gateways } _modify { yield &fieldsForWriting.gateways }
+    }
+    public var flags: [ReachabilityFlag] {
+        _read { yield box.fields.flags } _modify { yield &fieldsForWriting.flags }
+    }
+    public var interfaces: [Interface] {
+        _read { yield box.fields.interfaces } _modify { yield &fieldsForWriting.interfaces }
+    }
+    public var probe: Probe? {
+        _read { yield box.fields.probe } _modify { yield &fieldsForWriting.probe }
+    }
+    /// When this status began.
+    public var since: Date {
+        _read { yield box.fields.since } _modify { yield &fieldsForWriting.since }
+    }
+    /// True while a simulation (`Simulate`) is in effect: the status is what a developer asked
+    /// reachd to play, not what the network is.
+    public var simulated: Bool {
+        _read { yield box.fields.simulated } _modify { yield &fieldsForWriting.simulated }
+    }
+    /// How the kernel routes an app's connection to the internet, per family (IPv4 first): the
+    /// rule and table that decided, and the route or what blocked the way.
+    public var routing: [RoutePath] {
+        _read { yield box.fields.routing } _modify { yield &fieldsForWriting.routing }
+    }
+
+    public init(status: NetworkStatus, reachable: Bool, connectivity: Connectivity, primary: Interface?,
+                vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
+                gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
+                since: Date, simulated: Bool = false, routing: [RoutePath] = []) {
+        box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity, primary: primary,
+                         vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
+                         gateways: gateways, flags: flags, interfaces: interfaces, probe: probe,
+                         since: since, simulated: simulated, routing: routing))
+    }
+
+    /// Equal fields; a copy of the same value is equal at once.
+    public static func == (a: Status, b: Status) -> Bool {
+        a.box === b.box || a.box.fields == b.box.fields
+    }
+
+    /// True when `other` is a copy of this very value (no field written since): a check that
+    /// costs nothing and implies `==`, for callers that can fall back when it is false.
+    public func isCopy(of other: Status) -> Bool { box === other.box }
+
+    /// Nothing known yet: not reachable, no interfaces.
+    public static func initial(since: Date = Date()) -> Status {
+        Status(status: .notReachable, reachable: false, connectivity: .none, primary: nil, vpn: nil,
+               cellular: nil, expensive: false, ipv4: false, ipv6: false, gateways: [], flags: [],
+               interfaces: [], probe: nil, since: since)
+    }
+
+    /// The top-level fields an event reports in `changes` (`since` is never one of them).
+    public enum Field: String, CaseIterable, Comparable, Sendable {
+        case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
+             flags, interfaces, probe, simulated, routing
+
+        public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
+
+        /// Every field, sorted by name, as `changes(from:)` lists them: sorted once, not per event.
+        package static let byName: [Field] = allCases.sorted()
+    }
+
+    /// The fields of `Subscribe(statusOnly: true)`.
+    public static let essentialFields: Set<Field> = [.status, .connectivity, .primary]
+
+    /// The fields whose values differ from `previous`, sorted by name: an event's `changes`.
+    /// `since` never counts. `probe` counts only when its verdict (`result`) or `portalUrl`
+    /// changed: error text, RTT, HTTP status and times make no event. A null probe stands for a
+    /// verdict equal to its status's `connectivity` (not checked yet, or checks disabled), so a
+    /// check that confirms what the status already says is no change either.
+    public func changes(from previous: Status) -> [Field] {
+        if isCopy(of: previous) { return [] }
+        return Field.byName.filter { differs(in: $0, from: previous) }
+    }
+
+    /// True when `field` differs from `other` by the rules of `changes(from:)`.
+    public func differs(in field: Field, from other: Status) -> Bool {
+        switch field {
+        case .status: return status != other.status
+        case .reachable: return reachable != other.reachable
+        case .connectivity: return connectivity != other.connectivity
+        case .primary: return Self.differ(primary, other.primary)
+        case .vpn: return Self.differ(vpn, other.vpn)
+        case .cellular: return Self.differ(cellular, other.cellular)
+        case .expensive: return expensive != other.expensive
+        case .ipv4: return ipv4 != other.ipv4
+        case .ipv6: return ipv6 != other.ipv6
+        case .gateways: return gateways != other.gateways
+        case .flags: return flags != other.flags
+        case .interfaces: return interfaces != other.interfaces
+        case .simulated: return simulated != other.simulated
+        case .routing: return routing != other.routing
+        case .probe:
+            // Only the verdicts are taken out (enums, no copies), the portal URLs only when those agree.
+            let verdict = probe?.result, otherVerdict = other.probe?.result
+            if verdict == nil && otherVerdict == nil { return false }
+            if verdict ?? connectivity != otherVerdict ?? other.connectivity { return true }
+            return probe?.portalUrl != other.probe?.portalUrl
+        }
+    }
+
+    /// `a != b`, with absent values told apart before anything is copied: `Optional`'s own
+    /// comparison copies both sides into a pair first, strings and all, even when both are nil.
+    @inline(__always)
+    private static func differ<T: Equatable>(_ a: T?, _ b: T?) -> Bool {
+        guard let a, let b else { return (a == nil) != (b == nil) }
+        return a != b
+    }
+
+    /// True when the two differ in a field an event reports (see `changes(from:)`).
+    public func differs(from other: Status) -> Bool {
+        !isCopy(of: other) && Field.byName.contains { differs(in: $0, from: other) }
+    }
+
+    /// True when `status`, `connectivity` or `primary` differ: the filter of `Subscribe(statusOnly:)`.
+    public func differsInEssentials(from other: Status) -> Bool {
+        Self.essentialFields.contains { differs(in: $0, from: other) }
+    }
+
+    /// Whether connectivity and probe agree with reachability: a reachable status is never
+    /// `none`, an unreachable one always is, and a probe's verdict is the status's. Every status
+    /// reachd publishes holds this; `ConnectivityRule` makes it so.
+    public var isConsistent: Bool {
+        if reachable == (connectivity == .none) { return false }
+        if let probe, probe.result != connectivity { return false }
+        return true
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
+             flags, interfaces, probe, since, simulated, routing
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        // Unknown flag names from a newer daemon are skipped rather than failing the whole status.
+        let flagNames = try c.decode([String].self, forKey: .flags)
+        self.init(status: try c.decode(NetworkStatus.self, forKey: .status),
+                  reachable: try c.decode(Bool.self, forKey: .reachable),
+                  connectivity: try c.decode(Connectivity.self, forKey: .connectivity),
+                  primary: try c.decodeIfPresent(Interface.self, forKey: .primary),
+                  vpn: try c.decodeIfPresent(Interface.self, forKey: .vpn),
+                  cellular: try c.decodeIfPresent(Cellular.self, forKey: .cellular),
+                  expensive: try c.decode(Bool.self, forKey: .expensive),
+                  ipv4: try c.decode(Bool.self, forKey: .ipv4),
+                  ipv6: try c.decode(Bool.self, forKey: .ipv6),
+                  gateways: try c.decode([String].self, forKey: .gateways),
+                  flags: flagNames.compactMap(ReachabilityFlag.init(rawValue:)),
+                  interfaces: try c.decode([Interface].self, forKey: .interfaces),
+                  probe: try c.decodeIfPresent(Probe.self, forKey: .probe),
+                  since: try c.decodeTimestamp(forKey: .since),
+                  // A daemon from before simulations existed never simulates.
+                  simulated: try c.decodeIfPresent(Bool.self, forKey: .simulated) ?? false,
+                  // Nor told how it routes.
+                  routing: try c.decodeIfPresent([RoutePath].self, forKey: .routing) ?? [])
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(status, forKey: .status); try c.encode(reachable, forKey: .reachable)
+        try c.encode(connectivity, forKey: .connectivity); try c.encode(primary, forKey: .primary)
+        try c.encode(vpn, forKey: .vpn); try c.encode(cellular, forKey: .cellular)
+        try c.encode(expensive, forKey: .expensive); try c.encode(ipv4, forKey: .ipv4)
+        try c.encode(ipv6, forKey: .ipv6); try c.encode(gateways, forKey: .gateways)
+        try c.encode(flags, forKey: .flags); try c.encode(interfaces, forKey: .interfaces)
+        try c.encode(probe, forKey: .probe); try c.encode(Timestamp.string(from: since), forKey: .since)
+        try c.encode(simulated, forKey: .simulated); try c.encode(routing, forKey: .routing)
+    }
+}

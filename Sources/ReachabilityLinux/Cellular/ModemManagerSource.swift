@@ -1,0 +1,405 @@
+import CSystemd
+import Dispatch
+import FoundationEssentials
+import ReachabilityCore
+import ReachabilityHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Follows ModemManager on the system bus and reports its modems as `[ModemState]`: which
+/// network interfaces belong to a modem, its access technologies, signal quality and roaming.
+///
+/// Runs entirely on `queue` (the monitor's): the bus socket is watched by a `DispatchSourceRead`
+/// (plus a write source while sd-bus has output queued, and a timer for sd-bus's own timeouts);
+/// no thread, no polling. At start it asks `GetManagedObjects` asynchronously, then follows
+/// `InterfacesAdded`/`InterfacesRemoved`, `PropertiesChanged` of modems and bearers, and
+/// `NameOwnerChanged` for ModemManager's name: when ModemManager leaves the bus the modems are
+/// cleared (`onChange([])`), when it comes back they are read again. ModemManager absent, or
+/// answering garbage, means no modems; no bus at all is logged once and the source stays inert.
+///
+/// `onChange` is called on `queue`, only when the list changed.
+public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
+    public let queue: DispatchQueue
+    private let busAddress: String?
+    private let log: LogSink
+    private let onChange: @Sendable ([ModemState]) -> Void
+    package let queueConfinement: QueueConfinement
+
+    // Everything below is confined to `queue`.
+    private var bus: SDBus?
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var writeSourceRunning = false
+    private var timer: DispatchSourceTimer?
+    private var matches: [SDBusSlot] = []
+    /// A forged NameOwnerChanged was logged (once per source).
+    private var reportedForgedOwnerChange = false
+    private var calls: [ObjectIdentifier: PendingCall] = [:]
+    /// ModemManager's unique bus name while it is known to run; signals from others are ignored.
+    private var owner: String?
+    private var model = ModemManagerModel()
+    private var published: [ModemState] = []
+    /// Logged conditions, so that each is logged once per occurrence, not per message.
+    private var reportedAbsent = false
+    private var reportedGarbage = false
+    /// The first GetManagedObjects answer (and the bearers it named) has been taken in.
+    private var answered = false
+    /// Callers of `start(waitingUpTo:)` waiting for that.
+    private var answerWaiters: [DispatchSemaphore] = []
+
+    /// Method calls time out after this long (a hung ModemManager must not leave us waiting 25 s).
+    static let callTimeoutMicroseconds: UInt64 = 10_000_000
+
+    /// - Parameters:
+    ///   - queue: the serial queue that owns the source (the monitor's `queue`); `onChange` runs on it.
+    ///   - busAddress: a D-Bus address (`unix:path=…`) to use instead of the system bus (tests);
+    ///     nil: the system bus, or `DBUS_SYSTEM_BUS_ADDRESS` when set.
+    ///   - log: receives one line per noteworthy condition (bus missing, ModemManager gone or back).
+    ///   - onChange: receives the complete list of modems after every change.
+    public init(queue: DispatchQueue, busAddress: String? = nil,
+                log: LogSink = .standardError(),
+                onChange: @escaping @Sendable ([ModemState]) -> Void) {
+        self.queue = queue
+        self.busAddress = busAddress
+        self.log = log
+        self.onChange = onChange
+        self.queueConfinement = QueueConfinement(queue)
+    }
+
+    deinit {
+        // Nothing can call back any more: our slots go with us. Only the sources need cancelling.
+        cancelSources()
+    }
+
+    /// Connects and asks ModemManager for its modems; the answer arrives later through `onChange`.
+    /// Never fails: without a bus the source logs it and stays inert. Callable from any thread.
+    public func start() {
+        onQueue { self.connect() }
+    }
+
+    /// Like `start()`, then waits until ModemManager's first answer (its modems, or that it is not
+    /// running) has been reported through `onChange`, at most `timeout` seconds: started before
+    /// the daemon declares itself ready, the first status already knows the cellular facts.
+    /// Returns false on timeout (the answer is still taken in when it comes). Never waits when
+    /// called on `queue` (the answer needs it).
+    @discardableResult
+    public func start(waitingUpTo timeout: TimeInterval) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        let done: Bool = onQueue {
+            self.connect()
+            if self.answered || self.bus == nil { return true }
+            self.answerWaiters.append(semaphore)
+            return false
+        }
+        if done { return true }
+        guard !queueConfinement.isCurrent else { return false }
+        return semaphore.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Disconnects, and reports no modems (`onChange([])`, when there were some) so that a
+    /// monitor forgets them; nothing more is reported after. Callable from any thread.
+    public func stop() {
+        onQueue {
+            self.disconnect()
+            self.publish()
+        }
+    }
+
+    /// The modems last reported. Callable from any thread, `queue` included.
+    public var modems: [ModemState] {
+        onQueue { published }
+    }
+
+    /// True while connected to a bus (whether or not ModemManager runs).
+    public var isConnected: Bool {
+        onQueue { bus != nil }
+    }
+
+    // MARK: - Connection
+
+    private func connect() {
+        guard bus == nil else { return }
+        do {
+            let bus = if let busAddress { try SDBus.connect(address: busAddress) } else { try SDBus.system() }
+            self.bus = bus
+            try watch(bus)
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            for rule in Self.matchRules {
+                matches.append(try bus.addMatchAsync(rule, callback: Self.signalHandler, installed: Self.matchInstalledHandler,
+                                                     userdata: context))
+            }
+            requestManagedObjects()
+        } catch {
+            log.notice("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
+            disconnect()
+            return
+        }
+        pump()
+    }
+
+    private func disconnect() {
+        answered = false
+        signalAnswerWaiters()
+        calls = [:]
+        matches = []
+        cancelSources()
+        bus = nil
+        owner = nil
+        model.reset()
+    }
+
+    /// Match rules: ModemManager's name owner, its ObjectManager signals, and property changes
+    /// of its objects (modems and bearers). Installed before `GetManagedObjects` is sent, so no
+    /// change between the reply and the first signal is missed (the bus keeps the order).
+    static let matchRules = [
+        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+            + "member='NameOwnerChanged',arg0='\(ModemManagerDBus.service)'",
+        "type='signal',sender='\(ModemManagerDBus.service)',path='\(ModemManagerDBus.path)',"
+            + "interface='org.freedesktop.DBus.ObjectManager'",
+        "type='signal',sender='\(ModemManagerDBus.service)',interface='org.freedesktop.DBus.Properties',"
+            + "member='PropertiesChanged',path_namespace='\(ModemManagerDBus.path)'",
+    ]
+
+    // MARK: - Dispatch integration
+
+    private func watch(_ bus: SDBus) throws(SDBusError) {
+        let fd = try bus.fileDescriptor()
+        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        read.setEventHandler { [weak self] in self?.pump() }
+        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        write.setEventHandler { [weak self] in self?.pump() }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in self?.pump() }
+        // The fd belongs to the bus: keep the bus open until both fd sources are cancelled.
+        read.setCancelHandler { withExtendedLifetime(bus) {} }
+        write.setCancelHandler { withExtendedLifetime(bus) {} }
+        readSource = read
+        writeSource = write
+        writeSourceRunning = false
+        self.timer = timer
+        read.resume()
+        timer.resume()
+    }
+
+    private func cancelSources() {
+        readSource?.cancel()
+        if let writeSource {
+            writeSource.cancel()
+            // A suspended source must be resumed once to be released (libdispatch traps otherwise).
+            if !writeSourceRunning { writeSource.resume() }
+        }
+        timer?.cancel()
+        readSource = nil
+        writeSource = nil
+        writeSourceRunning = false
+        timer = nil
+    }
+
+    /// Lets sd-bus do all it can (`sd_bus_process` until it returns 0), then re-arms the write
+    /// source and the timer from `sd_bus_get_events` and `sd_bus_get_timeout`.
+    private func pump() {
+        guard let bus else { return }
+        do {
+            while try bus.process() {
+                // A callback may have disconnected us; `bus` stays valid until this returns.
+                guard self.bus === bus else { return }
+            }
+            guard self.bus === bus else { return }
+            let wantsWrite = try bus.events() & Int32(POLLOUT) != 0
+            if let writeSource, wantsWrite != writeSourceRunning {
+                if wantsWrite { writeSource.resume() } else { writeSource.suspend() }
+                writeSourceRunning = wantsWrite
+            }
+            if let deadline = try bus.timeout() {
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+                let delay = deadline > nowUsec ? min(deadline - nowUsec, 3_600_000_000) : 0
+                timer?.schedule(deadline: .now() + .microseconds(Int(delay)))
+            } else {
+                timer?.schedule(deadline: .distantFuture)
+            }
+        } catch {
+            log.warning("ModemManager: lost the D-Bus connection (\(error)); cellular details disabled")
+            disconnect()
+            publish()
+        }
+    }
+
+    // MARK: - Calls
+
+    /// What a pending method call was for; its address is the callback's userdata.
+    private final class PendingCall {
+        enum Purpose { case managedObjects, bearer(String) }
+        let purpose: Purpose
+        weak var source: ModemManagerSource?
+        var slot: SDBusSlot?
+        init(_ purpose: Purpose, source: ModemManagerSource) { self.purpose = purpose; self.source = source }
+    }
+
+    private func call(_ purpose: PendingCall.Purpose, path: String, interface: String, member: String,
+                      argument: String? = nil) throws(SDBusError) {
+        guard let bus else { return }
+        let message = try bus.methodCall(destination: ModemManagerDBus.service, path: path, interface: interface, member: member)
+        // Never start ModemManager by bus activation: reachd only watches.
+        message.setAutoStart(false)
+        if let argument { try message.append(argument) }
+        let pending = PendingCall(purpose, source: self)
+        pending.slot = try bus.callAsync(message, callback: Self.replyHandler, userdata: Unmanaged.passUnretained(pending).toOpaque(),
+                                         timeoutMicroseconds: Self.callTimeoutMicroseconds)
+        calls[ObjectIdentifier(pending)] = pending
+    }
+
+    private func requestManagedObjects() {
+        do {
+            try call(.managedObjects, path: ModemManagerDBus.path, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+        } catch {
+            log.warning("ModemManager: cannot call GetManagedObjects: \(error)")
+        }
+    }
+
+    /// Asks for the properties of bearers that modems list and we don't know yet.
+    private func requestBearers() {
+        let pendingBearers = Set(calls.values.compactMap { call -> String? in
+            if case let .bearer(path) = call.purpose { return path }
+            return nil
+        })
+        for path in model.unknownBearers where !pendingBearers.contains(path) {
+            do {
+                try call(.bearer(path), path: path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+                         argument: ModemManagerDBus.bearerInterface)
+            } catch {
+                model.apply(bearer: path, getAllReply: nil)
+            }
+        }
+    }
+
+    private static let replyHandler: SDBusHandler = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
+        pending.source?.handleReply(SDBusMessage(borrowing: message), for: pending)
+        return 0
+    }
+
+    private func handleReply(_ message: SDBusMessage, for pending: PendingCall) {
+        // sd-bus holds its own reference to the slot while this runs.
+        calls[ObjectIdentifier(pending)] = nil
+        switch pending.purpose {
+        case .managedObjects:
+            answered = true
+            if let error = message.error {
+                owner = nil
+                model.reset()
+                if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+                    if !reportedAbsent { log.info("ModemManager is not running; cellular details unavailable until it starts") }
+                    reportedAbsent = true
+                } else {
+                    log.warning("ModemManager: GetManagedObjects failed: \(error)")
+                }
+            } else {
+                owner = message.sender
+                reportedAbsent = false
+                let arguments = (try? message.readAll()) ?? []
+                if model.apply(managedObjects: arguments) {
+                    reportedGarbage = false
+                } else if !reportedGarbage {
+                    reportedGarbage = true
+                    log.warning("ModemManager: GetManagedObjects answered something that is not a{oa{sa{sv}}}; no modems")
+                }
+            }
+        case let .bearer(path):
+            model.apply(bearer: path, getAllReply: message.error == nil ? try? message.readAll() : nil)
+        }
+        changed()
+    }
+
+    // MARK: - Signals
+
+    private static let signalHandler: SDBusHandler = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        let source = Unmanaged<ModemManagerSource>.fromOpaque(userdata).takeUnretainedValue()
+        source.handleSignal(SDBusMessage(borrowing: message))
+        return 0
+    }
+
+    private static let matchInstalledHandler: SDBusHandler = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        let source = Unmanaged<ModemManagerSource>.fromOpaque(userdata).takeUnretainedValue()
+        if let error = SDBusMessage(borrowing: message).error {
+            source.log.warning("ModemManager: the bus refused a match rule: \(error)")
+        }
+        return 0
+    }
+
+    private func handleSignal(_ message: SDBusMessage) {
+        guard let member = message.member, let path = message.path else { return }
+        if member == "NameOwnerChanged" && message.interface == "org.freedesktop.DBus" {
+            // Only the bus itself tells who owns a name. Any peer can send a signal that looks
+            // like this one (addressed to us, match rules do not apply), and believing it would
+            // drop the modems and ignore the real ModemManager from then on.
+            guard message.sender == "org.freedesktop.DBus", path == "/org/freedesktop/DBus" else {
+                if !reportedForgedOwnerChange {
+                    reportedForgedOwnerChange = true
+                    log.warning("ModemManager: ignoring NameOwnerChanged from \(message.sender ?? "an unknown sender"), not the bus")
+                }
+                return
+            }
+            guard let arguments = try? message.readAll(), arguments.count == 3,
+                  arguments[0].string == ModemManagerDBus.service, let newOwner = arguments[2].string else { return }
+            nameOwnerChanged(to: newOwner.isEmpty ? nil : newOwner)
+            return
+        }
+        // Before GetManagedObjects answered, its reply supersedes any signal; afterwards only the
+        // current owner speaks for ModemManager.
+        guard let owner, message.sender == owner, let arguments = try? message.readAll() else { return }
+        if model.apply(signal: member, path: path, arguments: arguments) {
+            changed()
+        }
+    }
+
+    private func nameOwnerChanged(to newOwner: String?) {
+        // Whatever was pending was asked of the previous owner.
+        calls = [:]
+        model.reset()
+        owner = nil
+        if let newOwner {
+            log.info("ModemManager appeared on the bus (\(newOwner)); reading its modems")
+            reportedAbsent = false
+            reportedGarbage = false
+            requestManagedObjects()
+            // Keep the old list until the new owner answers: its reply replaces it.
+        } else {
+            log.info("ModemManager left the bus; no modems until it comes back")
+            reportedAbsent = true
+            publish()
+        }
+    }
+
+    // MARK: - Publishing
+
+    /// After the model changed: fetch bearers it now needs, and publish once none is pending.
+    private func changed() {
+        requestBearers()
+        let waitingForBearers = calls.values.contains { call in
+            if case .bearer = call.purpose { return true }
+            return false
+        }
+        if !waitingForBearers {
+            publish()
+            if answered { signalAnswerWaiters() }
+        }
+    }
+
+    private func signalAnswerWaiters() {
+        answerWaiters.forEach { $0.signal() }
+        answerWaiters = []
+    }
+
+    private func publish() {
+        let modems = model.modems
+        guard modems != published else { return }
+        published = modems
+        onChange(modems)
+    }
+}
