@@ -66,6 +66,14 @@ private func objects(_ child: Child) -> [[String: JSONValue]] {
     child.lines.compactMap { (try? JSONValue(parsing: Data($0.utf8)))?.objectValue }
 }
 
+/// The calls a fake reachd received: method and parameters.
+private func calls(_ fake: Child) -> [(method: String, parameters: [String: JSONValue])] {
+    objects(fake).compactMap { object in
+        guard let method = object["call"]?.stringValue else { return nil }
+        return (method, object["parameters"]?.objectValue ?? [:])
+    }
+}
+
 private func events(_ child: Child, _ name: String) -> [[String: JSONValue]] {
     objects(child).filter { $0["event"]?.stringValue == name }
 }
@@ -264,7 +272,7 @@ extension ServiceSystemTests {
         #expect(hung.wait(timeout: 30) == 0, "\(hung.stderr)")
         let silent = try #require(events(hung, "ready").first, "\(hung.stderr)")
         #expect(silent["type"]?.stringValue == plain["type"]?.stringValue)
-        #expect(fake.lines.contains(#"{"call": "io.reachd.Reachability.Subscribe"}"#), "the module asked: \(fake.lines)")
+        #expect(calls(fake).map(\.method) == ["io.reachd.Reachability.Subscribe"], "the module asked: \(fake.lines)")
 
         let base = number(plain["getDefaultMs"]) ?? 0
         let absentMs = number(noSocket["getDefaultMs"]) ?? .infinity
@@ -292,7 +300,7 @@ extension ServiceSystemTests {
         #expect(events(app, "ready").first?["type"]?.stringValue == "GNetworkMonitorReachd")
 
         app.signal(SIGUSR1)
-        #expect(waitUntil(timeout: 10) { fake.lines.contains(#"{"call": "io.reachd.Reachability.Check"}"#) }, "\(fake.lines)")
+        #expect(waitUntil(timeout: 10) { calls(fake).contains { $0.method == "io.reachd.Reachability.Check" } }, "\(fake.lines)")
         let started = try #require(events(app, "reachStarted").first)
         let startTicks = started["ticks"]?.intValue ?? 0
         // The loop ticks on while the Check is unanswered (and the subscription silent).
@@ -313,6 +321,37 @@ extension ServiceSystemTests {
         let maxGap = number(exit["maxGapMs"]) ?? .infinity
         print("GIOModuleTests: longest main-loop stall with a hung reachd: \(maxGap) ms over \(exit["ticks"]?.intValue ?? 0) ticks")
         #expect(maxGap < 2000, "a generous bound: the loop was never held for long")
+    }
+
+    /// After the connection is lost the module subscribes again after the last sequence number
+    /// it saw (reachd replays what it missed), with the same filter.
+    @Test(.needsRoot("starts fake reachd servers"), .requires(.python3))
+    func resubscribesAfterTheLastSequenceNumber() throws {
+        try GIO.pythonGI.check()
+        try GIO.checkModule()
+        let directory = try TemporaryDirectory()
+        let socket = directory.path + "/resume"
+        var fake = try Child(GIO.python, [GIO.fakeReachd, socket, "--initial-only"])
+        #expect(waitUntil(timeout: 10) { fake.lines.contains(#"{"ready": true}"#) })
+        let app = try GIO.startApp(in: nil, socket: socket)
+        defer { app.signal(SIGKILL); app.wait(timeout: 5) }
+        #expect(waitUntil(timeout: 15) { !events(app, "ready").isEmpty }, "\(app.stderr)")
+        #expect(events(app, "ready").first?["type"]?.stringValue == "GNetworkMonitorReachd")
+        let first = try #require(calls(fake).first)
+        #expect(first.method == "io.reachd.Reachability.Subscribe" && first.parameters["after"] == nil)
+        let filter = first.parameters["changes"]?.arrayValue?.compactMap(\.stringValue)
+        #expect(filter == ["connectivity", "expensive", "gateways", "primary", "reachable", "vpn"])
+
+        fake.signal(SIGKILL)
+        fake.wait(timeout: 5)
+        fake = try Child(GIO.python, [GIO.fakeReachd, socket, "--initial-only"])
+        defer { fake.signal(SIGKILL); fake.wait(timeout: 5) }
+        #expect(waitUntil(timeout: 20) { !calls(fake).isEmpty }, "\(fake.lines)")
+        let again = try #require(calls(fake).first)
+        #expect(again.method == "io.reachd.Reachability.Subscribe")
+        #expect(again.parameters["after"]?.intValue == 41, "the fake's initial event is number 41: \(again.parameters)")
+        #expect(again.parameters["changes"]?.arrayValue?.compactMap(\.stringValue) == filter)
+        #expect(app.isRunning)
     }
 
     /// reachd restarts under a running app: the last answers stay meanwhile, the app goes on,

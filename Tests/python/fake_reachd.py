@@ -3,7 +3,7 @@
 SOCKET_PATH, reads calls, and answers none of them — or, with --initial-only, only a Subscribe's
 first reply (an `initial` event: reachable over eth0, connectivity full), then nothing more.
 Prints one JSON object per line, flushed: {"ready": true} once listening, {"accepted": N} per
-connection, {"call": METHOD} per complete call.
+connection, {"call": METHOD, "parameters": {...}} per complete call.
 
 Usage: fake_reachd.py SOCKET_PATH [--initial-only]
 """
@@ -21,7 +21,7 @@ STATUS = {
     "since": "2026-12-04T00:00:00Z", "simulated": False,
 }
 INITIAL = {"parameters": {"event": {
-    "sequence": 1, "timestamp": "2026-12-04T00:00:00Z", "event": "initial",
+    "sequence": 41, "timestamp": "2026-12-04T00:00:00Z", "event": "initial",
     "reason": {"code": "initial"}, "current": STATUS, "changes": []}}, "continues": True}
 
 
@@ -61,8 +61,9 @@ def main():
             buffers[connection] += data
             while b"\0" in buffers[connection]:
                 message, _, buffers[connection] = buffers[connection].partition(b"\0")
-                method = json.loads(message).get("method")
-                emit({"call": method})
+                call = json.loads(message)
+                method = call.get("method")
+                emit({"call": method, "parameters": call.get("parameters", {})})
                 if initial_only and method == "io.reachd.Reachability.Subscribe":
                     connection.sendall(json.dumps(INITIAL).encode() + b"\0")
 
