@@ -40,8 +40,6 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     private var acceptor: Acceptor?
     var connections: [Int: MetricsHTTPConnection] = [:]
     private var nextID = 0
-    private var _refused = 0
-    private var _evicted = 0
 
     /// - Parameters:
     ///   - metrics: renders the body of `GET /metrics`; called on `queue`.
@@ -83,10 +81,6 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
 
     /// Open connections (for tests and diagnostics).
     public var connectionCount: Int { onQueue { connections.count } }
-    /// Connections refused because `maxConnections` were open.
-    public var refusedCount: Int { onQueue { _refused } }
-    /// Connections closed to make room, before their request head arrived.
-    public var evictedCount: Int { onQueue { _evicted } }
 
     private func accepted(_ descriptor: consuming FileDescriptor) {
         let peer = descriptor.peerIPAddress()
@@ -107,7 +101,6 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
             let answer = refusal.bytes
             _ = answer.withUnsafeBytes { try? descriptor.send($0, dontWait: true) }
             try? descriptor.close()
-            _refused += 1
             return
         }
         nextID += 1
@@ -120,7 +113,6 @@ public final class MetricsHTTPServer: @unchecked Sendable, QueueConfined {
     private func evictOldestWaiting(among candidates: [MetricsHTTPConnection]) {
         guard let oldest = candidates.filter({ $0.waitingForRequest }).min(by: { $0.id < $1.id }) else { return }
         oldest.close()
-        _evicted += 1
     }
 
     func connectionClosed(_ connection: MetricsHTTPConnection) {

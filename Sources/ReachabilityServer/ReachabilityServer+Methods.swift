@@ -21,7 +21,7 @@ extension ReachabilityServer {
     private func handleService(_ call: VarlinkCall, on connection: Connection) {
         switch call.member {
         case "GetInfo":
-            if let unknown = unknownParameter(call, allowed: []) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            if refusesUnknownParameter(call, allowed: [], on: connection) { return }
             let info: [String: JSONValue] = [
                 "vendor": .string(configuration.vendor), "product": .string(configuration.product),
                 "version": .string(configuration.version), "url": .string(configuration.url),
@@ -29,7 +29,7 @@ extension ReachabilityServer {
             ]
             reply(parameters: info, to: call, on: connection, cacheKey: "GetInfo")
         case "GetInterfaceDescription":
-            if let unknown = unknownParameter(call, allowed: ["interface"]) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            if refusesUnknownParameter(call, allowed: ["interface"], on: connection) { return }
             guard let name = call.parameters["interface"]?.stringValue else {
                 return reply(.invalidParameter("interface"), to: call, on: connection)
             }
@@ -45,13 +45,13 @@ extension ReachabilityServer {
     private func handleReachability(_ call: VarlinkCall, on connection: Connection) {
         switch call.member {
         case "GetStatus":
-            if let unknown = unknownParameter(call, allowed: []) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            if refusesUnknownParameter(call, allowed: [], on: connection) { return }
             guard !call.oneway else { return }
             connection.send(statusReplyBytes())
         case "Subscribe":
             subscribe(call, on: connection)
         case "Check":
-            if let unknown = unknownParameter(call, allowed: ["host", "port"]) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            if refusesUnknownParameter(call, allowed: ["host", "port"], on: connection) { return }
             guard let host = call.parameters["host"]?.stringValue, !host.isEmpty else {
                 return reply(.invalidParameter("host"), to: call, on: connection)
             }
@@ -84,7 +84,7 @@ extension ReachabilityServer {
                 connection.cancelCheck = handler(host, port, completion)
             }
         case "Probe":
-            if let unknown = unknownParameter(call, allowed: []) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+            if refusesUnknownParameter(call, allowed: [], on: connection) { return }
             guard let handler = probeHandlerOnQueue else {
                 return reply(.probeDisabled, to: call, on: connection)
             }
@@ -97,7 +97,7 @@ extension ReachabilityServer {
     }
 
     private func subscribe(_ call: VarlinkCall, on connection: Connection) {
-        if let unknown = unknownParameter(call, allowed: ["after", "statusOnly", "changes"]) { return reply(.invalidParameter(unknown), to: call, on: connection) }
+        if refusesUnknownParameter(call, allowed: ["after", "statusOnly", "changes"], on: connection) { return }
         var after: Int?
         if let value = call.parameters["after"], !value.isNull {
             guard let number = value.intValue else { return reply(.invalidParameter("after"), to: call, on: connection) }
@@ -184,8 +184,12 @@ extension ReachabilityServer {
         if connection.closed { cancel?() }
     }
 
-    private func unknownParameter(_ call: VarlinkCall, allowed: Set<String>) -> String? {
-        call.parameters.keys.sorted().first { !allowed.contains($0) }
+    /// Replies `InvalidParameter` naming the first parameter of `call` (by name) that is not
+    /// `allowed`; true when it did, and the call is answered.
+    private func refusesUnknownParameter(_ call: VarlinkCall, allowed: Set<String>, on connection: Connection) -> Bool {
+        guard let unknown = call.parameters.keys.sorted().first(where: { !allowed.contains($0) }) else { return false }
+        reply(.invalidParameter(unknown), to: call, on: connection)
+        return true
     }
 
     func reply(_ error: VarlinkError, to call: VarlinkCall, on connection: Connection) {

@@ -82,8 +82,6 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     public typealias CheckHandler = @Sendable (_ host: String, _ port: Int?, _ completion: @escaping Completion) -> Cancel?
     /// `Probe()`.
     public typealias ProbeHandler = @Sendable (_ completion: @escaping Completion) -> Void
-    /// Sees every rejection (on the server's queue).
-    public typealias RejectionHandler = @Sendable (_ reason: Rejection) -> Void
 
     public let configuration: Configuration
     /// The serial queue that owns all server state. Don't call the blocking accessors from it.
@@ -128,7 +126,6 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     private var _logSink = LogSink.discarding
     private var _simulateHandler: SimulateHandler?
     private var _hangUpHandler: HangUpHandler?
-    private var _rejectionHandler: RejectionHandler?
     private(set) var droppedSubscribers = 0
     var rejections: [Rejection: Int] = [:]
     private var connectionsPerUID: [UInt32: Int] = [:]
@@ -186,11 +183,6 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     public var hangUpHandler: HangUpHandler? {
         get { onQueue { _hangUpHandler } }
         set { onQueue { _hangUpHandler = newValue } }
-    }
-    /// Sees every rejection as it happens (a metrics counter).
-    public var rejectionHandler: RejectionHandler? {
-        get { onQueue { _rejectionHandler } }
-        set { onQueue { _rejectionHandler = newValue } }
     }
 
     /// How often each limit has turned a client away since start.
@@ -320,7 +312,6 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
 
     func count(_ reason: Rejection) {
         rejections[reason, default: 0] += 1
-        _rejectionHandler?(reason)
     }
 
     static func monotonicSeconds() -> Double {

@@ -38,13 +38,8 @@ public final class PrivateBus: @unchecked Sendable {
         </busconfig>
         """
         try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.environment = childEnvironment()
-        process.arguments = ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: socket) }) else {
+        guard try process.start("/usr/bin/dbus-daemon", ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"],
+                                andWaitFor: socket, timeout: 10) else {
             stop()
             throw MockError(description: "dbus-daemon made no socket at \(socket)")
         }

@@ -24,13 +24,3 @@ private func firstExecutable(_ paths: [String], else requirement: Requirement) t
     }
     return path
 }
-
-extension DaemonUnderTest {
-    /// Writes `config` (by default the test configuration: no connectivity check, no
-    /// ModemManager) to `directory/reachd.conf`, for a reachd a test starts itself; its path.
-    public static func writeConfig(in directory: String, _ config: String = DaemonUnderTest.defaultConfig) throws -> String {
-        let path = directory + "/reachd.conf"
-        try config.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-}

@@ -134,14 +134,9 @@ server.serve_forever()
         try Self.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         let ready = directory.appendingPathComponent("ready").path
         try set(mode)
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.environment = childEnvironment()
-        process.arguments = ["-c", "exec ip netns exec \(namespace.name) python3 \(scriptPath) \(port) \(controlPath) \(ready)"
-                             + (certificate.map { " \($0.certificate) \($0.key)" } ?? "")]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard waitUntil(timeout: 15, { FileManager.default.fileExists(atPath: ready) }) else {
+        let command = "exec ip netns exec \(namespace.name) python3 \(scriptPath) \(port) \(controlPath) \(ready)"
+            + (certificate.map { " \($0.certificate) \($0.key)" } ?? "")
+        guard try process.start("/bin/sh", ["-c", command], andWaitFor: ready, timeout: 15) else {
             stop()
             throw ProbeServerError(description: "python3 probe server in \(namespace.name) did not start")
         }

@@ -114,98 +114,6 @@ public func run(_ executable: String, _ arguments: [String], timeout: TimeInterv
     return (status, child.lines.joined(separator: "\n"), child.stderr)
 }
 
-/// reachd running in a network namespace (`ip netns exec`), on a socket in its own directory.
-/// The one daemon fixture of the test targets: the binary comes from `Binaries` (REACHD_BIN_DIR).
-public final class DaemonUnderTest: @unchecked Sendable {
-    /// The connectivity check off (tests never let it reach out to the default URL) and no
-    /// ModemManager (a test daemon never asks the machine's own system bus).
-    public static let defaultConfig = "[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n"
-
-    public let namespace: TestNamespace
-    public let directory: String
-    public let socketPath: String
-    public let configPath: String
-    /// Added to the daemon's environment (e.g. DBUS_SYSTEM_BUS_ADDRESS of a private bus).
-    public let environment: [String: String]
-    public private(set) var child: Child
-
-    /// `config`: the daemon's reachd.conf (`--config`); by default the connectivity check and
-    /// ModemManager are off.
-    public init(namespace: TestNamespace, directory: String? = nil, config: String = DaemonUnderTest.defaultConfig,
-                environment: [String: String] = [:]) throws {
-        self.namespace = namespace
-        self.directory = try directory ?? temporaryDirectory()
-        socketPath = self.directory + "/io.reachd.Reachability"
-        configPath = self.directory + "/reachd.conf"
-        self.environment = environment
-        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-        child = try Self.launch(namespace: namespace, socketPath: socketPath, configPath: configPath, environment: environment)
-        try waitForSocket()
-    }
-
-    private static func launch(namespace: TestNamespace, socketPath: String, configPath: String,
-                               environment: [String: String]) throws -> Child {
-        try Child(ipCommand, ["netns", "exec", namespace.name, Binaries.reachd, "--socket", socketPath,
-                              "--config", configPath, "--log-level", "debug"],
-                  environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
-    }
-
-    private func waitForSocket() throws {
-        let up = waitUntil(timeout: 15) {
-            (try? run(Binaries.reachctl, ["status", "--socket", socketPath], timeout: 5).status) == 0 || !child.isRunning
-        }
-        guard up, child.isRunning else {
-            throw SetupError(description: "reachd --socket \(socketPath) did not come up (exit \(child.wait(timeout: 1))): \(child.stderr)")
-        }
-    }
-
-    /// SIGTERM, and the exit status (0 when it was not running).
-    @discardableResult
-    public func stop() -> Int32 {
-        guard child.isRunning else { return child.wait(timeout: 1) }
-        child.signal(SIGTERM)
-        return child.wait(timeout: 10)
-    }
-
-    /// Starts the daemon again on the same socket and configuration, after `stop()`.
-    public func start() throws {
-        if child.isRunning { return }
-        child = try Self.launch(namespace: namespace, socketPath: socketPath, configPath: configPath, environment: environment)
-        try waitForSocket()
-    }
-
-    /// Stops and starts the daemon again on the same socket.
-    public func restart() throws {
-        stop()
-        try start()
-    }
-
-    /// Rewrites the configuration file (`reload()` makes the daemon read it).
-    public func writeConfig(_ text: String) throws {
-        try text.write(toFile: configPath, atomically: true, encoding: .utf8)
-    }
-
-    /// The connections the daemon holds open on its socket (`ss`). A client that has gone
-    /// leaves its connection here until the daemon has read the end and closed it: when the
-    /// count has dropped, the daemon can send that client nothing more.
-    public var openConnections: Int {
-        let lines = (try? sh("ss -xHn src '\(socketPath)'", check: false).output) ?? ""
-        return lines.split(separator: "\n").filter { $0.contains(socketPath) }.count
-    }
-
-    /// SIGHUP: reload the configuration.
-    public func reload() { child.signal(SIGHUP) }
-
-    public func reachctl(_ arguments: [String], timeout: TimeInterval = 20) throws -> (status: Int32, stdout: String, stderr: String) {
-        try run(Binaries.reachctl, arguments + ["--socket", socketPath], timeout: timeout)
-    }
-
-    deinit {
-        if child.isRunning { stop() }
-        _ = try? sh("rm -rf '\(directory)'", check: false)
-    }
-}
-
 /// A directory under /tmp (short: a socket's `sun_path` holds 107 bytes), removed by
 /// `remove()` or deinit.
 public final class TemporaryDirectory: @unchecked Sendable {
@@ -238,36 +146,17 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
     public var count: Int { values.withLock { $0.count } }
 }
 
-/// systemd's notify socket, played by `Tests/python/notify_listener.py`: what reachd sends there
-/// (`READY=1`, `STATUS=…`, `WATCHDOG=1`), a line each. Killed when the value is freed.
-public final class NotifyListener: @unchecked Sendable {
-    /// The datagram socket to hand over as NOTIFY_SOCKET.
-    public let path: String
-    private let child: Child
-
-    /// Starts the listener on `path` and waits until it is bound.
-    public init(path: String) throws {
-        self.path = path
-        child = try Child(Binaries.python, [Binaries.packageRoot + "/Tests/python/notify_listener.py", path])
-        guard waitUntil(timeout: 10, { child.lines.contains("ready") }) else {
-            child.signal(SIGKILL)
-            child.wait(timeout: 5)
-            throw SetupError(description: "notify_listener.py did not bind \(path): \(child.stderr)")
-        }
-    }
-
-    deinit {
-        child.signal(SIGKILL)
-        child.wait(timeout: 5)
-    }
-
-    /// What arrived so far (the listener's own "ready" first).
-    public var lines: [String] { child.lines }
-
-    /// Starts reachd in `namespace` with NOTIFY_SOCKET (and `environment`, `NAME=value` each) set
-    /// for it alone: `Child` drops the systemd variables from what it passes on, so `env` sets them.
-    public func startReachd(in namespace: TestNamespace, arguments: [String], environment: [String] = []) throws -> Child {
-        try Child(ipCommand, ["netns", "exec", namespace.name, "/usr/bin/env", "NOTIFY_SOCKET=\(path)"] + environment
-                  + [Binaries.reachd] + arguments)
+extension Process {
+    /// Starts `executable` with `arguments` as a test's child (`childEnvironment()`, its output
+    /// discarded) and waits up to `timeout` for it to create `path`, its sign of being ready.
+    /// - Returns: false when `path` did not appear in time (the process may still run).
+    public func start(_ executable: String, _ arguments: [String], andWaitFor path: String, timeout: TimeInterval) throws -> Bool {
+        executableURL = URL(fileURLWithPath: executable)
+        environment = childEnvironment()
+        self.arguments = arguments
+        standardOutput = FileHandle.nullDevice
+        standardError = FileHandle.nullDevice
+        try run()
+        return waitUntil(timeout: timeout) { FileManager.default.fileExists(atPath: path) }
     }
 }

@@ -24,14 +24,55 @@ s.sendto(ra, ("ff02::1", 0, 0, socket.if_nametoindex(ifname)))
     /// adds no route for it). Waits first until the interface's link-local address has passed
     /// duplicate address detection: the kernel ignores advertisements from anything else.
     public static func send(from namespace: TestNamespace, interface: String, options: [[UInt8]], routerLifetime: Int = 0) throws {
+        try waitForLinkLocal(namespace, interface)
+        let hex = options.joined().map { String(format: "%02x", $0) }.joined()
+        try sh("ip netns exec \(namespace.name) python3 -c '\(script)' \(interface) \(routerLifetime) '\(hex)'")
+    }
+
+    static let floodScript = #"""
+import binascii, socket, struct, sys, time
+ifname, count, rate, newdns = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
+sets = [binascii.unhexlify(h) for h in sys.argv[5].split(",") if h] or [b""]
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_UNICAST_HOPS, 255)
+index = socket.if_nametoindex(ifname)
+start = time.monotonic()
+for i in range(count):
+    options = sets[i % len(sets)]
+    if newdns:
+        server = socket.inet_pton(socket.AF_INET6, "2001:db8:ffff::%x" % (i % 65536 + 1))
+        options += struct.pack("!BBHI", 25, 3, 0, 600) + server
+    ra = struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, 0, 0, 0) + options
+    s.sendto(ra, ("ff02::1", 0, 0, index))
+    delay = start + (i + 1) / rate - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+print("%.3f" % (time.monotonic() - start))
+"""#
+
+    /// Sends `count` advertisements out of `interface` in `namespace`, `perSecond` of them a
+    /// second, with the option sets of `cycle` in turn (and, `newDNSServer`, an RDNSS option with
+    /// another server in each): an attacker on the link. Returns the seconds the sending took.
+    @discardableResult
+    public static func flood(from namespace: TestNamespace, interface: String, cycle: [[[UInt8]]], count: Int,
+                             perSecond: Double, newDNSServer: Bool = false) throws -> Double {
+        try waitForLinkLocal(namespace, interface)
+        let sets = cycle.map { $0.joined().map { String(format: "%02x", $0) }.joined() }.joined(separator: ",")
+        let output = try sh("ip netns exec \(namespace.name) python3 -c '\(floodScript)' \(interface) \(count) \(perSecond) "
+                            + "\(newDNSServer ? 1 : 0) '\(sets)'")
+        return Double(output.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+
+    /// Waits until the interface's link-local address has passed duplicate address detection:
+    /// the kernel ignores advertisements from anything else.
+    private static func waitForLinkLocal(_ namespace: TestNamespace, _ interface: String) throws {
         guard waitUntil(timeout: 15, {
             let lines = ((try? namespace.ip("-6 addr show dev \(interface) scope link", check: false)) ?? "").split(separator: "\n")
             return lines.contains { $0.contains("inet6 fe80") && !$0.contains("tentative") }
         }) else {
             throw ShellError(command: "link-local address on \(interface) in \(namespace.name)", status: 1, output: "still tentative")
         }
-        let hex = options.joined().map { String(format: "%02x", $0) }.joined()
-        try sh("ip netns exec \(namespace.name) python3 -c '\(script)' \(interface) \(routerLifetime) '\(hex)'")
     }
 
     /// An option: type, length in 8-octet units, `body`, padded with zeros.

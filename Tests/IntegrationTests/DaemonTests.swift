@@ -156,14 +156,9 @@ extension ServiceSystemTests {
     @Test(.needsRoot()) func journalPrefixesWhenStderrIsTheJournal() throws {
         let ns = try TestNamespace(tag: "j")
         defer { ns.destroy() }
-        let directory = try temporaryDirectory()
-        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
-        let path = directory + "/io.reachd.Reachability"
-        let child = try Child(ipCommand, ["netns", "exec", ns.name, "env", "JOURNAL_STREAM=8:1234", Binaries.reachd, "--socket", path,
-                                          "--config", try DaemonUnderTest.writeConfig(in: directory)])
-        #expect(waitUntil(timeout: 10) { (try? run(Binaries.reachctl, ["status", "--socket", path]).status) == 0 })
-        child.signal(SIGTERM)
-        #expect(child.wait() == 0)
+        let daemon = try DaemonUnderTest(namespace: ns, launch: .init(logLevel: nil, variables: ["JOURNAL_STREAM=8:1234"]))
+        let path = daemon.socketPath, child = daemon.child
+        #expect(daemon.stop() == 0)
         let lines = child.stderr.split(separator: "\n")
         #expect(lines.contains("<6>listening on \(path)"), "\(child.stderr)")
         #expect(lines.allSatisfy { $0.hasPrefix("<") }, "\(child.stderr)")

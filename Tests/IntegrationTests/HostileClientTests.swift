@@ -48,31 +48,13 @@ extension SystemTests {
 /// reachd as an unprivileged user (`nobody`, as under reachd.service) in a network namespace,
 /// optionally under a task limit (`prlimit --nproc`, as `TasksMax=`), on a socket every user
 /// may reach.
-final class UnprivilegedDaemon: @unchecked Sendable {
-    let directory: String
-    let socketPath: String
-    let child: Child
-
+extension DaemonUnderTest {
     /// - Parameter environment: added to the daemon's (e.g. DBUS_SYSTEM_BUS_ADDRESS of a private bus).
-    init(namespace: TestNamespace, config: String, tasks: Int? = nil, environment: [String: String] = [:]) throws {
-        directory = try temporaryDirectory()
-        socketPath = directory + "/io.reachd.Reachability"
-        try config.write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
-        try sh("chown -R nobody '\(directory)' && chmod 0755 '\(directory)'")
-        let limit = tasks.map { ["prlimit", "--nproc=\($0):\($0)"] } ?? []
-        child = try Child(ipCommand, ["netns", "exec", namespace.name] + limit
-                          + ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                             Binaries.reachd, "--socket", socketPath, "--config", directory + "/reachd.conf"],
-                          environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
-        let socketPath = self.socketPath, child = self.child
-        guard waitUntil(timeout: 15, { (try? run(Binaries.reachctl, ["status", "--socket", socketPath], timeout: 5).status) == 0 || !child.isRunning }),
-              child.isRunning else {
-            throw SetupError(description: "unprivileged reachd did not come up: \(child.stderr)")
-        }
+    static func unprivileged(namespace: TestNamespace, config: String, tasks: Int? = nil,
+                             environment: [String: String] = [:]) throws -> DaemonUnderTest {
+        try DaemonUnderTest(namespace: namespace, config: config, environment: environment,
+                            launch: .init(user: "nobody", tasks: tasks, logLevel: nil))
     }
-
-    /// The daemon's process: `ip netns exec`, `prlimit` and `setpriv` exec into it.
-    var pid: Int32 { child.process.processIdentifier }
 
     /// The most memory resident at once since the start, in bytes (the kernel's VmHWM).
     func peakResidentBytes() -> Int {
@@ -84,16 +66,6 @@ final class UnprivilegedDaemon: @unchecked Sendable {
     /// Threads now.
     func threads() -> Int {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []).count
-    }
-
-    func reachctl(_ arguments: [String], timeout: TimeInterval = 20) throws -> (status: Int32, stdout: String, stderr: String) {
-        try run(Binaries.reachctl, arguments + ["--socket", socketPath], timeout: timeout)
-    }
-
-    func stop() {
-        child.signal(SIGTERM)
-        child.wait(timeout: 10)
-        _ = try? sh("rm -rf '\(directory)'", check: false)
     }
 }
 
@@ -179,7 +151,7 @@ extension SystemTests {
         try "127.0.0.1 localhost\n".write(toFile: etc + "/hosts", atomically: true, encoding: .utf8)
         _ = try host.exec("nohup python3 -c \"import os,socket,time; os.closerange(3, 65536); s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 53)); time.sleep(300)\" >/dev/null 2>&1 &")
 
-        let daemon = try UnprivilegedDaemon(namespace: host, config: Self.config(), tasks: 60)
+        let daemon = try DaemonUnderTest.unprivileged(namespace: host, config: Self.config(), tasks: 60)
         defer { daemon.stop() }
         #expect(waitUntil(timeout: 15) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true })
         let threadsBefore = daemon.threads()
@@ -209,7 +181,7 @@ extension SystemTests {
     func memoryStaysBoundedUnderAbusiveClients() throws {
         let host = try TestNamespace(tag: "h")
         defer { host.destroy() }
-        let daemon = try UnprivilegedDaemon(namespace: host, config: Self.config(probe: false))
+        let daemon = try DaemonUnderTest.unprivileged(namespace: host, config: Self.config(probe: false))
         defer { daemon.stop() }
         let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
         defer { monitor.signal(SIGINT); monitor.wait() }
@@ -246,7 +218,7 @@ extension SystemTests {
         let redirect = Array("HTTP/1.1 302 Found\r\nLocation: http://portal.test/\u{1B}]0;owned\u{07}\u{1B}[2Jlogin\r\nContent-Length: 0\r\n\r\n".utf8)
         let server = try ProbeServer(in: uplink, mode: .raw(redirect))
         defer { server.stop() }
-        let daemon = try UnprivilegedDaemon(namespace: host, config: Self.config(extra: "[Limits]\nProbeMinInterval=100ms"))
+        let daemon = try DaemonUnderTest.unprivileged(namespace: host, config: Self.config(extra: "[Limits]\nProbeMinInterval=100ms"))
         defer { daemon.stop() }
         #expect(waitUntil(timeout: 15) { (try? daemon.reachctl(["status"]).stdout.contains("internet: portal")) == true })
 
@@ -285,7 +257,7 @@ extension SystemTests {
     func nestedCallsDoNotDelayEvents() throws {
         let host = try TestNamespace(tag: "h")
         defer { host.destroy() }
-        let daemon = try UnprivilegedDaemon(namespace: host, config: Self.config(probe: false))
+        let daemon = try DaemonUnderTest.unprivileged(namespace: host, config: Self.config(probe: false))
         defer { daemon.stop() }
         let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
         defer { monitor.signal(SIGINT); monitor.wait() }
@@ -322,7 +294,7 @@ extension SystemTests {
     func refusedSimulateFloodIsLoggedAFewTimes() throws {
         let host = try TestNamespace(tag: "h")
         defer { host.destroy() }
-        let daemon = try UnprivilegedDaemon(namespace: host, config: Self.config(probe: false))
+        let daemon = try DaemonUnderTest.unprivileged(namespace: host, config: Self.config(probe: false))
         defer { daemon.stop() }
         let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
         defer { monitor.signal(SIGINT); monitor.wait() }
@@ -355,7 +327,7 @@ extension SystemTests {
         _ = try VethUplink(host: host, uplink: uplink)
         let server = try ProbeServer(in: uplink, mode: .noContent)
         defer { server.stop() }
-        let daemon = try UnprivilegedDaemon(namespace: host, config: Self.config())
+        let daemon = try DaemonUnderTest.unprivileged(namespace: host, config: Self.config())
         defer { daemon.stop() }
         #expect(waitUntil(timeout: 15) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true })
         let before = server.requests.count

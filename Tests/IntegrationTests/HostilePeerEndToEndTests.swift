@@ -23,8 +23,8 @@ extension SystemTests {
         let mm = try ModemManagerMock(bus: bus)
         try mm.addModem(0, netPort: "mm0", access: ModemAccessTechnology.lte.rawValue)
 
-        let daemon = try UnprivilegedDaemon(namespace: host, config: "[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=yes\n",
-                                            environment: [systemBusVariable: bus.address])
+        let daemon = try DaemonUnderTest.unprivileged(namespace: host, config: "[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=yes\n",
+                                                      environment: [systemBusVariable: bus.address])
         defer { daemon.stop() }
         let credentials = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
         #expect(credentials.contains("\nUid:\t65534\t"), "\(credentials)")
@@ -61,15 +61,11 @@ extension SystemTests {
         let host = try TestNamespace(tag: "wd"), uplink = try TestNamespace(tag: "wdu")
         defer { host.destroy(); uplink.destroy() }
         _ = try VethUplink(host: host, uplink: uplink)
-        let directory = try TemporaryDirectory()
-        let notifyPath = directory.path + "/notify", socketPath = directory.path + "/io.reachd.Reachability"
-        let configPath = try DaemonUnderTest.writeConfig(in: directory.path)
-        let listener = try NotifyListener(path: notifyPath)
         // WATCHDOG_PID is left out (a daemon not told whose pings they are sends them); `ip netns
         // exec` and env both exec, so reachd's pid would be the child's.
-        let daemon = try listener.startReachd(in: host, arguments: ["--socket", socketPath, "--config", configPath, "--log-level", "debug"],
-                                              environment: ["WATCHDOG_USEC=300000"])
-        defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
+        let reachd = try DaemonUnderTest(namespace: host, launch: .init(notify: true, variables: ["WATCHDOG_USEC=300000"]))
+        defer { reachd.stop() }
+        let listener = try #require(reachd.notifications), daemon = reachd.child, socketPath = reachd.socketPath
         #expect(waitUntil(timeout: 15) { listener.lines.contains { $0.contains("READY=1") } }, "\(listener.lines) \(daemon.stderr)")
         let pings = { listener.lines.filter { $0 == "WATCHDOG=1" }.count }
         #expect(waitUntil(timeout: 15) { pings() >= 5 }, "\(listener.lines) \(daemon.stderr)")

@@ -25,14 +25,10 @@ extension SystemTests {
             #expect(result.status == 0, "ip \(arguments): \(result.stderr)")
         }
 
-        let directory = try temporaryDirectory()
-        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
-        let notifyPath = directory + "/notify", socketPath = directory + "/io.reachd.Reachability"
-        try "[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n[Metrics]\nListen=10.77.0.2:9464\n"
-            .write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
-        let listener = try NotifyListener(path: notifyPath)
-        let daemon = try listener.startReachd(in: host, arguments: ["--socket", socketPath, "--config", directory + "/reachd.conf"])
-        defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
+        let reachd = try DaemonUnderTest(namespace: host, config: DaemonUnderTest.defaultConfig + "[Metrics]\nListen=10.77.0.2:9464\n",
+                                         launch: .init(logLevel: nil, notify: true))
+        defer { reachd.stop() }
+        let listener = try #require(reachd.notifications), daemon = reachd.child
         #expect(waitUntil(timeout: 15) { listener.lines.contains { $0.contains(#"STATUS=ethernet via e\x1bx, internet not checked"#) } },
                 "\(listener.lines) \(daemon.stderr)")
 

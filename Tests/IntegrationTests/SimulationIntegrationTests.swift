@@ -111,10 +111,15 @@ extension SystemTests {
         #expect(all.last?.current.simulated == false && all.last?.reason.code == .simulation)
         let after = try setup.daemon.reachctl(["status"])
         #expect(!after.stdout.contains("simulated"))
-        // A second reset changes nothing and sends nothing.
+        // A second reset changes nothing and sends nothing: the next event the subscriber gets
+        // is a marker simulation's, numbered right after the first reset's.
         #expect(try setup.daemon.reachctl(["simulate", "--reset"]).status == 0)
         #expect(try setup.daemon.reachctl(["status"]).status == 0)
-        #expect(events(setup.monitor).count == 3)
+        #expect(try setup.daemon.reachctl(["simulate", "wwan2G", "--for", "600"]).status == 0)
+        let marked = waitForEvents(setup.monitor, count: 4)
+        #expect(marked.count == 4)
+        #expect(marked.last?.sequence == (all.last?.sequence ?? 0) + 1)
+        #expect(marked.last?.current.simulated == true && marked.last?.current.status == .wwan2G)
     }
 
     @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
@@ -335,13 +340,9 @@ extension SystemTests {
         let host = try TestNamespace(tag: "sn"), uplink = try TestNamespace(tag: "snu")
         defer { host.destroy(); uplink.destroy() }
         _ = try VethUplink(host: host, uplink: uplink)
-        let directory = try temporaryDirectory()
-        defer { _ = try? sh("rm -rf '\(directory)'", check: false) }
-        let notifyPath = directory + "/notify", socketPath = directory + "/io.reachd.Reachability"
-        try DaemonUnderTest.defaultConfig.write(toFile: directory + "/reachd.conf", atomically: true, encoding: .utf8)
-        let listener = try NotifyListener(path: notifyPath)
-        let daemon = try listener.startReachd(in: host, arguments: ["--socket", socketPath, "--config", directory + "/reachd.conf"])
-        defer { daemon.signal(SIGTERM); daemon.wait(timeout: 10) }
+        let reachd = try DaemonUnderTest(namespace: host, launch: .init(logLevel: nil, notify: true))
+        defer { reachd.stop() }
+        let listener = try #require(reachd.notifications), daemon = reachd.child, socketPath = reachd.socketPath
         #expect(waitUntil(timeout: 15) { listener.lines.contains { $0.contains("READY=1") && $0.contains("STATUS=ethernet via eth0") } },
                 "\(listener.lines) \(daemon.stderr)")
 

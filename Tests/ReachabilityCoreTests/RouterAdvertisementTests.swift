@@ -135,17 +135,23 @@ enum RA {
         #expect(changed8 && own.isEmpty && own.nextDeadline == nil)
     }
 
-    @Test func infiniteLifetimeNeverExpiresAndThePortalHasNone() {
+    /// An infinite lifetime never runs out; the portal's URI, which has no lifetime of its own,
+    /// lasts `captivePortalLifetime` after it was last announced (anyone on the link can send one).
+    @Test func infiniteLifetimeNeverExpiresAndThePortalAges() {
         var own = RouterAnnouncements()
         own.apply(option(.dnsServers(["2001:db8::1"]), lifetime: UInt32.max, at: 0))
-        own.apply(option(.captivePortal("https://p.example/api"), lifetime: nil, at: 0))
         #expect(own.nextDeadline == nil)
-        let changed9 = own.expire(now: 1e12)
+        own.apply(option(.captivePortal("https://p.example/api"), lifetime: nil, at: 0))
+        #expect(own.nextDeadline == RouterAnnouncements.captivePortalLifetime)
+        let changed9 = own.expire(now: RouterAnnouncements.captivePortalLifetime - 1)
         #expect(!changed9)
         #expect(own.captivePortal == "https://p.example/api")
         let changed10 = own.apply(option(.captivePortal(RouterOption.unrestricted), lifetime: nil, at: 1))
         #expect(changed10)
         #expect(own.captivePortal == nil)
+        own.apply(option(.captivePortal("https://p.example/api"), lifetime: nil, at: 2))
+        let changed11 = own.expire(now: 2 + RouterAnnouncements.captivePortalLifetime)
+        #expect(changed11 && own.captivePortal == nil && own.dnsServers == ["2001:db8::1"])
     }
 
     @Test func listsAreBoundedAndTheNewestPrefixWins() {

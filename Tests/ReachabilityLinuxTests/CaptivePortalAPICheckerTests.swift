@@ -43,12 +43,12 @@ final class CaptivePortalLab: @unchecked Sendable {
 
 extension SystemTests {
 @Suite struct CaptivePortalAPICheckerTests {
-    /// `captive: true`: a portal with the API's login page, no ordinary check needed; the request
-    /// asked for captive+json. Logged in (`captive: false`): the ordinary check confirms full,
-    /// and the session's time left rides along.
-    @Test(.needsRoot()) func theAPIDecidesAPortalAndTheCheckConfirmsTheRest() throws {
+    /// `captive: true` while the portal intercepts the ordinary check: a portal with the API's
+    /// login page (not the redirect's); the request asked for captive+json. Logged in (`captive:
+    /// false`): the ordinary check confirms full, and the session's time left rides along.
+    @Test(.needsRoot()) func theAPIDescribesThePortalAndTheCheckConfirmsTheRest() throws {
         let portal = #"{"captive": true, "user-portal-url": "https://10.77.0.1/login", "venue-info-url": "https://10.77.0.1/venue", "can-extend-session": false}"#
-        let lab = try CaptivePortalLab(api: .json(portal))
+        let lab = try CaptivePortalLab(api: .json(portal), probe: .redirect("http://10.77.0.1:8080/intercepted"))
         defer { lab.destroy() }
         let target = FakeProbeTarget(status: lab.status)
         let checks = Collector<String>()
@@ -61,9 +61,11 @@ extension SystemTests {
         #expect(first.portalUrl == "https://10.77.0.1/login" && first.venueInfoUrl == "https://10.77.0.1/venue")
         #expect(first.canExtendSession == false && first.source == "ra" && first.url == lab.apiURL && first.error == nil)
         #expect(lab.api.requests.first?.hasSuffix("application/captive+json") == true, "\(lab.api.requests)")
-        #expect(lab.lab.server.requests.isEmpty)
-        #expect(waitUntil(timeout: 5) { checks.values.first == "api portal" })
+        // The ordinary check is the evidence: it ran, and was intercepted.
+        #expect(lab.lab.server.requests.count == 1)
+        #expect(waitUntil(timeout: 5) { checks.values.prefix(2) == ["api portal", "http portal"] }, "\(checks.values)")
 
+        try lab.lab.server.set(.noContent)
         try lab.api.set(.json(#"{"captive": false, "seconds-remaining": 3600, "bytes-remaining": 1000000}"#))
         #expect(waitUntil(timeout: 30) { target.results.last == .full })
         let full = try #require(target.probes.last ?? nil)
@@ -83,6 +85,7 @@ extension SystemTests {
         defer { checker.stop() }
         #expect(waitUntil(timeout: 15) { target.results.contains(.full) })
         #expect(target.probes.last??.secondsRemaining == 3)
+        try lab.lab.server.set(.redirect("http://10.77.0.1:8080/intercepted"))
         try lab.api.set(.json(#"{"captive": true, "user-portal-url": "https://10.77.0.1/again"}"#))
         #expect(waitUntil(timeout: 20) { target.results.last == .portal }, "\(target.probes)")
         #expect(target.probes.last??.portalUrl == "https://10.77.0.1/again")

@@ -252,9 +252,11 @@ extension SystemTests {
         }
         let rdnss = RouterAdvertiser.rdnss(["2001:db8::53"], lifetime: 600)
         let portal = RouterAdvertiser.captivePortal("https://10.0.0.1:8443/capport")
+        // Each option names the router it came from (NDUSEROPT_SRCADDR): the URI ages with its advertisements.
         #expect(Self.decode(message(options: rdnss + portal)) == [
-            .routerOption(RouterOption(ifindex: 2, content: .dnsServers(["2001:db8::53"]), lifetime: 600)),
-            .routerOption(RouterOption(ifindex: 2, content: .captivePortal("https://10.0.0.1:8443/capport"), lifetime: nil)),
+            .routerOption(RouterOption(ifindex: 2, content: .dnsServers(["2001:db8::53"]), lifetime: 600, router: "fe80::1")),
+            .routerOption(RouterOption(ifindex: 2, content: .captivePortal("https://10.0.0.1:8443/capport"), lifetime: nil,
+                                       router: "fe80::1")),
         ])
         // A malformed option: rejected with why, the good one after it still read.
         let half = RouterAdvertiser.option(25, [0, 0, 0, 0, 0, 60] + [UInt8](repeating: 0x20, count: 8))

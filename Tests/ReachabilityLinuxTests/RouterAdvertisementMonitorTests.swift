@@ -78,8 +78,12 @@ extension SystemTests {
             try uplink.host.ip("link set \(uplink.inner) mtu 9000")
             try uplink.uplink.ip("link set \(uplink.outer) mtu 9000")
             #expect(waitUntil(timeout: 10) { monitor.status.status == .ethernet })
-            // Settle: the MTU change is a link event of its own.
-            Thread.sleep(forTimeInterval: 0.5)
+            // The MTU change is a link event of its own. A marker after it (an address, an event
+            // the monitor reports) arrives behind it on the same netlink socket: once the marker
+            // is in the status, whatever the MTU change caused has been handled, and the recorder
+            // (registered on the monitor's queue) hears only what comes after.
+            try uplink.host.ip("addr add 192.0.2.9/32 dev \(uplink.inner)")
+            #expect(waitUntil(timeout: 10) { monitor.status.primary?.addresses.contains("192.0.2.9/32") == true })
             let before = monitor.status
             let recorder = EventRecorder(monitor)
             try send(uplink, RouterAdvertiser.option(25, [0, 0, 0, 0, 0x0e, 0x10] + [UInt8](repeating: 0x20, count: 8)))      // half an address

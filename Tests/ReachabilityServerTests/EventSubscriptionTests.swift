@@ -70,17 +70,23 @@ private final class SubscriptionRecorder: @unchecked Sendable {
     @Test func cancelEndsQuietly() throws {
         let h = try ServerHarness(sequence: 300)
         let recorder = SubscriptionRecorder()
-        let subscription = recorder.subscribe(ReachabilityClient(socketPath: h.path), reconnect: true)
+        var subscription: ReachabilityClient.EventSubscription? = recorder.subscribe(ReachabilityClient(socketPath: h.path),
+                                                                                    reconnect: true)
+        weak let released = subscription
         #expect(waitUntil(timeout: 10) { recorder.events.count == 1 && h.server.subscriberCount == 1 })
-        subscription.cancel()
+        subscription?.cancel()
+        subscription = nil
         #expect(waitUntil(timeout: 10) { h.server.connectionCount == 0 })
+        // The subscription's thread holds it while it runs: once it is released, the thread has
+        // returned, and nothing is left that could deliver, call `onEnd` or reconnect.
+        #expect(waitUntil(timeout: 10) { released == nil })
         h.publishChange()
         h.server.stop()
         // A subscription that was not cancelled would reconnect to this one.
         let second = ReachabilityServer(initial: Fixture.initial(sequence: 400))
         defer { second.stop() }
         try second.listen(at: h.path)
-        #expect(!waitUntil(timeout: 1.5) { second.connectionCount > 0 })
+        #expect(second.connectionCount == 0)
         #expect(recorder.events.map(\.sequence) == [300])
         #expect(recorder.ends.isEmpty)
     }

@@ -26,11 +26,9 @@ extension SystemTests {
         let mm = try ModemManagerMock(bus: bus)
         try mm.addModem(0, netPort: "mm0", access: ModemAccessTechnology.lte.rawValue)
 
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let off = "[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n"
         let on = "[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=yes\n"
-        let daemon = try DaemonUnderTest(namespace: host, directory: directory.path, config: on,
+        let daemon = try DaemonUnderTest(namespace: host, config: on,
                                          environment: [systemBusVariable: bus.address])
         defer { daemon.stop() }
         // reachd waits for ModemManager's first answer before it serves: LTE from the start.

@@ -11,12 +11,8 @@ extension SystemTests {
 struct ReachabilityDaemonTests {
     @Test("notifier: first callback is the current state, uplink down and up are delivered exactly once each", .needsRoot())
     func uplinkDownUp() async throws {
-        let network = try TestNetwork(subnet: 81)
-        defer { network.destroy() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
-        defer { daemon.stop() }
+        let (network, daemon) = try TestNetwork.withDaemon(subnet: 81)
+        defer { daemon.stop(); network.destroy() }
 
         let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
         let observed = Observed(reachability)
@@ -70,13 +66,9 @@ struct ReachabilityDaemonTests {
           arguments: [("wifi", NetworkStatus.wifi, Reachability.Connection.wifi),
                       ("wwan", NetworkStatus.wwan, Reachability.Connection.cellular)])
     func kindOverrides(kind: String, status: NetworkStatus, connection: Reachability.Connection) async throws {
-        let network = try TestNetwork(subnet: 82)
-        defer { network.destroy() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path,
-                                      config: DaemonUnderTest.defaultConfig + "[Interfaces]\nKind.eth*=\(kind)\n")
-        defer { daemon.stop() }
+        let (network, daemon) = try TestNetwork.withDaemon(subnet: 82,
+                                                           config: DaemonUnderTest.defaultConfig + "[Interfaces]\nKind.eth*=\(kind)\n")
+        defer { daemon.stop(); network.destroy() }
 
         let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
         let observed = Observed(reachability)
@@ -95,14 +87,10 @@ struct ReachabilityDaemonTests {
 
     @Test("a host target reacts to a blackhole route to it (no status change of the machine)", .needsRoot())
     func hostTargetBlackhole() async throws {
-        let network = try TestNetwork(subnet: 83)
-        defer { network.destroy() }
+        let (network, daemon) = try TestNetwork.withDaemon(subnet: 83)
+        defer { daemon.stop(); network.destroy() }
         // The target lives in the uplink namespace, behind the default route.
         try network.uplinkNamespace.ip("addr add 10.183.0.1/32 dev lo")
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
-        defer { daemon.stop() }
 
         let reachability = try Reachability(address: "10.183.0.1", source: .daemon, socketPath: daemon.socketPath)
         reachability.hostRecheckInterval = 0.3
@@ -128,12 +116,8 @@ struct ReachabilityDaemonTests {
 
     @Test("PathMonitor.paths yields the current path, then each change, never the same path twice", .needsRoot())
     func pathMonitorPaths() async throws {
-        let network = try TestNetwork(subnet: 84)
-        defer { network.destroy() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
-        defer { daemon.stop() }
+        let (network, daemon) = try TestNetwork.withDaemon(subnet: 84)
+        defer { daemon.stop(); network.destroy() }
 
         // A path update is any change of the path: besides the carrier changes the test makes, the
         // kernel may finish IPv6 link-local set-up in between (a new address, a new path).
@@ -167,12 +151,8 @@ struct ReachabilityDaemonTests {
 
     @Test("PathMonitor.start(queue:) calls pathUpdateHandler on the queue; cancel() stops it", .needsRoot())
     func pathMonitorHandler() async throws {
-        let network = try TestNetwork(subnet: 85)
-        defer { network.destroy() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
-        defer { daemon.stop() }
+        let (network, daemon) = try TestNetwork.withDaemon(subnet: 85)
+        defer { daemon.stop(); network.destroy() }
 
         let monitor = PathMonitor(source: .daemon, socketPath: daemon.socketPath)
         let paths = Recorder<Path.Status>()
@@ -204,12 +184,8 @@ struct ReachabilityDaemonTests {
 
     @Test("a dropped Reachability on the daemon is released with its notifier running", .needsRoot())
     func releasedWithDaemon() async throws {
-        let network = try TestNetwork(subnet: 88)
-        defer { network.destroy() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
-        defer { daemon.stop() }
+        let (network, daemon) = try TestNetwork.withDaemon(subnet: 88)
+        defer { daemon.stop(); network.destroy() }
 
         let callbacks = Recorder<NetworkStatus>()
         let weakReachability = WeakBox<Reachability>()
@@ -232,12 +208,8 @@ struct ReachabilityDaemonTests {
 
     @Test("daemon stopped and restarted under a running notifier: no crash, callbacks resume", .needsRoot())
     func daemonRestart() async throws {
-        let network = try TestNetwork(subnet: 86)
-        defer { network.destroy() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
-        defer { daemon.stop() }
+        let (network, daemon) = try TestNetwork.withDaemon(subnet: 86)
+        defer { daemon.stop(); network.destroy() }
 
         let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)
         let observed = Observed(reachability)

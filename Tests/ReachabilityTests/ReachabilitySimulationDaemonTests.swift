@@ -12,12 +12,8 @@ extension SystemTests {
 struct ReachabilitySimulationDaemonTests {
     @Test(.enabled(if: getuid() == 0, "needs root: network namespaces"))
     func callbacksAndPathsSeeTheSimulation() throws {
-        let network = try TestNetwork(subnet: 86)
-        defer { network.destroy() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path)
-        defer { daemon.stop() }
+        let (network, daemon) = try TestNetwork.withDaemon(subnet: 86)
+        defer { daemon.stop(); network.destroy() }
         #expect(waitUntil(timeout: 15) { (try? ReachabilityClient(socketPath: daemon.socketPath, callTimeout: 3).statusBlocking().status) == .ethernet })
 
         let reachability = try Reachability(source: .daemon, socketPath: daemon.socketPath)

@@ -6,24 +6,6 @@ import TestSupport
 import Glibc
 #endif
 
-/// A host namespace with an uplink namespace behind `eth0` (10.X.0.2 → gateway 10.X.0.1).
-struct TestNetwork {
-    let host: TestNamespace
-    let uplinkNamespace: TestNamespace
-    let uplink: VethUplink
-
-    init(subnet: Int, inner: String = "eth0") throws {
-        host = try TestNamespace(tag: "h")
-        uplinkNamespace = try TestNamespace(tag: "u")
-        uplink = try VethUplink(host: host, uplink: uplinkNamespace, inner: inner, subnet: subnet)
-    }
-
-    func destroy() {
-        host.destroy()
-        uplinkNamespace.destroy()
-    }
-}
-
 /// What one delivery carried: the callback that ran and the status it read.
 struct Delivery: Sendable, Equatable {
     var reachable: Bool

@@ -14,12 +14,10 @@ extension SystemTests {
     func noFalseNoInternetOnReconnect() async throws {
         let network = try TestNetwork(subnet: 106)
         defer { network.destroy() }
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
         let server = try ProbeServer(in: network.uplinkNamespace, mode: .noContent)
         defer { server.stop() }
         let url = "http://\(network.uplink.gatewayAddress):8080/generate_204"
-        let daemon = try DaemonUnderTest(namespace: network.host, directory: directory.path, config: "[Cellular]\nModemManager=no\n" + "[Connectivity]\nEnabled=yes\nURL=\(url)\nInterval=60\nTimeout=2\n")
+        let daemon = try DaemonUnderTest(namespace: network.host, config: "[Cellular]\nModemManager=no\n" + "[Connectivity]\nEnabled=yes\nURL=\(url)\nInterval=60\nTimeout=2\n")
         defer { daemon.stop() }
         #expect(await eventually(timeout: 15) { (try? ReachabilityClient(socketPath: daemon.socketPath, callTimeout: 3).statusBlocking().connectivity) == .full })
 

@@ -15,9 +15,6 @@ extension ReachdConfiguration {
         /// True for `Kind.GLOB=`: the rest of the key after `name` is an argument.
         public let isPrefix: Bool
         let apply: @Sendable (inout ReachdConfiguration, _ argument: String, _ value: String) throws(ValueError) -> Void
-
-        /// How the key appears in documentation: `Debounce=`, `Kind.GLOB=`.
-        public var displayName: String { isPrefix ? "\(name)GLOB=" : "\(name)=" }
     }
 
     /// What is wrong with a value; `parse` adds file, line and key.

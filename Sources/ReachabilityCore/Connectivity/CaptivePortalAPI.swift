@@ -4,9 +4,11 @@ import FoundationEssentials
 /// from it together with the ordinary HTTP check.
 ///
 /// The checker GETs the URI a router announced (RFC 8910) over https with
-/// `Accept: application/captive+json`. `captive: true` is a portal at once (the user logs in at
-/// `user-portal-url`); `captive: false` lets the ordinary check confirm the internet, and the
-/// API's session facts (time and bytes left) ride along in the probe. An API that does not
+/// `Accept: application/captive+json`, then runs the ordinary check, which is the evidence:
+/// anyone on the link can announce an API of their own, so `captive: true` is a portal (the user
+/// logs in at `user-portal-url`) only when the ordinary check did not get its expected answer;
+/// `captive: false` lets the ordinary check confirm the internet, and the API's session facts
+/// (time and bytes left) ride along in the probe. An API that does not
 /// answer as the RFC says is no answer: the ordinary check decides, and the probe's `error`
 /// says why the API was not used.
 public enum CaptivePortalAPI {
@@ -88,7 +90,29 @@ public enum CaptivePortalAPI {
         }
     }
 
-    /// The verdict of a captive API that says `captive: true`: a portal, no other check needed.
+    /// The verdict of a check that asked the API (`api`, what it said or why it was no answer)
+    /// and then ran the ordinary check (`checked`). The ordinary check is the evidence:
+    /// - `captive: true` and the check got something else than its expected answer (a redirect,
+    ///   no answer): a portal, as the API describes it;
+    /// - `captive: true` but the check got its expected answer: `full`, the API not believed —
+    ///   `disagreement` is then the note in `probe.error` (for the log);
+    /// - otherwise the check's verdict with the API's facts or why it was not used (`merge`).
+    public static func verdict(_ api: Result<State, Failure>, api uri: String, apiRttMs: Double?, checked: Probe,
+                               checkedAt: Date) -> (probe: Probe, disagreement: String?) {
+        guard case .success(let state) = api, state.captive else { return (merge(api, api: uri, into: checked), nil) }
+        switch checked.result {
+        case .full:
+            var probe = checked
+            let note = "captive-portal API \(ProbeVerdict.shown(uri)) says captive, but \(ProbeVerdict.shown(checked.url)) "
+                + "got its expected answer: the check decides"
+            probe.error = probe.error.map { "\(note); \($0)" } ?? note
+            return (probe, note)
+        case .portal, .limited, .unknown, .none:
+            return (portal(state, api: uri, rttMs: apiRttMs, checkedAt: checkedAt), nil)
+        }
+    }
+
+    /// The verdict of a captive API that says `captive: true`, as a portal.
     public static func portal(_ state: State, api: String, rttMs: Double?, checkedAt: Date) -> Probe {
         Probe(url: api, result: .portal, httpStatus: 200, rttMs: rttMs, portalUrl: state.userPortalUrl,
               error: nil, checkedAt: checkedAt, venueInfoUrl: state.venueInfoUrl,

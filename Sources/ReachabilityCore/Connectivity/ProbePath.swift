@@ -26,6 +26,14 @@ public struct ProbePath: Equatable, Hashable, Sendable {
                   gateways: status.gateways.sorted(), captivePortalApi: way.captivePortalApi)
     }
 
+    /// True when `other` is this path with another captive-portal API URI (or none): a change
+    /// that router advertisements alone make, at any rate anyone on the link sends them.
+    public func differsOnlyInCaptivePortalAPI(from other: ProbePath?) -> Bool {
+        guard var other, other.captivePortalApi != captivePortalApi else { return false }
+        other.captivePortalApi = captivePortalApi
+        return other == self
+    }
+
     /// The addresses without their prefix length (`192.168.1.20`).
     public var sourceAddresses: [String] {
         addresses.map { cidr in cidr.split(separator: "/", maxSplits: 1).first.map(String.init) ?? cidr }

@@ -18,7 +18,12 @@ import FoundationEssentials
 ///   for that one (requests coalesce: never more than one check at a time); within
 ///   `minManualInterval` of the last check on the same path it gets that check's verdict, so a
 ///   flood of requests makes at most one HTTP request per interval;
-/// - disabled: nothing runs, connectivity is `unknown` (no probe), requests answer `disabled`.
+/// - disabled: nothing runs, connectivity is `unknown` (no probe), requests answer `disabled`;
+/// - the network's floor: anyone on the link can change the captive-portal API URI with every
+///   router advertisement, so a check that asks an API, and a check for a change that only
+///   concerns the API URI, starts at most once per interface every `networkFloor` seconds; one
+///   that comes sooner waits for the floor and then takes the newest path (docs/captive-portal.md);
+/// - a check that found no free thread is no verdict: it is tried again after `busyRetry`.
 public struct ProbeScheduler: Sendable {
     /// The connectivity check's settings: the `[Connectivity]` section as it is, the one key of
     /// `[Limits]` that concerns the check, and the backoff, which the file does not set. The
@@ -32,13 +37,20 @@ public struct ProbeScheduler: Sendable {
         public var probeMinInterval: TimeInterval
         /// First retry delay while portal/limited, in seconds (doubles up to the interval).
         public var initialBackoff: TimeInterval
+        /// Seconds between two checks on one interface that ask a captive-portal API or follow a
+        /// change of its URI alone: what the network can make reachd do is bounded.
+        public var networkFloor: TimeInterval
+        /// Seconds before a check that found every check thread busy is tried again.
+        public var busyRetry: TimeInterval
 
         public init(connectivity: ReachdConfiguration.ConnectivitySection = .init(),
                     probeMinInterval: TimeInterval = ReachdConfiguration.LimitsSection().probeMinIntervalSeconds,
-                    initialBackoff: TimeInterval = 2) {
+                    initialBackoff: TimeInterval = 2, networkFloor: TimeInterval = 2, busyRetry: TimeInterval = 0.5) {
             self.connectivity = connectivity
             self.probeMinInterval = probeMinInterval
             self.initialBackoff = initialBackoff
+            self.networkFloor = networkFloor
+            self.busyRetry = busyRetry
         }
 
         /// The check's part of reachd's configuration: `[Connectivity]` and `[Limits] ProbeMinInterval=`.
@@ -53,6 +65,10 @@ public struct ProbeScheduler: Sendable {
 
         /// Seconds between checks while the verdict is full (at least 1).
         var interval: TimeInterval { max(connectivity.intervalSeconds, 1) }
+        /// The network's floor, at least 0.
+        var floor: TimeInterval { max(networkFloor, 0) }
+        /// The retry delay of a check that found no thread, between 0.05 s and `interval`.
+        var retryWhenBusy: TimeInterval { min(max(busyRetry, 0.05), interval) }
         /// The first retry delay, between 0.1 s and `interval`.
         var firstBackoff: TimeInterval { min(max(initialBackoff, 0.1), interval) }
         var minManualInterval: TimeInterval { max(probeMinInterval, 0) }
@@ -91,11 +107,15 @@ public struct ProbeScheduler: Sendable {
     /// Manual requests waiting for the running check.
     public private(set) var pending: [Int] = []
     private var started = false
+    /// The armed timer waits for the network's floor (a manual request then waits with it).
+    private var armedFloorTimer = false
     private var nextID = 1
     /// The result last published (nil: nothing, or `unknown`).
     private var published: Connectivity?
     /// The last check that completed on the current path and configuration, and when.
     private var lastCheck: (probe: Probe, at: Date)?
+    /// When a check last started on each interface (the network's floor counts from it).
+    private var lastStart: [String: Date] = [:]
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -114,6 +134,7 @@ public struct ProbeScheduler: Sendable {
     public mutating func pathChanged(_ newPath: ProbePath?, now: Date) -> [Action] {
         guard started, newPath != path else { return [] }
         let wasReachable = path != nil
+        let apiOnly = path.map { $0.differsOnlyInCaptivePortalAPI(from: newPath) } ?? false
         path = newPath
         lastCheck = nil
         guard configuration.enabled else { return [] }
@@ -124,7 +145,7 @@ public struct ProbeScheduler: Sendable {
             actions.append(.publish(nil))
             published = nil
         }
-        return actions + checkOrPublishNone(now: now)
+        return actions + checkOrPublishNone(now: now, apiOnly: apiOnly)
     }
 
     /// A check finished. Results of cancelled (stale) checks are ignored.
@@ -159,12 +180,23 @@ public struct ProbeScheduler: Sendable {
         return actions
     }
 
+    /// The check `id` could not start: every check thread is busy. No verdict (a full pool says
+    /// nothing about the network): the same path is tried again after `busyRetry`.
+    public mutating func probeBusy(id: Int) -> [Action] {
+        guard started, id == inFlight else { return [] }
+        inFlight = nil
+        if timer != nil { return [] }
+        let timerID = makeID()
+        timer = timerID
+        return [.schedule(after: configuration.retryWhenBusy, timer: timerID)]
+    }
+
     /// The timer armed by `.schedule(after:timer:)` fired. Stale timers are ignored.
-    public mutating func timerFired(id: Int) -> [Action] {
+    public mutating func timerFired(id: Int, now: Date = Date()) -> [Action] {
         guard started, configuration.enabled, id == timer else { return [] }
         timer = nil
         guard let path, inFlight == nil else { return [] }
-        return [startProbe(path)]
+        return begin(path, now: now, apiOnly: false)
     }
 
     /// A manual check is requested (`Probe()`); answered by a later `.reply`.
@@ -179,9 +211,17 @@ public struct ProbeScheduler: Sendable {
         }
         pending.append(request)
         if inFlight != nil { return [] }
+        if let wait = floorWait(path, now: now, apiOnly: false) {
+            // Within the network's floor: the request waits for the check the floor allows.
+            if timer != nil && armedFloorTimer { return [] }
+            let timerID = makeID()
+            timer = timerID
+            armedFloorTimer = true
+            return [.schedule(after: wait, timer: timerID)]
+        }
         var actions: [Action] = []
         if timer != nil { actions.append(.cancelTimer); timer = nil }
-        actions.append(startProbe(path))
+        actions.append(startProbe(path, now: now))
         return actions
     }
 
@@ -222,10 +262,38 @@ public struct ProbeScheduler: Sendable {
         return nextID
     }
 
-    private mutating func startProbe(_ path: ProbePath) -> Action {
+    private mutating func startProbe(_ path: ProbePath, now: Date) -> Action {
         let id = makeID()
         inFlight = id
+        armedFloorTimer = false
+        lastStart[path.interface] = now
+        if lastStart.count > 16 {
+            // Interfaces come and go: keep the floor of the ones checked lately.
+            lastStart = lastStart.filter { now.timeIntervalSince($0.value) < configuration.floor }
+            lastStart[path.interface] = now
+        }
         return .startProbe(id: id, path: path)
+    }
+
+    /// How long a check of `path` must wait for the network's floor; nil: it may start now.
+    /// The floor holds for a check that asks an API, and for one after a change of the API URI
+    /// alone (`apiOnly`: the withdrawal of an URI, which asks no API, as much as a new one).
+    private func floorWait(_ path: ProbePath, now: Date, apiOnly: Bool) -> TimeInterval? {
+        guard path.captivePortalApi != nil || apiOnly, let last = lastStart[path.interface] else { return nil }
+        let since = now.timeIntervalSince(last)
+        // A clock that went back counts as within the floor from now.
+        guard since < configuration.floor else { return nil }
+        return configuration.floor - max(since, 0)
+    }
+
+    /// Starts a check of `path`, or arms the timer for when the network's floor allows one (the
+    /// path is read again then: the newest URI is the one asked).
+    private mutating func begin(_ path: ProbePath, now: Date, apiOnly: Bool) -> [Action] {
+        guard let wait = floorWait(path, now: now, apiOnly: apiOnly) else { return [startProbe(path, now: now)] }
+        let timerID = makeID()
+        timer = timerID
+        armedFloorTimer = true
+        return [.schedule(after: wait, timer: timerID)]
     }
 
     /// Cancels the running check and the timer.
@@ -233,11 +301,13 @@ public struct ProbeScheduler: Sendable {
         var actions: [Action] = []
         if let inFlight { actions.append(.cancelProbe(id: inFlight)); self.inFlight = nil }
         if timer != nil { actions.append(.cancelTimer); timer = nil }
+        armedFloorTimer = false
         return actions
     }
 
-    /// With a path: check now. Without: publish `none` and answer waiting requests with it.
-    private mutating func checkOrPublishNone(now: Date) -> [Action] {
+    /// With a path: check now (or when the network's floor allows). Without: publish `none` and
+    /// answer waiting requests with it.
+    private mutating func checkOrPublishNone(now: Date, apiOnly: Bool = false) -> [Action] {
         guard let path else {
             let none = ProbeVerdict.notReachable(url: configuration.url, at: now)
             published = Connectivity.none
@@ -245,6 +315,6 @@ public struct ProbeScheduler: Sendable {
             if !pending.isEmpty { actions.append(.reply(requests: pending, .probe(none))); pending = [] }
             return actions
         }
-        return [startProbe(path)]
+        return begin(path, now: now, apiOnly: apiOnly)
     }
 }

@@ -85,28 +85,16 @@ public struct WireJSONWriter: ~Copyable {
         raw(#"{"cellular":"#); optional(status.cellular) { $0.write($1) }
         raw(#","connectivity":"#); string(status.connectivity.rawValue)
         raw(#","expensive":"#); bool(status.expensive)
-        raw(#","flags":["#)
-        for (i, flag) in status.flags.enumerated() {
-            if i > 0 { byte(UInt8(ascii: ",")) }
-            string(flag.rawValue)
-        }
-        raw(#"],"gateways":"#); strings(status.gateways)
-        raw(#","interfaces":["#)
-        for (i, each) in status.interfaces.enumerated() {
-            if i > 0 { byte(UInt8(ascii: ",")) }
-            write(each)
-        }
-        raw(#"],"ipv4":"#); bool(status.ipv4)
+        raw(#","flags":"#); array(status.flags) { $0.string($1.rawValue) }
+        raw(#","gateways":"#); strings(status.gateways)
+        raw(#","interfaces":"#); array(status.interfaces) { $0.write($1) }
+        raw(#","ipv4":"#); bool(status.ipv4)
         raw(#","ipv6":"#); bool(status.ipv6)
         raw(#","primary":"#); optional(status.primary) { $0.write($1) }
         raw(#","probe":"#); optional(status.probe) { $0.write($1) }
         raw(#","reachable":"#); bool(status.reachable)
-        raw(#","routing":["#)
-        for (i, path) in status.routing.enumerated() {
-            if i > 0 { byte(UInt8(ascii: ",")) }
-            write(path)
-        }
-        raw(#"],"simulated":"#); bool(status.simulated)
+        raw(#","routing":"#); array(status.routing) { $0.write($1) }
+        raw(#","simulated":"#); bool(status.simulated)
         raw(#","since":"#); timestamp(status.since)
         raw(#","status":"#); string(status.status.rawValue)
         raw(#","vpn":"#); optional(status.vpn) { $0.write($1) }
@@ -232,13 +220,18 @@ public struct WireJSONWriter: ~Copyable {
         if let value { body(&self, value) } else { raw("null") }
     }
 
-    mutating func strings(_ values: [String]) {
+    /// `[…]`: each of `values` written by `body`, separated by commas.
+    mutating func array<T>(_ values: [T], _ body: (inout WireJSONWriter, T) -> Void) {
         byte(UInt8(ascii: "["))
         for (i, value) in values.enumerated() {
             if i > 0 { byte(UInt8(ascii: ",")) }
-            string(value)
+            body(&self, value)
         }
         byte(UInt8(ascii: "]"))
+    }
+
+    mutating func strings(_ values: [String]) {
+        array(values) { $0.string($1) }
     }
 
     /// A decimal integer.

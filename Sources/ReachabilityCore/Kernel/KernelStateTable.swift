@@ -163,6 +163,12 @@ public struct KernelStateTable: Equatable, Sendable {
             touched.insert(route.oif)
             contents.insert(route.oif)
             Self.remove(RouteKey(route), at: route.oif, from: &routes)
+            if route.family == .ipv6, route.isDefault, let router = route.gateway, var own = announcements[route.oif] {
+                // The router's lifetime ended (the kernel removed its default route): what it
+                // announced as the captive-portal API ends with it.
+                own.routerGone(router)
+                announcements[route.oif] = own.isEmpty ? nil : own
+            }
         case .ruleAdded(let rule):
             // A rule read by the start-up dump may come again as the news of its addition.
             guard !rules.contains(rule) else { return }

@@ -26,9 +26,21 @@ public struct RouterOption: Equatable, Hashable, Sendable {
     /// When the option arrived, in seconds of the monitor's monotonic clock (it stamps the
     /// option as it applies it; the decoder leaves 0).
     public var receivedAt: Double
+    /// The link-local address of the router that sent the advertisement (`NDUSEROPT_SRCADDR`);
+    /// nil when the kernel did not say. The captive-portal URI ages with its router's advertisements.
+    public var router: String?
 
-    public init(ifindex: Int, content: Content, lifetime: UInt32?, receivedAt: Double = 0) {
+    public init(ifindex: Int, content: Content, lifetime: UInt32?, receivedAt: Double = 0, router: String? = nil) {
         self.ifindex = ifindex; self.content = content; self.lifetime = lifetime; self.receivedAt = receivedAt
+        self.router = router
+    }
+
+    /// True for a captive-portal option (an URI, or the unrestricted URN).
+    var isCaptivePortal: Bool {
+        switch content {
+        case .captivePortal: return true
+        case .dnsServers, .searchDomains, .nat64Prefix: return false
+        }
     }
 
     /// When the option runs out, in the clock of `receivedAt`; nil: never.

@@ -59,9 +59,9 @@ public struct RoutingRule: Hashable, Sendable {
     /// `iif NAME`; `iifDetached` when no such interface exists (then it matches nothing).
     public var inputInterface: String?
     public var inputInterfaceDetached = false
-    /// `oif NAME`.
+    /// `oif NAME` (whether that interface exists or not, such a rule never matches an
+    /// ordinary connection, which names no output interface).
     public var outputInterface: String?
-    public var outputInterfaceDetached = false
     public var uidRange: ClosedRange<UInt32>?
     public var ipProtocol: UInt8 = 0
     public var sourcePorts: PortRange?

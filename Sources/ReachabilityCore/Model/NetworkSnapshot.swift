@@ -86,9 +86,6 @@ public struct RouteState: Equatable, Hashable, Sendable {
 
     /// A default route: prefix length 0 (`nl_addr2str` prints its destination as "none").
     public var isDefault: Bool { prefixLength == 0 }
-
-    /// The half-default routes that OpenVPN's `redirect-gateway def1` installs (0/1, 128/1, ::/1, 8000::/1).
-    public var isHalfDefault: Bool { prefixLength == 1 }
 }
 
 /// A modem as ModemManager describes it.

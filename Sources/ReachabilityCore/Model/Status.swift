@@ -357,11 +357,6 @@ public struct Status: Codable, Equatable, Sendable {
         !isCopy(of: other) && Field.byName.contains { differs(in: $0, from: other) }
     }
 
-    /// True when `status`, `connectivity` or `primary` differ: the filter of `Subscribe(statusOnly:)`.
-    public func differsInEssentials(from other: Status) -> Bool {
-        Self.essentialFields.contains { differs(in: $0, from: other) }
-    }
-
     /// Whether connectivity and probe agree with reachability: a reachable status is never
     /// `none`, an unreachable one always is, and a probe's verdict is the status's. Every status
     /// reachd publishes holds this; `ConnectivityRule` makes it so.

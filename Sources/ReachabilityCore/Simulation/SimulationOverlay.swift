@@ -19,8 +19,6 @@ public struct SimulationOverlay: Sendable {
         /// Identifies this simulation for its timer: a timer whose token is not the active one's
         /// is stale and does nothing.
         public var token: Int
-        /// When it ends by itself.
-        public var expires: Date?
     }
 
     /// What the owner must do after starting a simulation.
@@ -90,8 +88,7 @@ public struct SimulationOverlay: Sendable {
         }
         let status = try simulation.resolve(over: real, now: now)
         lastToken += 1
-        active = Active(request: request, owner: request.whileConnected ? owner : nil, token: lastToken,
-                        expires: request.seconds.map { now.addingTimeInterval(TimeInterval($0)) })
+        active = Active(request: request, owner: request.whileConnected ? owner : nil, token: lastToken)
         let event = emit(status, reason: Reason(code: .simulation, detail: "simulation started"), timestamp: now)
         return Started(event: event)
     }

@@ -18,20 +18,20 @@ extension ConnectivityChecker {
     /// The HTTP request that checks `path` with `configuration`: bound to the path's interface,
     /// with its addresses as fallback sources; and the request of the path's captive-portal API.
     static func check(_ configuration: Configuration, path: ProbePath, networkNamespace: String?,
-                      resolver: HostResolver?) -> Check {
+                      resolver: HostResolver?, tls: TLSContext? = nil) -> Check {
         var api: HTTPProbe.Request?
         if let uri = path.captivePortalApi, let url = try? ProbeURL(uri), url.isHTTPS {
             api = HTTPProbe.Request(url: url, interface: path.interface, sourceAddresses: path.sourceAddresses,
                                     timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace,
                                     maxBodyBytes: CaptivePortalAPI.maxBytes, resolver: resolver, interfaceIndex: path.index,
-                                    caFile: configuration.caFile, accept: CaptivePortalAPI.mediaType)
+                                    caFile: configuration.caFile, accept: CaptivePortalAPI.mediaType, tls: tls)
         }
         do {
             let url = try ProbeURL(configuration.url)
             return .request(HTTPProbe.Request(url: url, interface: path.interface, sourceAddresses: path.sourceAddresses,
                                               timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace,
                                               resolver: resolver, interfaceIndex: path.index,
-                                              caFile: configuration.caFile), api: api)
+                                              caFile: configuration.caFile, tls: tls), api: api)
         } catch {
             return .verdict(ProbeVerdict.unknown(url: configuration.url, error: error.description, at: Date()))
         }
@@ -43,31 +43,27 @@ extension ConnectivityChecker {
                            outcome: result.outcome, rttMs: result.rttMs, checkedAt: Date())
     }
 
-    /// Runs one check on the calling thread: the API first when there is one (its `captive:
-    /// true` is the verdict), then the ordinary check. `checked` sees each request that ran to
-    /// its end, with its method and verdict.
+    /// Runs one check on the calling thread: the API first when there is one, then the ordinary
+    /// check, which is the evidence (`CaptivePortalAPI.verdict`). `checked` sees each request
+    /// that ran to its end, with its method and verdict; `disagreed` the note when the API said
+    /// captive and the ordinary check did not believe it.
     static func run(_ configuration: Configuration, request: HTTPProbe.Request, api: HTTPProbe.Request?,
-                    handle: HTTPProbe.Handle, checked: (Method, Probe) -> Void = { _, _ in }) -> Probe {
-        var apiState: Result<CaptivePortalAPI.State, CaptivePortalAPI.Failure>?
+                    handle: HTTPProbe.Handle, checked: (Method, Probe) -> Void = { _, _ in },
+                    disagreed: (String) -> Void = { _ in }) -> Probe {
+        var apiAnswer: (state: Result<CaptivePortalAPI.State, CaptivePortalAPI.Failure>, rttMs: Double?)?
         if let api {
             let result = HTTPProbe.run(api, handle: handle)
             let state = CaptivePortalAPI.state(of: result.outcome)
-            switch state {
-            case .success(let said) where said.captive:
-                let probe = CaptivePortalAPI.portal(said, api: api.url.string, rttMs: result.rttMs, checkedAt: Date())
-                if !handle.isCancelled { checked(.api, probe) }
-                return probe
-            case .success, .failure:
-                if !handle.isCancelled {
-                    checked(.api, apiVerdict(state, api: api.url.string, rttMs: result.rttMs))
-                }
-            }
-            apiState = state
+            if !handle.isCancelled { checked(.api, apiVerdict(state, api: api.url.string, rttMs: result.rttMs)) }
+            apiAnswer = (state, result.rttMs)
         }
         let probe = verdict(configuration, HTTPProbe.run(request, handle: handle))
         if !handle.isCancelled { checked(.http, probe) }
-        guard let apiState, let api else { return probe }
-        return CaptivePortalAPI.merge(apiState, api: api.url.string, into: probe)
+        guard let apiAnswer, let api else { return probe }
+        let (merged, disagreement) = CaptivePortalAPI.verdict(apiAnswer.state, api: api.url.string, apiRttMs: apiAnswer.rttMs,
+                                                              checked: probe, checkedAt: Date())
+        if let disagreement, !handle.isCancelled { disagreed(disagreement) }
+        return merged
     }
 
     /// What an API request alone says, for metrics: `full` for `captive: false`, `limited` for

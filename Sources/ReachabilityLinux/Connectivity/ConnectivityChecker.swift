@@ -48,6 +48,18 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// Make the checks' sockets in this network namespace; nil: the caller's own.
     private let networkNamespace: String?
     private let log: LogSink
+    /// The TLS context of the configuration in force, built at its first https check and shared
+    /// by every check until a reload (loading the CA store per check cost ~18 ms of CPU each).
+    private var tls: TLSContext?
+    private var tlsBuilt = 0
+    /// Notices about failed checks, APIs not used and APIs not believed, each kind bounded like
+    /// the router option notices: what the network answers decides how often they come.
+    private var noticeLogs: [Notice: LogRateLimiter] = [:]
+
+    /// The kinds of notice the checker logs, each with its own rate limit.
+    private enum Notice: Hashable {
+        case checkFailed, apiNotUsed, apiNotBelieved
+    }
 
     /// - Parameters:
     ///   - networkNamespace: the namespace (a name under /run/netns or a path) the checks run in;
@@ -102,6 +114,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// at once; a new Timeout applies from the next check.
     public func reconfigure(_ configuration: Configuration) {
         queue.async { [self] in
+            // A reload reads the CA store and `CAFile=` again (either may have changed).
+            tls = nil
             self.configuration = configuration
             resolver = Self.resolver(timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace, pool: resolverPool)
             warnAboutURL()
@@ -113,6 +127,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
     public func observeActions(_ observer: @escaping @Sendable (ProbeScheduler.Action) -> Void) {
         queue.sync { actionObserver = observer }
     }
+
+    /// How many TLS contexts the checker built (one per configuration with https; tests count them).
+    public var tlsContextsBuilt: Int { queue.sync { tlsBuilt } }
 
     /// Sees the verdict of every request that ran to its end (not of cancelled ones), on the
     /// checker's queue, with how it asked (the captive-portal API or the HTTP check): reachd
@@ -164,10 +181,36 @@ public final class ConnectivityChecker: @unchecked Sendable {
         }
     }
 
+    /// The configuration's TLS context, built now if it is not yet; nil when it cannot be (each
+    /// request then builds its own and fails with the reason).
+    private func sharedTLS() -> TLSContext? {
+        if let tls { return tls }
+        do {
+            let context = try TLSContext(caFile: configuration.caFile)
+            tlsBuilt += 1
+            tls = context
+            return context
+        } catch {
+            return nil
+        }
+    }
+
+    /// Logs a notice unless too many of its kind came lately (10 a minute).
+    private func notice(_ kind: Notice, _ line: String) {
+        var limiter = noticeLogs[kind] ?? LogRateLimiter(burst: 10, interval: 60)
+        let (allowed, suppressed) = limiter.admit(now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+        noticeLogs[kind] = limiter
+        guard allowed else { return }
+        log.notice(line + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
+    }
+
     private func startProbe(id: Int, path: ProbePath) {
         let configuration = self.configuration
         let request: HTTPProbe.Request, api: HTTPProbe.Request?
-        switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: resolver) {
+        let needsTLS = (try? ProbeURL(configuration.url))?.isHTTPS == true
+            || path.captivePortalApi.map(CaptivePortalAPI.isUsable) == true
+        let tls = needsTLS ? sharedTLS() : nil
+        switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: resolver, tls: tls) {
         case .verdict(let probe):
             // A URL that cannot be checked: answer at once, connectivity unknown.
             queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe)) }
@@ -189,20 +232,25 @@ public final class ConnectivityChecker: @unchecked Sendable {
             }
         }
         let submitted = checkPool.submit { [weak self] in
-            let probe = Self.run(configuration, request: request, api: api, handle: handle) { method, probe in
+            let probe = Self.run(configuration, request: request, api: api, handle: handle, checked: { method, probe in
                 guard let self else { return }
                 self.queue.async {
                     if method == .api, probe.result == .limited {
-                        self.log.notice("captive-portal API \(probe.url) on \(path.interface) not used: "
-                                        + TerminalText.escaped(probe.error ?? "no answer") + "; the HTTP check decides")
+                        self.notice(.apiNotUsed, "captive-portal API \(probe.url) on \(path.interface) not used: "
+                                    + TerminalText.escaped(probe.error ?? "no answer") + "; the HTTP check decides")
                     }
                     self.checkObserver?(method, probe)
                 }
-            }
+            }, disagreed: { note in
+                guard let self else { return }
+                self.queue.async { self.notice(.apiNotBelieved, "\(note) (on \(path.interface))") }
+            })
             finish(probe)
         }
         if !submitted {
-            finish(Self.verdict(configuration, HTTPProbe.Result(outcome: .failure(ProbeFailure(.other, "no thread free to run the check")), rttMs: nil)))
+            // A full pool says nothing about the network: try again soon, publish nothing.
+            running.removeValue(forKey: id)
+            queue.async { [self] in perform(scheduler.probeBusy(id: id)) }
         }
     }
 
@@ -211,7 +259,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private func logVerdict(_ probe: Probe, interface: String) {
         switch probe.result {
         case .limited, .unknown:
-            log.notice("connectivity check on \(interface) failed: \(probe.summary)")
+            notice(.checkFailed, "connectivity check on \(interface) failed: \(probe.summary)")
         case .full, .portal, .none:
             log.debug("connectivity check on \(interface): \(probe.summary)")
         }

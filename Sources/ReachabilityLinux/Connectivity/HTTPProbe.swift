@@ -36,15 +36,18 @@ public enum HTTPProbe {
         public var resolver: HostResolver?
         /// PEM certificates trusted for https besides the system's store (`CAFile=`).
         public var caFile: String?
+        /// The TLS context https uses (the checker's, shared by its checks); nil: one is built
+        /// for this request from `caFile`.
+        public var tls: TLSContext?
         /// The `Accept:` header, if any (`application/captive+json` for a captive-portal API).
         public var accept: String?
 
         public init(url: ProbeURL, interface: String? = nil, sourceAddresses: [String] = [], timeout: TimeInterval = 5,
                     networkNamespace: String? = nil, maxBodyBytes: Int = 64 * 1024, resolver: HostResolver? = nil,
-                    interfaceIndex: Int? = nil, caFile: String? = nil, accept: String? = nil) {
+                    interfaceIndex: Int? = nil, caFile: String? = nil, accept: String? = nil, tls: TLSContext? = nil) {
             self.url = url; self.interface = interface; self.interfaceIndex = interfaceIndex; self.sourceAddresses = sourceAddresses
             self.timeout = timeout; self.networkNamespace = networkNamespace; self.maxBodyBytes = maxBodyBytes
-            self.resolver = resolver; self.caFile = caFile; self.accept = accept
+            self.resolver = resolver; self.caFile = caFile; self.accept = accept; self.tls = tls
         }
     }
 
@@ -106,14 +109,29 @@ public enum HTTPProbe {
         case .success(let resolved): addresses = resolved
         case .failure(let failure): return Result(outcome: .failure(failure), rttMs: nil)
         }
+        // Noticed before the TLS set-up, the dearest step before the connection.
         if handle.isCancelled { return Result(outcome: .failure(ProbeFailure(.other, "cancelled")), rttMs: nil) }
+        let tls: TLSContext?
+        if !request.url.isHTTPS {
+            tls = nil
+        } else if let shared = request.tls {
+            tls = shared
+        } else {
+            do throws(ProbeFailure) {
+                tls = try TLSContext(caFile: request.caFile)
+            } catch {
+                return Result(outcome: .failure(error), rttMs: nil)
+            }
+        }
         let started = Date()
         var lastFailure = ProbeFailure(.other, "no address to connect to")
         for address in addresses {
             let exchange: Swift.Result<HTTPResponse, ProbeFailure>
             do {
                 // Closed at the end of this iteration.
-                let connection = try Connection(request: request, address: address, deadline: deadline, cancelFD: handle.cancelFD)
+                if handle.isCancelled { return Result(outcome: .failure(ProbeFailure(.other, "cancelled")), rttMs: nil) }
+                let connection = try Connection(request: request, address: address, deadline: deadline, cancelFD: handle.cancelFD,
+                                                tls: tls)
                 exchange = connection.exchange()
             } catch {
                 exchange = .failure(error)
@@ -170,11 +188,13 @@ private struct Connection: ~Copyable {
     let tls: TLSSession?
 
     /// socket(2) inside the namespace, then SO_BINDTODEVICE, or bind(2) to a source address.
-    init(request: HTTPProbe.Request, address: SocketAddress, deadline: Date, cancelFD: Int32?) throws(ProbeFailure) {
+    init(request: HTTPProbe.Request, address: SocketAddress, deadline: Date, cancelFD: Int32?,
+         tls context: TLSContext?) throws(ProbeFailure) {
         self.request = request; self.address = address; self.deadline = deadline; self.cancelFD = cancelFD
         let opened = try Self.open(request, to: address)
         // Made before the socket is stored: a failure closes the local socket, not half of self.
-        let session = request.url.isHTTPS ? try TLSSession(fd: opened.rawValue, host: request.url.host, caFile: request.caFile) : nil
+        var session: TLSSession?
+        if let context { session = try TLSSession(fd: opened.rawValue, host: request.url.host, context: context) }
         socket = opened
         tls = session
     }

@@ -22,34 +22,17 @@ final class TLSSession {
         case closed
     }
 
-    private let context: OpaquePointer
+    /// Kept alive while the session is: `SSL_new` shares its context.
+    private let context: TLSContext
     private let ssl: OpaquePointer
     private let host: String
 
-    /// `SSL_CTX_new(TLS_client_method())`, verification on, the system's store
-    /// (`SSL_CTX_set_default_verify_paths`) and `caFile`, then `SSL_new` on `fd` for `host`.
-    init(fd: Int32, host: String, caFile: String?) throws(ProbeFailure) {
+    /// `SSL_new` on `fd` for `host`, from `context` (the checker's shared one, or one made for
+    /// this session alone).
+    init(fd: Int32, host: String, context: TLSContext) throws(ProbeFailure) {
         self.host = host
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw Self.failure("SSL_CTX_new") }
         self.context = context
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        _ = reachd_ssl_ctx_min_tls12(context)
-        // A server that closes without close_notify ends its answer: HTTP/1.1 with
-        // `Connection: close` says where the body ends on its own.
-        _ = reachd_ssl_ctx_ignore_unexpected_eof(context)
-        _ = SSL_CTX_set_default_verify_paths(context)
-        if let caFile {
-            guard SSL_CTX_load_verify_locations(context, caFile, nil) == 1 else {
-                let failure = Self.failure("CAFile=\(caFile)")
-                SSL_CTX_free(context)
-                throw failure
-            }
-        }
-        guard let ssl = SSL_new(context) else {
-            let failure = Self.failure("SSL_new")
-            SSL_CTX_free(context)
-            throw failure
-        }
+        guard let ssl = SSL_new(context.context) else { throw Self.failure("SSL_new") }
         self.ssl = ssl
         let isLiteral = SocketAddress(ip: host, port: 0) != nil
         var configured = SSL_set_fd(ssl, fd) == 1
@@ -61,14 +44,12 @@ final class TLSSession {
         guard configured else {
             let failure = Self.failure("setting up TLS for \(host)")
             SSL_free(ssl)
-            SSL_CTX_free(context)
             throw failure
         }
     }
 
     deinit {
         SSL_free(ssl)
-        SSL_CTX_free(context)
     }
 
     /// `SSL_connect`: the handshake, the certificate checked.
@@ -128,7 +109,7 @@ final class TLSSession {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    private static func failure(_ what: String) -> ProbeFailure {
+    static func failure(_ what: String) -> ProbeFailure {
         ProbeFailure(.tls, "\(what): \(errorQueueText() ?? "TLS error")")
     }
 }

@@ -187,7 +187,6 @@ enum NetlinkMessageDecoder {
         guard wellFormed else { return [] }
         rule.priority = priority
         rule.inputInterfaceDetached = headerFlags & UInt32(FIB_RULE_IIF_DETACHED) != 0
-        rule.outputInterfaceDetached = headerFlags & UInt32(FIB_RULE_OIF_DETACHED) != 0
         // The kernel sends a mask only with a mark; a mark alone is compared whole.
         if rule.fwmark != 0 && rule.fwmask == 0 { rule.fwmask = UInt32.max }
         if let destination { rule.destination = RoutingRule.Prefix(address: destination, length: destinationLength, family: family) }
@@ -220,13 +219,27 @@ enum NetlinkMessageDecoder {
                 problem: "options length \(optionsLength) exceeds the \(body.count - headerSize) bytes of the message"))]
         }
         let options = UnsafeRawBufferPointer(rebasing: body[headerSize..<(headerSize + optionsLength)])
+        // The router's address: the captive-portal URI ages with that router's advertisements.
+        var router: String?
+        let attributes = NetlinkAttributes.aligned(headerSize + optionsLength)
+        if attributes < body.count {
+            _ = NetlinkAttributes.forEach(in: body, from: attributes) { type, value in
+                if type == ndUserOptionSourceAddress, value.count == 16 { router = string(value, family: .ipv6) }
+                return true
+            }
+        }
         return RouterOptionParser.parse(options, ifindex: index).map { result in
             switch result {
-            case .success(let option): return .routerOption(option)
+            case .success(var option):
+                option.router = router
+                return .routerOption(option)
             case .failure(let error): return .routerOptionRejected(ifindex: index, error)
             }
         }
     }
+
+    /// NDUSEROPT_SRCADDR: the source address of the advertisement an option came in.
+    private static let ndUserOptionSourceAddress = 1
 
     /// FRA_DSCP (kernel 6.13 and later; the headers here are older): a DSCP selector.
     private static let fraDSCP = 25

@@ -104,6 +104,15 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private var foreignLog = LogRateLimiter(burst: 3, interval: 60)
     /// Notices about malformed router advertisement options (anyone on the link can send them).
     private var optionLog = LogRateLimiter(burst: 10, interval: 60)
+    /// Folds changes that come only from router advertisement options (`RouterAnnouncementMerge`).
+    private var announcementMerge = RouterAnnouncementMerge()
+    /// Interfaces whose announcements changed since the last classification.
+    private var announcedSinceEvaluation: Set<Int> = []
+    /// In the drain under way: what changed besides announcements, and whose announcements changed.
+    private var drainChangedOther = false
+    private var drainAnnounced: Set<Int> = []
+    /// Fires when held announcements are due (`announcementMerge.nextDeadline`).
+    private var mergeTimer: DispatchSourceTimer?
     /// Fires when the next router advertisement option runs out (`KernelStateTable.nextAnnouncementDeadline`).
     private var expiryTimer: DispatchSourceTimer?
     private var expiryDeadline: Double?
@@ -203,6 +212,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             expiryTimer?.cancel()
             expiryTimer = nil
             expiryDeadline = nil
+            mergeTimer?.cancel()
+            mergeTimer = nil
             evaluationScheduled = false
             for continuation in streams.values { continuation.finish() }
             streams = [:]
@@ -289,14 +300,22 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     /// One message read by `drain()`, on `queue`.
     private func handle(_ message: UnsafeRawBufferPointer) {
-        for var change in NetlinkMessageDecoder.changes(in: message) {
+        for change in NetlinkMessageDecoder.changes(in: message) {
             // A new link may reuse the index and name of a deleted one: decide its kind afresh.
             switch change {
             case .linkRemoved(let index): linkVerdicts[index] = nil
             case .ruleAdded, .ruleRemoved: rulesChanged = true
             case .routerOption(var option):
                 option.receivedAt = Self.clock()
-                change = .routerOption(option)
+                // A refreshed lifetime alone touches nothing: no classification at all.
+                var announced: Set<Int> = [], contents: Set<Int> = []
+                table.apply(.routerOption(option), touching: &announced, contents: &contents)
+                guard !announced.isEmpty else { continue }
+                touched.formUnion(announced)
+                contentsTouched.formUnion(contents)
+                drainAnnounced.formUnion(announced)
+                dirty = true
+                continue
             case .routerOptionRejected(let index, let error):
                 let (allowed, suppressed) = optionLog.admit(now: Self.clock())
                 if allowed {
@@ -307,6 +326,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             case .link, .addressAdded, .addressRemoved, .routeAdded, .routeRemoved: break
             }
             table.apply(change, touching: &touched, contents: &contentsTouched)
+            drainChangedOther = true
             dirty = true
         }
     }
@@ -336,11 +356,50 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             self.expiryTimer?.cancel()
             self.expiryTimer = nil
             self.expiryDeadline = nil
-            self.table.expireAnnouncements(now: Self.clock(), touching: &self.touched, contents: &self.contentsTouched)
+            var ranOut: Set<Int> = [], contents: Set<Int> = []
+            self.table.expireAnnouncements(now: Self.clock(), touching: &ranOut, contents: &contents)
+            self.touched.formUnion(ranOut)
+            self.contentsTouched.formUnion(contents)
+            if ranOut.isEmpty { self.armExpiryTimer(); return }
             self.dirty = true
-            self.evaluate()
+            self.announcementsChanged(ranOut)
+            // Held by the merge: what runs out next still gets its timer.
+            self.armExpiryTimer()
         }
         expiryTimer = timer
+        timer.resume()
+    }
+
+    /// Announcements alone changed on `indexes` (the table holds them): classify now, or hold
+    /// them for the merge timer.
+    private func announcementsChanged(_ indexes: Set<Int>) {
+        announcedSinceEvaluation.formUnion(indexes)
+        switch announcementMerge.announced(indexes, now: Self.clock()) {
+        case .evaluate: scheduleEvaluation()
+        case .hold(let until): armMergeTimer(until)
+        case .none: break
+        }
+    }
+
+    /// Arms the merge timer for `deadline` (CLOCK_BOOTTIME seconds), replacing an armed one.
+    private func armMergeTimer(_ deadline: Double) {
+        mergeTimer?.cancel()
+        guard socket != nil else { mergeTimer = nil; return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let delay = max(0, deadline - Self.clock())
+        timer.schedule(deadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up)) + 1))
+        let scheduledGeneration = generation
+        timer.setEventHandler { [weak self] in
+            guard let self, self.generation == scheduledGeneration else { return }
+            self.mergeTimer?.cancel()
+            self.mergeTimer = nil
+            switch self.announcementMerge.timerFired(now: Self.clock()) {
+            case .evaluate: self.scheduleEvaluation()
+            case .hold(let until): self.armMergeTimer(until)
+            case .none: break
+            }
+        }
+        mergeTimer = timer
         timer.resume()
     }
 
@@ -349,6 +408,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         guard let socket else { return }
         let readStarted = DispatchTime.now().uptimeNanoseconds
         var overrun = false
+        drainChangedOther = false
+        drainAnnounced = []
         reading: while true {
             switch socket.receive({ handle($0) }) {
             case .received: continue
@@ -382,7 +443,15 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                 log.error("re-dump after overrun failed: \(error)")
             }
         }
+        // An option that changed nothing shown may still move a deadline (an advertisement that
+        // comes without the captive-portal URI its router announced ends it a little later).
+        armExpiryTimer()
         guard dirty else { return }
+        if !overrun && !drainChangedOther {
+            // Router advertisement options alone: at most about one evaluation a second per interface.
+            if !drainAnnounced.isEmpty { announcementsChanged(drainAnnounced) }
+            return
+        }
         if dirtyReadStarted == nil { dirtyReadStarted = readStarted }
         scheduleEvaluation()
     }
@@ -442,6 +511,13 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         evaluationScheduled = false
         let reason = pendingReason
         pendingReason = nil
+        // Whatever announcements were held go out with this evaluation.
+        announcementMerge.evaluated(announcedSinceEvaluation, now: Self.clock())
+        announcedSinceEvaluation = []
+        if mergeTimer != nil {
+            mergeTimer?.cancel()
+            mergeTimer = nil
+        }
         let action: StatusTracker.Action
         if rebuild {
             action = tracker.update(makeSnapshot(), reason: reason)
