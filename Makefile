@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build build-tests deps test test-debug test-checks test-release run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
+.PHONY: all build build-tests deps gio test test-debug test-checks test-release run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
 .PHONY: deb deb-deps check-static check-deb
 
 all: build
@@ -12,7 +12,7 @@ all: build
 deps:
 	@scripts/deps.sh
 
-build: deps
+build: deps gio
 	$(SWIFT) build $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
 	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
 
@@ -35,9 +35,23 @@ test-checks: check-units check-install check-systemd
 
 test-release: check-static check-deb
 
-build-tests: deps
+build-tests: deps gio
 	$(SWIFT) build --build-tests $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
 	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
+
+# The GIO network monitor module (gio/, docs/glib.md): C on GLib and json-glib, no Swift.
+# Warnings are errors; hardened as Debian builds (the package builds it with dpkg-buildflags).
+CC ?= cc
+GIO_MODULE = .build/gio/libgioreachd.so
+GIO_CFLAGS ?= -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2
+GIO_WARNINGS = -Wall -Wextra -Werror
+GIO_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,--as-needed
+gio: deps $(GIO_MODULE)
+
+$(GIO_MODULE): gio/gnetworkmonitorreachd.c
+	@mkdir -p $(dir $@)
+	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -fPIC -fvisibility=hidden -shared -Wl,-z,defs $(GIO_LDFLAGS) \
+	  -o $@ $< $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
 
 # An outside package that depends on this one by path builds the README's Swift snippet and
 # runs it against a reachd in a test namespace (scratch build in .build/external-package).
@@ -58,6 +72,8 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# GLib's module directory: GLib looks nowhere else (GIO_EXTRA_MODULES aside), whatever PREFIX is.
+GIOMODULEDIR ?= $(shell pkg-config --variable=giomoduledir gio-2.0 2>/dev/null)
 INSTALL ?= install
 
 # Release binaries for install, package and benchmarks: the Swift runtime (stdlib, Foundation,
@@ -86,14 +102,15 @@ check-systemd: build-tests
 	@REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) scripts/test-systemd.sh
 	@REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) scripts/test-dispatcher-systemd.sh
 
-# Without BIN_DIR, builds release binaries first. Installed binaries are stripped.
-install: $(if $(BIN_DIR),,release)
+# Without BIN_DIR, builds release binaries first. Installed binaries are stripped. The GIO
+# module goes into GIOMODULEDIR, and GIO's module cache is refreshed unless DESTDIR is set.
+install: $(if $(BIN_DIR),,release) gio
 	@scripts/install.sh install "$(if $(BIN_DIR),$(BIN_DIR),$(RELEASE_BIN_DIR))" \
-	  "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
+	  "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)" "$(GIOMODULEDIR)"
 
 # Leaves an edited $(SYSCONFDIR)/reachd/reachd.conf (and any drop-ins) in place.
 uninstall:
-	@scripts/install.sh uninstall "" "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)"
+	@scripts/install.sh uninstall "" "$(DESTDIR)" "$(PREFIX)" "$(SYSCONFDIR)" "$(UNITDIR)" "$(MANDIR)" "$(COMPLETIONDIR)" "$(SYSUSERSDIR)" "$(GIOMODULEDIR)"
 
 # The release binaries, installed into a DESTDIR, run with the Swift toolchain hidden (root:
 # a mount namespace binds an empty directory over it; skips otherwise).
@@ -115,9 +132,9 @@ check-deb: deb
 	@scripts/test-deb.sh "reachd_$$(scripts/build-deb.sh --version)-$(DEB_REVISION)_$$(dpkg-architecture -qDEB_HOST_ARCH).deb" "$(RELEASE_BIN_DIR)"
 
 # Benchmarks: on demand only, never part of `make test`. Root, ~2.5 minutes on 2 cores.
-# Builds reachd in release mode and writes the figures into BENCHMARKS.md.
+# Builds reachd in release mode and writes the figures into BENCHMARKS.md; then bench/gio.py.
 BENCH_ARGS ?=
-bench: release
+bench: release gio
 	bench/run.sh --reachd $(RELEASE_BIN_DIR)/reachd $(BENCH_ARGS)
 
 # Fuzzing (on demand, never part of `make test`): libFuzzer targets for the varlink framer and

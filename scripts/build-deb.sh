@@ -34,7 +34,7 @@ rm -rf "$out"
 mkdir -p "$stage/bin"
 cp -R packaging/debian "$stage/debian"
 cp "$bin_dir/reachd" "$bin_dir/reachctl" "$bin_dir/reachd-dispatcher" "$stage/bin/"
-cp -R config man completions systemd "$stage/"
+cp -R config man completions systemd gio "$stage/"
 mkdir -p "$stage/contrib"
 if [ -d contrib ]; then cp -R contrib/. "$stage/contrib/"; fi
 # The units name the packaged daemon; sysusers.d as dh_installsysusers expects it.
@@ -65,6 +65,9 @@ dest=${DEB_OUT_DIR:-.}/$deb
 cp "$out/$deb" "$dest"
 echo "build-deb: $dest ($(du -h "$dest" | cut -f1))"
 dpkg-deb --field "$dest" Depends | sed 's/^/build-deb: Depends: /'
+# The GIO module made it into GLib's module directory.
+grep -q " ./usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/gio/modules/libgioreachd.so$" <<<"$(dpkg-deb --contents "$dest")" ||
+  { echo "build-deb: the GIO module is not in the package" >&2; exit 1; }
 # Every file of contrib/ made it in.
 if [ -d contrib ]; then
   contents=$(dpkg-deb --contents "$dest" | awk '{ print $6 }')

@@ -91,6 +91,11 @@ exe=$(inside readlink /proc/"$pid1"/exe || true)
 uid=$(inside awk '/^Uid:/ { print $2 }' /proc/"$pid1"/status 2>/dev/null || echo "?")
 [ "$uid" = "$(inside id -u reachd 2>/dev/null || echo none)" ] || fail "reachd runs as uid $uid, not as user reachd"
 inside test -f /usr/lib/sysusers.d/reachd.conf || fail "no /usr/lib/sysusers.d/reachd.conf"
+# The GIO module, and libglib2.0-0's trigger put it into GIO's module cache.
+giomodules=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/gio/modules
+inside test -f "$giomodules/libgioreachd.so" || fail "no $giomodules/libgioreachd.so"
+inside grep -q '^libgioreachd.so: gio-network-monitor$' "$giomodules/giomodule.cache" ||
+  fail "giomodule.cache does not list libgioreachd.so: $(inside cat "$giomodules/giomodule.cache" 2>&1)"
 [ "$(inside dpkg-query -W -f='${Conffiles}' reachd | awk 'NF { print $1 }' | sort | tr '\n' ' ')" = "/etc/reachd/dispatcher.conf /etc/reachd/reachd.conf " ] ||
   fail "the package's conffiles are not /etc/reachd/reachd.conf and /etc/reachd/dispatcher.conf: $(inside dpkg-query -W -f='${Conffiles}' reachd)"
 # The dispatcher runs as root from /usr/bin and follows reachd; the targets and
@@ -155,6 +160,7 @@ log "after remove: units inactive, binaries gone, /etc/reachd/reachd.conf kept"
 apt_get purge reachd >/dev/null 2>&1 || fail "apt-get purge failed"
 inside dpkg-query -W -f='${db:Status-Abbrev}' reachd 2>/dev/null | grep -q '^[^n]' && fail "dpkg still knows reachd after purge"
 after_names=$(named_reachd)
+if inside grep -q libgioreachd "$giomodules/giomodule.cache" 2>/dev/null; then fail "giomodule.cache still lists libgioreachd.so after purge"; fi
 left=$(comm -13 <(echo "$before_names") <(echo "$after_names"))
 [ -z "$left" ] || fail "purge left files named reachd: $left"
 inside test -e /etc/reachd && fail "purge left /etc/reachd"
@@ -164,8 +170,9 @@ ours='^\./(var/lib/(dpkg|systemd|private|apt|reachd)/|var/cache/(apt|reachd)/|va
 changed=$(comm -13 <(echo "$before_files") <(snapshot) | grep -E "$ours" || true)
 log "files the container gained or changed from install to purge (outside other services' /var):"
 printf '%s\n' "$changed" | sed 's/^\./    /'
-# dpkg's and apt's books, systemd's own state, and the system user (Debian packages keep theirs).
-expected='^\./(var/lib/dpkg/|var/log/(apt/|dpkg\.log$)|var/cache/apt/|var/lib/apt/|var/lib/systemd/(timers|catalog|random-seed|coredump)|etc/(passwd|group|shadow|gshadow|subuid|subgid)-?$|etc/\.pwd\.lock$|etc/ld\.so\.cache$)'
+# dpkg's and apt's books, systemd's own state, the system user (Debian packages keep theirs),
+# and GIO's module cache, which libglib2.0-0's trigger wrote again without the module.
+expected='^\./(var/lib/dpkg/|var/log/(apt/|dpkg\.log$)|var/cache/apt/|var/lib/apt/|var/lib/systemd/(timers|catalog|random-seed|coredump)|etc/(passwd|group|shadow|gshadow|subuid|subgid)-?$|etc/\.pwd\.lock$|etc/ld\.so\.cache$|usr/lib/[^/]+/gio/modules/giomodule\.cache$)'
 unexpected=$(printf '%s\n' "$changed" | grep -Ev "$expected" | grep . || true)
 [ -z "$unexpected" ] || fail "purge left: $unexpected"
 if printf '%s\n' "$changed" | grep -E 'reachd|deb-systemd-helper' | grep -q .; then fail "purge left reachd's state: $(printf '%s\n' "$changed" | grep -E 'reachd|deb-systemd-helper')"; fi

@@ -18,6 +18,7 @@ expect_file() { # path mode
 }
 
 make -s install DESTDIR="$root" PREFIX=/usr BIN_DIR="$bin_dir" >/dev/null
+giomoduledir=$(pkg-config --variable=giomoduledir gio-2.0)
 
 expect_file /usr/bin/reachd 755
 expect_file /usr/bin/reachctl 755
@@ -43,6 +44,12 @@ expect_file /usr/share/man/man8/reachd.8 644
 expect_file /usr/share/man/man1/reachctl.1 644
 expect_file /usr/share/man/man5/reachd.conf.5 644
 expect_file /usr/share/bash-completion/completions/reachctl 644
+# The GIO module, in GLib's own module directory, stripped; no module cache written into a DESTDIR.
+expect_file "$giomoduledir/libgioreachd.so" 644
+if readelf -S "$root$giomoduledir/libgioreachd.so" 2>/dev/null | grep -q '\.symtab'; then fail "installed libgioreachd.so is not stripped"; fi
+readelf -Ws --dyn-syms "$root$giomoduledir/libgioreachd.so" 2>/dev/null | grep -q ' g_io_module_load$' \
+  || fail "installed libgioreachd.so does not export g_io_module_load"
+[ ! -e "$root$giomoduledir/giomodule.cache" ] || fail "install wrote giomodule.cache into the DESTDIR"
 [ -d "$root/etc/reachd/reachd.conf.d" ] || fail "/etc/reachd/reachd.conf.d missing"
 grep -qx 'ExecStart=/usr/bin/reachd' "$root/usr/lib/systemd/system/reachd.service" \
   || fail "reachd.service does not start /usr/bin/reachd"
@@ -104,6 +111,7 @@ left=$(cd "$root" && find . -type f | sort | tr '\n' ' ')
 rm -rf "${root:?}"/*
 make -s install DESTDIR="$root" BIN_DIR="$bin_dir" >/dev/null
 expect_file /usr/local/bin/reachd 755
+expect_file "$giomoduledir/libgioreachd.so" 644
 expect_file /usr/local/lib/systemd/system/reachd.service 644
 expect_file /usr/local/lib/sysusers.d/reachd.conf 644
 grep -qx 'ExecStart=/usr/local/bin/reachd' "$root/usr/local/lib/systemd/system/reachd.service" \

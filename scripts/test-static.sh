@@ -6,7 +6,9 @@
 #      so the toolchain really is out of reach;
 #   1. the installed reachd and reachctl link no Swift library, carry no symbol table, and start;
 #   2. reachd runs in a network namespace of its own (connectivity check and ModemManager off)
-#      and `reachctl status` sees a veth with an address and a default route appear there.
+#      and `reachctl status` sees a veth with an address and a default route appear there;
+#   3. the installed GIO module links no Swift library, and a python3-gi app gets reachd's
+#      network monitor from it.
 #   test-static.sh RELEASE_BIN_DIR
 # Needs root (mount namespace, network namespace); skips otherwise. A few seconds.
 set -euo pipefail
@@ -86,6 +88,17 @@ ip -n "$ns" route add default via 10.232.0.1 dev rchs0
 ok=
 for _ in $(seq 100); do [[ $(status) == *"ethernet (rchs0)"* ]] && { ok=1; break; }; sleep 0.1; done
 if [ -n "$ok" ]; then log "reachctl status: $(status)"; else fail "status never showed rchs0: $(status)"; fi
+# 3. The installed GIO module (C, no Swift inside apps) in a GLib app, the toolchain still hidden.
+module=$(find "$work/root" -name libgioreachd.so | head -1)
+if [ -z "$module" ]; then
+  fail "no libgioreachd.so installed"
+else
+  missing=$(ldd "$module" 2>&1 | grep -E 'not found|libswift|libFoundation|libdispatch' || true)
+  [ -z "$missing" ] || fail "libgioreachd.so wants: $missing"
+  out=$(GIO_EXTRA_MODULES=$(dirname "$module") REACHD_SOCKET=$sock /usr/bin/python3 -c \
+    'from gi.repository import Gio; m = Gio.NetworkMonitor.get_default(); print(type(m).__name__, m.get_network_available())' 2>&1)
+  [ "$out" = "GNetworkMonitorReachd True" ] && log "a GLib app with the installed module: $out" || fail "a GLib app with the installed module: $out"
+fi
 kill -TERM "$daemon"; wait "$daemon" || fail "reachd exited $? on SIGTERM"
 exit $((failures > 0))
 INNER

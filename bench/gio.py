@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""What the GIO module (.build/gio/libgioreachd.so, `make gio`) costs a GLib app, measured with
+Debian's python3-gi (Tests/python/gio_monitor.py) against a reachd in a network namespace:
+
+- latency: reachd's Simulate call sent → network-changed in the app (CLOCK_MONOTONIC on both
+  sides), against a plain varlink subscriber in python reading the same events;
+- g_network_monitor_get_default(): with the module and reachd, without the module (GLib's
+  netlink monitor), and with the module and no reachd (its init fails, GLib falls back);
+- memory: RSS and private memory (/proc/PID/smaps_rollup) of the app after get_default(), with
+  the module and without.
+
+    bench/gio.py [--reachd PATH] [--changes 100] [--runs 10]
+
+Root (a network namespace, Simulate). Prints the figures; docs/glib.md ("What it costs an app")
+holds those of the last run written there by hand, BENCHMARKS.md their summary. The namespace (rbg<pid>-*) and every process
+started are removed on exit.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+APP = os.path.join(ROOT, "Tests/python/gio_monitor.py")
+MODULES = os.path.join(ROOT, ".build/gio")
+PYTHON = "/usr/bin/python3"
+NS = f"rbg{os.getpid()}"
+
+
+def sh(command):
+    subprocess.run(command, shell=True, check=True, stdout=subprocess.DEVNULL)
+
+
+def varlink_call(path, method, parameters, more=False):
+    """Sends one call; returns the socket (for more) or the reply."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    message = {"method": method, "parameters": parameters}
+    if more:
+        message["more"] = True
+    s.sendall(json.dumps(message).encode() + b"\0")
+    if more:
+        return s
+    reply = read_message(s, bytearray())
+    s.close()
+    return reply
+
+
+def read_message(s, buffer):
+    while b"\0" not in buffer:
+        data = s.recv(65536)
+        if not data:
+            raise EOFError("reachd closed the connection")
+        buffer += data
+    end = buffer.index(b"\0")
+    message = json.loads(bytes(buffer[:end]))
+    del buffer[: end + 1]
+    return message
+
+
+class App:
+    """gio_monitor.py, its lines read as they come."""
+
+    def __init__(self, environment, arguments=()):
+        self.process = subprocess.Popen([PYTHON, APP, *arguments], env=environment, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def next(self, event):
+        for line in self.process.stdout:
+            obj = json.loads(line)
+            if obj.get("event") == event:
+                return obj
+        raise EOFError(f"the app ended before {event}")
+
+    def memory(self):
+        fields = {}
+        with open(f"/proc/{self.process.pid}/smaps_rollup") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[1].isdigit():
+                    fields[parts[0].rstrip(":")] = int(parts[1])
+        return fields
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def environment(socket_path, module=True):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GIO_USE_NETWORK_MONITOR", "GIO_EXTRA_MODULES", "REACHD_SOCKET", "G_MESSAGES_DEBUG")}
+    env["REACHD_SOCKET"] = socket_path
+    if module:
+        env["GIO_EXTRA_MODULES"] = MODULES
+    return env
+
+
+def summary(values, unit="ms", digits=2):
+    values = sorted(values)
+    p90 = values[min(len(values) - 1, int(len(values) * 0.9))]
+    return f"median {statistics.median(values):.{digits}f} {unit} (p90 {p90:.{digits}f}, n={len(values)})"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reachd", default=None)
+    parser.add_argument("--changes", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=10)
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench/gio.py: needs root (a network namespace, Simulate)")
+    reachd = args.reachd
+    if reachd is None:
+        for candidate in (".build/static/release/reachd", ".build/release/reachd", ".build/debug/reachd"):
+            if os.access(os.path.join(ROOT, candidate), os.X_OK):
+                reachd = os.path.join(ROOT, candidate)
+                break
+    if reachd is None or not os.path.exists(os.path.join(MODULES, "libgioreachd.so")):
+        sys.exit("bench/gio.py: build first (make gio; swift build --product reachd)")
+
+    directory = tempfile.mkdtemp(prefix="rbg-")
+    path = os.path.join(directory, "io.reachd.Reachability")
+    config = os.path.join(directory, "reachd.conf")
+    with open(config, "w") as f:
+        f.write("[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n")
+    daemon = None
+    apps = []
+    try:
+        sh(f"ip netns add {NS}-h && ip netns add {NS}-u && ip -n {NS}-h link set lo up")
+        sh(f"ip -n {NS}-h link add eth0 type veth peer name up0 netns {NS}-u")
+        sh(f"ip -n {NS}-u addr add 10.201.0.1/24 dev up0 && ip -n {NS}-u link set up0 up")
+        sh(f"ip -n {NS}-h addr add 10.201.0.2/24 dev eth0 && ip -n {NS}-h link set eth0 up")
+        sh(f"ip -n {NS}-h route add default via 10.201.0.1 dev eth0")
+        sh(f"ip netns exec {NS}-h sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
+        daemon = subprocess.Popen(["ip", "netns", "exec", f"{NS}-h", reachd, "--socket", path, "--config", config],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                if varlink_call(path, "io.reachd.Reachability.GetStatus", {})["parameters"]["status"]["reachable"]:
+                    break
+            except (OSError, KeyError, EOFError):
+                pass
+            if time.monotonic() > deadline:
+                sys.exit("bench/gio.py: reachd did not come up reachable")
+            time.sleep(0.05)
+        print(f"reachd: {reachd}; module: {MODULES}/libgioreachd.so ({os.path.getsize(os.path.join(MODULES, 'libgioreachd.so'))} bytes)")
+
+        # 1. Simulate → network-changed, against a raw varlink subscriber.
+        app = App(environment(path))
+        apps.append(app)
+        ready = app.next("ready")
+        assert ready["type"] == "GNetworkMonitorReachd", ready
+        raw = varlink_call(path, "io.reachd.Reachability.Subscribe", {}, more=True)
+        raw_buffer = bytearray()
+        read_message(raw, raw_buffer)   # initial
+        to_app, to_raw = [], []
+        for i in range(args.changes):
+            connectivity = "portal" if i % 2 == 0 else "full"
+            sent = time.monotonic()
+            varlink_call(path, "io.reachd.Reachability.Simulate", {"connectivity": connectivity, "seconds": 600})
+            read_message(raw, raw_buffer)
+            to_raw.append((time.monotonic() - sent) * 1000)
+            changed = app.next("changed")
+            assert changed["connectivity"] == connectivity, changed
+            to_app.append((changed["monotonic"] - sent) * 1000)
+        raw.close()
+        varlink_call(path, "io.reachd.Reachability.Simulate", {"reset": True})
+        app.stop()
+        print(f"Simulate sent → network-changed in the app: {summary(to_app)}")
+        print(f"Simulate sent → event read by a python varlink subscriber: {summary(to_raw)}")
+
+        # 2. get_default() and 3. memory, alternated.
+        timings = {"module": [], "none": [], "fallback": []}
+        memory = {"module": [], "none": []}
+        for _ in range(args.runs):
+            for label, env in (("module", environment(path)), ("none", environment(path, module=False)),
+                               ("fallback", environment(os.path.join(directory, "absent")))):
+                app = App(env)
+                apps.append(app)
+                ready = app.next("ready")
+                timings[label].append(ready["getDefaultMs"])
+                if label in memory:
+                    memory[label].append(app.memory())
+                app.stop()
+        print(f"get_default() with the module and reachd: {summary(timings['module'])}")
+        print(f"get_default() without the module (GLib's netlink monitor): {summary(timings['none'])}")
+        print(f"get_default() with the module and no reachd (fallback): {summary(timings['fallback'])}")
+        for key, name in (("Rss", "RSS"), ("Private_Dirty", "private dirty"), ("Anonymous", "anonymous")):
+            with_module = statistics.median(m[key] for m in memory["module"])
+            without = statistics.median(m[key] for m in memory["none"])
+            print(f"{name} of the app: {with_module / 1024:.2f} MiB with the module, {without / 1024:.2f} MiB without "
+                  f"(+{(with_module - without):.0f} KiB)")
+    finally:
+        for app in apps:
+            if app.process.poll() is None:
+                app.stop()
+        if daemon is not None:
+            daemon.terminate()
+            daemon.wait()
+        subprocess.run(f"ip netns del {NS}-h; ip netns del {NS}-u", shell=True, stderr=subprocess.DEVNULL)
+        subprocess.run(["rm", "-rf", directory])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
