@@ -11,8 +11,8 @@ Debian's python3-gi (Tests/python/gio_monitor.py) against a reachd in a network 
 
     bench/gio.py [--reachd PATH] [--changes 100] [--runs 10]
 
-Root (a network namespace, Simulate). Prints the figures; docs/glib.md ("What it costs an app")
-holds those of the last run written there by hand, BENCHMARKS.md their summary. The namespace (rbg<pid>-*) and every process
+Root (a network namespace, Simulate). Prints the figures; BENCHMARKS.md ("The GIO module")
+holds those of the last run, written there by hand. The namespace (rbg<pid>-*) and every process
 started are removed on exit.
 """
 import argparse

@@ -41,8 +41,8 @@ scripts/fresh-scratch.sh "$scratch"
 pipeline="$("$SWIFT" build -c release --package-path bench/pipeline --scratch-path "$scratch" --show-bin-path)/pipeline"
 start=$(date +%s)
 "$PYTHON" bench/reachbench.py --pipeline-bin "$pipeline" "$@"
-# What the GIO module costs a GLib app (bench/gio.py, ~10 s): printed; docs/glib.md's table and
-# BENCHMARKS.md's summary are updated by hand. Not with --fake or a subset (--only).
+# What the GIO module costs a GLib app (bench/gio.py, ~10 s): printed; BENCHMARKS.md's GIO table is
+# updated by hand. Not with --fake or a subset (--only).
 reachd_bin="" previous=""
 for arg in "$@"; do [ "$previous" = --reachd ] && reachd_bin=$arg; previous=$arg; done
 if [ -n "$reachd_bin" ] && [ -f .build/gio/libgioreachd.so ] && [[ " $* " != *" --fake "* && " $* " != *" --only "* ]]; then
