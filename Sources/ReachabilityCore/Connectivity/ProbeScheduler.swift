@@ -94,15 +94,16 @@ public struct ProbeScheduler: Sendable {
     private var nextID = 1
     /// The result last published (nil: nothing, or `unknown`).
     private var published: Connectivity?
-    /// The last check that completed on the current path and configuration, and when.
-    private var lastCheck: (probe: Probe, at: Date)?
+    /// The last check that completed on the current path and configuration, and when (never
+    /// the wall clock: a step of the date must not make a verdict fresh or stale).
+    private var lastCheck: (probe: Probe, at: ClockReading)?
 
     public init(configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// The monitor's initial status is known: begin.
-    public mutating func start(path: ProbePath?, now: Date) -> [Action] {
+    public mutating func start(path: ProbePath?, now: ClockReading) -> [Action] {
         guard !started else { return pathChanged(path, now: now) }
         started = true
         self.path = path
@@ -111,7 +112,7 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// The monitor's status changed; only a change of `ProbePath` matters.
-    public mutating func pathChanged(_ newPath: ProbePath?, now: Date) -> [Action] {
+    public mutating func pathChanged(_ newPath: ProbePath?, now: ClockReading) -> [Action] {
         guard started, newPath != path else { return [] }
         let wasReachable = path != nil
         path = newPath
@@ -128,7 +129,7 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// A check finished. Results of cancelled (stale) checks are ignored.
-    public mutating func probeCompleted(id: Int, probe: Probe, now: Date = Date()) -> [Action] {
+    public mutating func probeCompleted(id: Int, probe: Probe, now: ClockReading) -> [Action] {
         guard started, id == inFlight else { return [] }
         inFlight = nil
         lastCheck = (probe, now)
@@ -168,13 +169,13 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// A manual check is requested (`Probe()`); answered by a later `.reply`.
-    public mutating func probeRequested(_ request: Int, now: Date) -> [Action] {
+    public mutating func probeRequested(_ request: Int, now: ClockReading) -> [Action] {
         guard configuration.enabled else { return [.reply(requests: [request], .disabled)] }
         guard let path else {
-            return [.reply(requests: [request], .probe(ProbeVerdict.notReachable(url: configuration.url, at: now)))]
+            return [.reply(requests: [request], .probe(ProbeVerdict.notReachable(url: configuration.url, at: now.wall)))]
         }
-        if inFlight == nil, let lastCheck, now.timeIntervalSince(lastCheck.at) < configuration.minManualInterval,
-           now >= lastCheck.at {
+        if inFlight == nil, let lastCheck, now.seconds(since: lastCheck.at) < configuration.minManualInterval,
+           now.uptime >= lastCheck.at.uptime {
             return [.reply(requests: [request], .probe(lastCheck.probe))]
         }
         pending.append(request)
@@ -188,7 +189,7 @@ public struct ProbeScheduler: Sendable {
     /// New settings (SIGHUP). Any change of what a check asks or when (enabled, URL, Response,
     /// interval, backoff) restarts the schedule with a check at once; a new request rate or
     /// Timeout= applies from the next check.
-    public mutating func reconfigure(_ newConfiguration: Configuration, now: Date) -> [Action] {
+    public mutating func reconfigure(_ newConfiguration: Configuration, now: ClockReading) -> [Action] {
         guard newConfiguration != configuration else { return [] }
         let schedulingPart = { (c: Configuration) -> Configuration in
             var c = c; c.probeMinInterval = 0; c.connectivity.timeoutSeconds = 0; return c
@@ -237,9 +238,9 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// With a path: check now. Without: publish `none` and answer waiting requests with it.
-    private mutating func checkOrPublishNone(now: Date) -> [Action] {
+    private mutating func checkOrPublishNone(now: ClockReading) -> [Action] {
         guard let path else {
-            let none = ProbeVerdict.notReachable(url: configuration.url, at: now)
+            let none = ProbeVerdict.notReachable(url: configuration.url, at: now.wall)
             published = Connectivity.none
             var actions: [Action] = [.publish(none)]
             if !pending.isEmpty { actions.append(.reply(requests: pending, .probe(none))); pending = [] }

@@ -48,15 +48,19 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// Make the checks' sockets in this network namespace; nil: the caller's own.
     private let networkNamespace: String?
     private let log: LogSink
+    /// Where the scheduler reads the time; tests step its wall clock apart from its uptime.
+    let clock: ReachdClock
 
     /// - Parameters:
     ///   - networkNamespace: the namespace (a name under /run/netns or a path) the checks run in;
     ///     nil: the caller's own. The in-process monitor passes its own, tests theirs.
     ///   - log: takes each verdict (debug), each failed check (notice) and a URL that cannot
     ///     be checked (warning); reachd passes its sink.
+    ///   - clock: what the scheduler measures intervals with (`ReachdClock.system`: boot time).
     public init(configuration: Configuration, target: any ProbeTarget,
                 queue: DispatchQueue = DispatchQueue(label: "reachd.probe"),
-                networkNamespace: String? = nil, log: LogSink = .discarding) {
+                networkNamespace: String? = nil, log: LogSink = .discarding, clock: ReachdClock = .system) {
+        self.clock = clock
         self.configuration = configuration
         self.target = target
         self.queue = queue
@@ -70,7 +74,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     public func start() {
         queue.async { [self] in
             warnAboutURL()
-            perform(scheduler.start(path: ProbePath(target.status), now: Date()))
+            perform(scheduler.start(path: ProbePath(target.status), now: clock.now()))
         }
     }
 
@@ -84,7 +88,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// path (interface, addresses, gateways) or of reachability triggers a check.
     public func statusChanged(_ status: Status) {
         let path = ProbePath(status)
-        queue.async { [self] in perform(scheduler.pathChanged(path, now: Date())) }
+        queue.async { [self] in perform(scheduler.pathChanged(path, now: clock.now())) }
     }
 
     /// Runs a check now (varlink `Probe()`, `reachctl probe`); while one runs, waits for it.
@@ -94,7 +98,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
             let request = nextRequest
             nextRequest += 1
             waiting[request] = completion
-            perform(scheduler.probeRequested(request, now: Date()))
+            perform(scheduler.probeRequested(request, now: clock.now()))
         }
     }
 
@@ -105,7 +109,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
             self.configuration = configuration
             resolver = Self.resolver(timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace, pool: resolverPool)
             warnAboutURL()
-            perform(scheduler.reconfigure(configuration, now: Date()))
+            perform(scheduler.reconfigure(configuration, now: clock.now()))
         }
     }
 
@@ -170,7 +174,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: resolver) {
         case .verdict(let probe):
             // A URL that cannot be checked: answer at once, connectivity unknown.
-            queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe)) }
+            queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe, now: clock.now())) }
             return
         case .request(let made, let apiRequest):
             request = made
@@ -185,7 +189,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
                 if self.running.removeValue(forKey: id) != nil {
                     self.logVerdict(probe, interface: path.interface)
                 }
-                self.perform(self.scheduler.probeCompleted(id: id, probe: probe))
+                self.perform(self.scheduler.probeCompleted(id: id, probe: probe, now: self.clock.now()))
             }
         }
         let submitted = checkPool.submit { [weak self] in
