@@ -88,7 +88,8 @@ type Status (
 type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
-         resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement),
+         resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement,
+         sleeping, resumed),
   interface: ?string,
   detail: ?string
 )

@@ -28,9 +28,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
     public typealias Reply = ProbeScheduler.Reply
 
     public let queue: DispatchQueue
-    private let target: any ProbeTarget
+    let target: any ProbeTarget
     private var configuration: Configuration
-    private var scheduler: ProbeScheduler
+    var scheduler: ProbeScheduler
     /// Shared by all checks: bounds the threads that hanging look-ups can hold.
     private var resolver: HostResolver
     /// The checker's own threads, made at start, for its HTTP checks and their name look-ups:
@@ -50,6 +50,10 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private let log: LogSink
     /// Where the scheduler reads the time; tests step its wall clock apart from its uptime.
     let clock: ReachdClock
+    /// Between `suspend()` and `resume()` (the machine sleeps): no check runs, and manual
+    /// requests wait in `heldRequests` for the check after wake.
+    var suspended = false
+    var heldRequests: [Int] = []
 
     /// - Parameters:
     ///   - networkNamespace: the namespace (a name under /run/netns or a path) the checks run in;
@@ -98,6 +102,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
             let request = nextRequest
             nextRequest += 1
             waiting[request] = completion
+            if suspended { heldRequests.append(request); return }
             perform(scheduler.probeRequested(request, now: clock.now()))
         }
     }
@@ -144,7 +149,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
 
     // MARK: performing the scheduler's actions (on `queue`)
 
-    private func perform(_ actions: [ProbeScheduler.Action]) {
+    func perform(_ actions: [ProbeScheduler.Action]) {
         for action in actions {
             actionObserver?(action)
             switch action {

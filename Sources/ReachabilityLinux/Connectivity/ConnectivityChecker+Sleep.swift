@@ -1,0 +1,32 @@
+import ReachabilityCore
+
+extension ConnectivityChecker {
+    /// The machine is about to sleep: the running check is cancelled and the timer disarmed, and
+    /// no check runs until `resume()`; a verdict from before the sleep would say nothing about
+    /// the network after it. `Probe()` calls made meanwhile wait for the check after wake (those
+    /// already waiting are answered `disabled`). Publishes nothing: the monitor's
+    /// `prepareForSleep()` drops the verdict. `completion` runs on the checker's queue once no
+    /// verdict can reach the monitor any more.
+    public func suspend(completion: @escaping @Sendable () -> Void = {}) {
+        queue.async { [self] in
+            if !suspended {
+                suspended = true
+                perform(scheduler.stop())
+            }
+            completion()
+        }
+    }
+
+    /// Awake again: a fresh check of the path the monitor has now, at once, whatever the last
+    /// verdict was; the requests held while suspended share it.
+    public func resume() {
+        queue.async { [self] in
+            guard suspended else { return }
+            suspended = false
+            perform(scheduler.start(path: ProbePath(target.status), now: clock.now()))
+            let held = heldRequests
+            heldRequests = []
+            for request in held { perform(scheduler.probeRequested(request, now: clock.now())) }
+        }
+    }
+}
