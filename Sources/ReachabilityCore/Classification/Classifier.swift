@@ -45,7 +45,14 @@ public enum Classifier {
         let vpnLink = vpnHop.flatMap { snapshot.link($0.oif) }
         let primaryLink = transport.flatMap { snapshot.link($0.oif) } ?? vpnLink
 
-        let interfaces = snapshot.linkIndexes.compactMap { index in snapshot.slices[index].flatMap { facts.interface(for: $0) } }
+        var interfaces = snapshot.linkIndexes.compactMap { index in snapshot.slices[index].flatMap { facts.interface(for: $0) } }
+        if !snapshot.standbyVerdicts.isEmpty {
+            // The path's own verdict is `connectivity`; a stale standby verdict on it would contradict it.
+            let path = [transport?.oif, vpnHop?.oif].compactMap { $0 }
+            for i in interfaces.indices where !path.contains(interfaces[i].index) {
+                interfaces[i].connectivity = snapshot.standbyVerdicts[interfaces[i].index]?.result
+            }
+        }
         // Both are links of the snapshot, so their interfaces are in the list: taken from it
         // rather than made again from copies of their slices.
         let primary = primaryLink.flatMap { link in interfaces.first { $0.index == link.index } }

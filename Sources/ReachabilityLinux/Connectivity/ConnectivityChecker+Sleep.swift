@@ -12,6 +12,10 @@ extension ConnectivityChecker {
             if !suspended {
                 suspended = true
                 perform(scheduler.stop())
+                // The monitor forgets the standby verdicts itself, in the sleeping event.
+                performStandby(standby.scheduler.stop().filter {
+                    if case .publish = $0 { false } else { true }
+                })
             }
             completion()
         }
@@ -27,6 +31,8 @@ extension ConnectivityChecker {
             let held = heldRequests
             heldRequests = []
             for request in held { perform(scheduler.probeRequested(request, now: clock.now())) }
+            standby.lastPath = ProbePath(target.status)
+            performStandby(standby.scheduler.uplinksChanged(standbyCandidates()))
         }
     }
 }

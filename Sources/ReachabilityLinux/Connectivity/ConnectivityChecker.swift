@@ -29,7 +29,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
 
     public let queue: DispatchQueue
     let target: any ProbeTarget
-    private var configuration: Configuration
+    var configuration: Configuration
     var scheduler: ProbeScheduler
     /// Shared by all checks: bounds the threads that hanging look-ups can hold.
     private var resolver: HostResolver
@@ -46,14 +46,16 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private var actionObserver: (@Sendable (ProbeScheduler.Action) -> Void)?
     private var checkObserver: (@Sendable (Method, Probe) -> Void)?
     /// Make the checks' sockets in this network namespace; nil: the caller's own.
-    private let networkNamespace: String?
-    private let log: LogSink
+    let networkNamespace: String?
+    let log: LogSink
     /// Where the scheduler reads the time; tests step its wall clock apart from its uptime.
     let clock: ReachdClock
     /// Between `suspend()` and `resume()` (the machine sleeps): no check runs, and manual
     /// requests wait in `heldRequests` for the check after wake.
     var suspended = false
     var heldRequests: [Int] = []
+    /// The checks of the uplinks besides the primary (`CheckStandby=`).
+    let standby: StandbyChecks
 
     /// - Parameters:
     ///   - networkNamespace: the namespace (a name under /run/netns or a path) the checks run in;
@@ -65,6 +67,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
                 queue: DispatchQueue = DispatchQueue(label: "reachd.probe"),
                 networkNamespace: String? = nil, log: LogSink = .discarding, clock: ReachdClock = .system) {
         self.clock = clock
+        self.standby = StandbyChecks(configuration: configuration, networkNamespace: networkNamespace)
         self.configuration = configuration
         self.target = target
         self.queue = queue
@@ -79,20 +82,27 @@ public final class ConnectivityChecker: @unchecked Sendable {
         queue.async { [self] in
             warnAboutURL()
             perform(scheduler.start(path: ProbePath(target.status), now: clock.now()))
+            standbyStatusChanged(ProbePath(target.status))
         }
     }
 
     /// Stops checking; running checks are cancelled, waiting `probeNow` calls answered `.disabled`.
     /// Not from the checker's own queue (it waits for it).
     public func stop() {
-        queue.sync { perform(scheduler.stop()) }
+        queue.sync {
+            perform(scheduler.stop())
+            performStandby(standby.scheduler.stop())
+        }
     }
 
     /// Feeds a new status (from a monitor observer; any thread). Only a change of the primary
     /// path (interface, addresses, gateways) or of reachability triggers a check.
     public func statusChanged(_ status: Status) {
         let path = ProbePath(status)
-        queue.async { [self] in perform(scheduler.pathChanged(path, now: clock.now())) }
+        queue.async { [self] in
+            perform(scheduler.pathChanged(path, now: clock.now()))
+            standbyStatusChanged(path)
+        }
     }
 
     /// Runs a check now (varlink `Probe()`, `reachctl probe`); while one runs, waits for it.
@@ -115,6 +125,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
             resolver = Self.resolver(timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace, pool: resolverPool)
             warnAboutURL()
             perform(scheduler.reconfigure(configuration, now: clock.now()))
+            standby.reconfigure(configuration, networkNamespace: networkNamespace)
+            performStandby(standby.scheduler.reconfigure(configuration, candidates: standbyCandidates()))
         }
     }
 
@@ -130,7 +142,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         queue.sync { checkObserver = observer }
     }
 
-    private static func resolver(timeout: TimeInterval, networkNamespace: String?, pool: WorkerPool) -> HostResolver {
+    static func resolver(timeout: TimeInterval, networkNamespace: String?, pool: WorkerPool) -> HostResolver {
         var configuration = HostResolver.Configuration()
         configuration.timeout = timeout
         configuration.networkNamespace = networkNamespace

@@ -10,6 +10,11 @@ extension ReachabilityMonitor {
         onQueue {
             probe = nil
             verdictChanged = true
+            // What the standby checks said before the sleep says nothing after it.
+            if !standbyVerdicts.isEmpty {
+                standbyVerdicts = [:]
+                rebuild = true
+            }
             pendingReason = Reason(code: .sleeping, detail: "the machine is going to sleep")
             evaluate()
         }

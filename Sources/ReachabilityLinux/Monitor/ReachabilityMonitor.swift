@@ -80,6 +80,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private var modems: [ModemState] = []
     var probe: Probe?
     private var probePath: ProbePath?
+    /// The standby check's verdicts by interface index (`setStandbyProbe`).
+    var standbyVerdicts: [Int: Probe] = [:]
     var socket: NetlinkSocket?
     private var reader: ReadinessThread?
     private var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
@@ -513,6 +515,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         }
         var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
         snapshot.probePath = probePath
+        snapshot.standbyVerdicts = standbyVerdicts
         return snapshot
     }
 
