@@ -13,7 +13,8 @@ public protocol ProbeTarget: AnyObject, Sendable {
 }
 
 /// The connectivity check (docs/architecture.md): runs `HTTPProbe` over the primary interface when
-/// `ProbeScheduler` says so and hands each verdict to the monitor.
+/// `ProbeScheduler` says so and hands each verdict to the monitor. The standby uplinks' checks
+/// (`+Standby`) and the pause around a sleep (`+Sleep`) live beside it.
 ///
 /// Wiring (reachd, `Daemon+Connectivity.swift`): create it with the monitor as target and call
 /// `attach(to: monitor)` once the monitor has started (it forwards every event's status to
