@@ -14,8 +14,9 @@ extension Daemon {
                 prepared()
             }
         }, onWake: { [weak self] in
-            monitor.resumed(awaitingCheck: self?.configuration.connectivity.enabled ?? false)
-            checker.resume()
+            let awaitingCheck = self?.configuration.connectivity.enabled ?? false
+            // On the checker's queue, so never before a sleep's `sleeping` that is still on its way.
+            checker.resume { monitor.resumed(awaitingCheck: awaitingCheck) }
         })
         sleepMonitor.start()
         self.sleepMonitor = sleepMonitor

@@ -11,8 +11,8 @@ extension SystemTests {
         monitor.lines.compactMap { try? WireJSON.decoder().decode(ReachabilityEvent.self, from: Data($0.utf8)) }
     }
 
-    /// Before sleep: one event, reason `sleeping`, connectivity `unknown`, and only then is the
-    /// delay inhibitor released. After wake: connectivity comes back from one fresh check (the
+    /// A forged PrepareForSleep changes nothing. Before sleep: one event, reason `sleeping`,
+    /// connectivity `unknown`, and only then is the delay inhibitor released. After wake: connectivity comes back from one fresh check (the
     /// server sees it), in the event that carries `resumed`; the inhibitor is taken again.
     @Test(.needsRoot(), .requires(.dbusDaemon, .busctl, .dbusMock))
     func sleepMakesConnectivityUnknownAndWakeChecksAfresh() throws {
@@ -40,6 +40,13 @@ extension SystemTests {
         defer { monitor.signal(SIGTERM); monitor.wait() }
         #expect(waitUntil(timeout: 10) { !Self.events(monitor).isEmpty })
         let checks = server.requests.count
+
+        // A local peer forges logind's signal, broadcast and addressed to reachd: nothing happens
+        // (the subscriber's next event, below, is the real sleep's).
+        let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/fake_prepare_for_sleep.py '\(bus.address)'")
+        #expect((Int(sent.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "\(sent.output)")
+        #expect(waitUntil(timeout: 10) { daemon.child.stderr.contains("ignoring PrepareForSleep from :") }, "\(daemon.child.stderr)")
+        #expect(try logind.inhibitors() == ["sleep reachd delay"])
 
         try logind.prepareForSleep(true)
         #expect(waitUntil(timeout: 10) { Self.events(monitor).count >= 2 }, "\(daemon.child.stderr)")

@@ -22,9 +22,12 @@ extension ConnectivityChecker {
     }
 
     /// Awake again: a fresh check of the path the monitor has now, at once, whatever the last
-    /// verdict was; the requests held while suspended share it.
-    public func resume() {
+    /// verdict was; the requests held while suspended share it. `prepare` runs first, on the
+    /// checker's queue (the monitor's re-read): in order after what `suspend` ran, however
+    /// quickly the wake follows the sleep.
+    public func resume(prepare: @escaping @Sendable () -> Void = {}) {
         queue.async { [self] in
+            prepare()
             guard suspended else { return }
             suspended = false
             perform(scheduler.start(path: ProbePath(target.status), now: clock.now()))
