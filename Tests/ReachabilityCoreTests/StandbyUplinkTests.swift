@@ -59,4 +59,24 @@ private func twoUplinks(ethUp: Bool = true) -> NetworkSnapshot {
         #expect(event.current.primary?.connectivity == nil)
         #expect(event.current.interfaces.first { $0.name == "eth1" }?.connectivity == nil)
     }
+
+    /// The primary fails over to a standby uplink: the very event of the move shows that
+    /// uplink's own last verdict (not the old path's), with its `checkedAt`.
+    @Test func failoverShowsTheStandbysVerdictAtOnce() {
+        let eth0 = ProbePath(interface: "eth0", index: 2, addresses: ["10.77.0.2/24"], gateways: ["10.77.0.1"])
+        let earlier = t0.addingTimeInterval(-60)
+        var before = twoUplinks()
+        before.probe = Probe(url: "http://x/", result: .full, httpStatus: 204, checkedAt: t0)
+        before.probePath = eth0
+        before.standbyVerdicts = [3: Probe(url: "http://x/", result: .portal, httpStatus: 302, portalUrl: "http://login/", checkedAt: earlier)]
+        var tracker = StatusTracker(snapshot: before, now: t0)
+        #expect(tracker.status.connectivity == .full && tracker.status.primary?.name == "eth0")
+        var after = before
+        after.links[2]?.carrier = false
+        guard case .emit(let event) = tracker.update(after, now: t0) else { Issue.record("no event"); return }
+        #expect(event.current.primary?.name == "wlan0")
+        #expect(event.current.connectivity == .portal)
+        #expect(event.current.probe?.checkedAt == earlier && event.current.probe?.portalUrl == "http://login/")
+        #expect(event.current.primary?.connectivity == nil)
+    }
 }

@@ -94,7 +94,15 @@ public enum Classifier {
             ipv6: !paths[1].decision.routes.isEmpty,
             gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since,
             routing: paths.map { $0.routePath(linkName: { slices[$0]?.link?.name }) })
-        return ConnectivityRule.apply(to: path, previous: previous, verdict: snapshot.verdict, now: now ?? since)
+        var verdict = snapshot.verdict
+        if let way = ProbePath(path), verdict.path != way, let known = snapshot.standbyVerdicts[way.index],
+           let from = previous.flatMap(ProbePath.init), from.index != way.index {
+            // A failover to a standby uplink: its own last verdict, not the old path's, until
+            // the check of the new path answers (its `checkedAt` tells how old it is). Later
+            // evaluations keep it as the previous status's verdict (`ConnectivityRule`).
+            verdict = ConnectivityRule.Verdict(probe: known, path: way)
+        }
+        return ConnectivityRule.apply(to: path, previous: previous, verdict: verdict, now: now ?? since)
     }
 
     /// The routes a path look-up may find, each usable when it is not unicast or its link is up
