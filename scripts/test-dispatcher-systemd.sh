@@ -8,6 +8,9 @@
 #   3. a unit PartOf=reachd-internet.target (WantedBy= it) starts when the uplink and the check
 #      give "full", does not stop for a carrier flap shorter than HoldSec=, stops when the
 #      server turns portal, starts again when it answers again, and stops when the carrier goes;
+#      with python-dbusmock's logind template in place of systemd-logind, it stops at once
+#      before a sleep (reachd's delay inhibitor released) and starts after the wake's fresh
+#      check (the inhibitor taken again);
 #   4. the dispatcher scripts ran in order with exactly the documented environment, each run
 #      starting from the state the previous one ended in, also across a restart of the dispatcher
 #      with events missed; a world-writable script was refused; a script that hangs was killed
@@ -171,6 +174,38 @@ active reachd-online.target || fail "reachd-online.target stopped behind a porta
 inside sh -c 'echo 204 > /run/check-mode'
 wait_for 20 "reachd-internet.target active again" active reachd-internet.target
 wait_for 10 "needs-internet.service active again" active needs-internet.service
+
+# Sleep and wake: python-dbusmock's logind template stands in for systemd-logind on the
+# container's system bus and announces them. reachd holds a delay inhibitor while awake; before
+# sleep reachd-internet.target and the unit PartOf= it stop at once (no HoldSec=) and reachd's
+# inhibitor goes; after wake they start again once the fresh check says full, and the
+# inhibitor is taken again.
+venv_python=$PWD/.venv/bin/python
+"$venv_python" -c 'import dbusmock, dbus' 2>/dev/null ||
+  { fail "python-dbusmock missing in .venv: run scripts/deps.sh"; exit 1; }
+inside systemctl stop systemd-logind.service >/dev/null 2>&1 || true
+inside systemctl mask --runtime systemd-logind.service >/dev/null 2>&1 || true
+inside systemd-run --quiet --unit logind-mock "$venv_python" -m dbusmock --system --template logind
+wait_for 20 "the stand-in logind on the system bus" inside busctl status org.freedesktop.login1
+login1() { inside busctl call org.freedesktop.login1 /org/freedesktop/login1 "$@"; }
+reachd_inhibits() { [[ $(login1 org.freedesktop.login1.Manager ListInhibitors 2>/dev/null) == *'"sleep" "reachd"'*'"delay"'* ]]; }
+reachd_released() { ! reachd_inhibits; }
+reachd_journal() { inside journalctl -u reachd.service --no-pager -o cat 2>&1 || true; }
+reachd_logged() { grep -q -- "$1" <<<"$(reachd_journal)"; }
+wait_for 20 "reachd to hold a delay inhibitor" reachd_inhibits && log "reachd holds a delay inhibitor"
+login1 org.freedesktop.DBus.Mock EmitSignal sssav org.freedesktop.login1.Manager PrepareForSleep b 1 b true ||
+  fail "EmitSignal PrepareForSleep(true) failed"
+wait_for 10 "reachd's event sleeping" reachd_logged ' sleeping: '
+wait_for 10 "reachd to release its inhibitor before sleep" reachd_released
+wait_for 10 "reachd-internet.target inactive before sleep" inactive reachd-internet.target && log "before sleep: reachd-internet.target stopped"
+wait_for 10 "needs-internet.service stopped before sleep" inactive needs-internet.service
+active reachd-online.target || fail "reachd-online.target stopped before sleep (only the internet's verdict is unknown)"
+login1 org.freedesktop.DBus.Mock EmitSignal sssav org.freedesktop.login1.Manager PrepareForSleep b 1 b false ||
+  fail "EmitSignal PrepareForSleep(false) failed"
+wait_for 10 "reachd's event resumed" reachd_logged ' resumed: '
+wait_for 20 "reachd-internet.target active after wake" active reachd-internet.target && log "after wake: reachd-internet.target started"
+wait_for 10 "needs-internet.service active after wake" active needs-internet.service
+wait_for 10 "reachd to take its inhibitor again" reachd_inhibits
 # The carrier goes for good.
 inside ip -n up link set rch0p down
 wait_for 20 "reachd-online.target inactive without carrier" inactive reachd-online.target && log "carrier gone: reachd-online.target stopped"

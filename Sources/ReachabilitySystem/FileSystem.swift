@@ -106,3 +106,14 @@ public enum MonotonicClock {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 }
+
+/// `CLOCK_BOOTTIME`: never steps with the wall clock, and counts the time the machine slept, so
+/// a lifetime or an interval that spans a sleep is as long as it really was.
+public enum BootClock {
+    /// Now, in seconds since boot (`clock_gettime(2)`).
+    public static func seconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

@@ -44,6 +44,7 @@ func runStatus(client: ReachabilityClient, json: Bool, verbose: Bool) async -> N
         if verbose && !json {
             for line in status.routingLines { printLine("  " + Style().safe(line)) }
             if let line = status.announcementLine { printLine("  " + Style().safe(line)) }
+            for line in status.uplinkLines { printLine("  " + Style().safe(line)) }
         }
         ProcessSetup.exit(ExitCode.success)
     } catch {

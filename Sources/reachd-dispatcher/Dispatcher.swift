@@ -74,9 +74,11 @@ final class Dispatcher: @unchecked Sendable {
             for target in NetworkTarget.allCases {
                 let holdsNow = target.holds(in: event.current)
                 guard var hold = holds[target] else { continue }
-                let action = hold.observe(holdsNow, now: now)
+                // Before sleep a target that no longer holds stops at once: the machine does not wait for a hold.
+                let beforeSleep = event.reason.code == .sleeping && !holdsNow
+                let action = beforeSleep ? hold.observeNow(holdsNow) : hold.observe(holdsNow, now: now)
                 holds[target] = hold
-                perform(action, for: target, now: now)
+                perform(action, for: target, now: now, beforeSleep: beforeSleep)
             }
         }
         guard let acted = DispatcherProgress.eventToAct(on: event, after: lastSeen) else {
@@ -96,7 +98,7 @@ final class Dispatcher: @unchecked Sendable {
 
     private static func now() -> Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
 
-    private func perform(_ action: TargetHold.Action, for target: NetworkTarget, now: Double) {
+    private func perform(_ action: TargetHold.Action, for target: NetworkTarget, now: Double, beforeSleep: Bool = false) {
         switch action {
         case .none:
             break
@@ -116,7 +118,8 @@ final class Dispatcher: @unchecked Sendable {
             }
         case .apply(let start):
             let unit = target.unitName, hold = format(configuration.targets.hold(for: target))
-            log.info("\(start ? "starting" : "stopping") \(unit): \(target.rawValue) \(start ? "held" : "lost") for \(hold) s")
+            log.info("\(start ? "starting" : "stopping") \(unit): \(target.rawValue) "
+                     + (beforeSleep ? "lost, the machine is going to sleep" : "\(start ? "held" : "lost") for \(hold) s"))
             let systemctl = options.systemctl
             unitQueue.async { [log] in
                 let outcome = ChildProcess.run(Self.resolve(systemctl), arguments: [start ? "start" : "stop", "--no-block", unit],

@@ -83,4 +83,14 @@ public struct TargetHold: Equatable, Sendable {
         applied = pending.holds
         return .apply(pending.holds)
     }
+
+    /// The condition as an event says that must be acted on now, without the hold: reachd says
+    /// the machine is about to sleep, and what is `PartOf=` the target must stop before it does
+    /// (logind waits for reachd, not for a hold).
+    public mutating func observeNow(_ holds: Bool) -> Action {
+        pending = nil
+        guard applied != holds else { return .none }
+        applied = holds
+        return .apply(holds)
+    }
 }

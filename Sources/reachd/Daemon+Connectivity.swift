@@ -6,7 +6,8 @@ import ReachabilityServer
 extension Daemon {
     /// The connectivity check (`[Connectivity]`): follows the monitor, hands it each verdict,
     /// answers varlink `Probe()`, and takes new settings on SIGHUP.
-    func startConnectivityCheck(monitor: ReachabilityMonitor, server: ReachabilityServer) {
+    @discardableResult
+    func startConnectivityCheck(monitor: ReachabilityMonitor, server: ReachabilityServer) -> ConnectivityChecker {
         let checker = ConnectivityChecker(configuration: .init(configuration), target: monitor, log: log)
         if let metrics { checker.observeChecks { method, probe in metrics.recordProbe(probe, api: method == .api) } }
         checker.attach(to: monitor)
@@ -21,5 +22,6 @@ extension Daemon {
             }
         }
         reloadHooks.append { file in checker.reconfigure(.init(file)) }
+        return checker
     }
 }

@@ -19,6 +19,8 @@ final class Daemon: @unchecked Sendable {
     var reloadHooks: [(ReachdConfiguration) -> Void] = []
     /// ModemManager, unless `[Cellular] ModemManager=no`.
     var modemSource: ModemManagerSource?
+    /// logind's sleep and wake, with a delay inhibitor while awake.
+    var sleepMonitor: LogindSleepMonitor?
     /// The simulation overlay: what subscribers see.
     private(set) var simulation: SimulationController?
     /// Prometheus metrics, unless `[Metrics]` asks for none.
@@ -92,7 +94,8 @@ final class Daemon: @unchecked Sendable {
                                  eager: false)
         server.checkHandler = Self.checkHandler(monitor: monitor, checker: HostChecker(pool: lookups))
         self.server = server
-        startConnectivityCheck(monitor: monitor, server: server)
+        let checker = startConnectivityCheck(monitor: monitor, server: server)
+        startSleepFollowing(monitor: monitor, checker: checker)
         if let metrics { try startMetrics(metrics) }
 
         if let fd = activatedSocket() {
@@ -119,6 +122,7 @@ final class Daemon: @unchecked Sendable {
         server?.stop()
         metrics?.stop()
         modemSource?.stop()
+        sleepMonitor?.stop()
         monitor?.stop()
         ProcessSetup.exit(0)
     }

@@ -167,6 +167,10 @@ private func samples(_ text: String) -> [String: String] {
         var current = status(.wwan4G, .portal, primary: wwan0)
         current.expensive = true
         current.vpn = Interface(name: "tun0", index: 9, kind: .vpn, up: true, carrier: true, operstate: "up", addresses: [], metered: false)
+        current.interfaces = [wwan0, Interface(name: "wlan0", index: 5, kind: .wifi, up: true, carrier: true, operstate: "up",
+                                               addresses: ["192.168.1.20/24"], metered: false, connectivity: .full),
+                              Interface(name: "eth1", index: 4, kind: .ethernet, up: true, carrier: true, operstate: "up",
+                                        addresses: [], metered: false)]
         current.cellular = Cellular(generation: "4G", accessTechnology: "lte", modem: "/org/freedesktop/ModemManager1/Modem/0",
                                     interface: "wwan0", signalQuality: 71, roaming: true)
         var histogram = MetricsHistogram()
@@ -194,6 +198,10 @@ private func samples(_ text: String) -> [String: String] {
         ("reachd_vpn_active", "1"),
         ("reachd_simulated", "0"),
         (#"reachd_primary_info{interface="wwan0",kind="wwan"}"#, "1"),
+        (#"reachd_interface_connectivity{interface="wwan0",state="portal"}"#, "1"),
+        (#"reachd_interface_connectivity{interface="wwan0",state="full"}"#, "0"),
+        (#"reachd_interface_connectivity{interface="wlan0",state="full"}"#, "1"),
+        (#"reachd_interface_connectivity{interface="wlan0",state="portal"}"#, "0"),
         ("reachd_cellular_generation", "4"),
         ("reachd_cellular_signal_quality_ratio", "0.71"),
         ("reachd_cellular_roaming", "1"),

@@ -2,15 +2,15 @@ import Foundation
 import Testing
 @testable import ReachabilityCore
 
-private let now = Date(timeIntervalSince1970: 1_800_000_000)
+private let now = ClockReading(wall: Date(timeIntervalSince1970: 1_800_000_000), uptime: 5_000)
 private let url = "http://10.77.0.1/check"
 private let eth = ProbePath(interface: "eth0", index: 2, addresses: ["10.77.0.2/24"], gateways: ["10.77.0.1"])
 private let wlan = ProbePath(interface: "wlan0", index: 3, addresses: ["192.168.1.20/24"], gateways: ["192.168.1.1"])
 
 private func probe(_ result: Connectivity) -> Probe {
-    Probe(url: url, result: result, httpStatus: result == .full ? 204 : nil, checkedAt: now)
+    Probe(url: url, result: result, httpStatus: result == .full ? 204 : nil, checkedAt: now.wall)
 }
-private let none = ProbeVerdict.notReachable(url: url, at: now)
+private let none = ProbeVerdict.notReachable(url: url, at: now.wall)
 
 /// A configuration: `[Connectivity]` with these keys, the rest reachd's defaults.
 private func settings(enabled: Bool = true, url: String, expectedResponse: String = "", interval: TimeInterval = 300,
@@ -48,13 +48,13 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         let done = s.probeCompleted(id: 1, probe: probe(.full), now: now)
         #expect(done.contains(.reply(requests: [1], .probe(probe(.full)))))
         for request in 2...200 {
-            let t = now.addingTimeInterval(Double(request) / 1000)         // 0.2 s of requests
+            let t = now.adding(Double(request) / 1000)                   // 0.2 s of requests
             #expect(s.probeRequested(request, now: t) == [.reply(requests: [request], .probe(probe(.full)))])
         }
         // A second later a request checks again.
-        let later = s.probeRequested(201, now: now.addingTimeInterval(1))
+        let later = s.probeRequested(201, now: now.adding(1))
         #expect(started(later) != nil)
-        #expect(s.probeRequested(202, now: now.addingTimeInterval(1.1)) == [])   // waits for that one
+        #expect(s.probeRequested(202, now: now.adding(1.1)) == [])   // waits for that one
         // A new path never gets the old path's verdict.
         var t = ProbeScheduler(configuration: settings(url: url, interval: 300, initialBackoff: 2, minManualInterval: 1))
         _ = t.start(path: eth, now: now)
@@ -68,10 +68,10 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         var s = scheduler()
         let first = s.start(path: eth, now: now)
         #expect(first == [.startProbe(id: 1, path: eth)])
-        let afterFull = s.probeCompleted(id: 1, probe: probe(.full))
+        let afterFull = s.probeCompleted(id: 1, probe: probe(.full), now: now)
         #expect(afterFull == [.publish(probe(.full)), .schedule(after: 300, timer: 2)])
-        #expect(s.timerFired(id: 2) == [.startProbe(id: 3, path: eth)])
-        #expect(delays(s.probeCompleted(id: 3, probe: probe(.full))) == [300])
+        #expect(s.timerFired(id: 2, now: now) == [.startProbe(id: 3, path: eth)])
+        #expect(delays(s.probeCompleted(id: 3, probe: probe(.full), now: now)) == [300])
     }
 
     /// The backoff table: while portal or limited the retry delay doubles from 2 s up to the interval.
@@ -81,14 +81,14 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         var id = try #require(started(s.start(path: eth, now: now)))
         var seen: [TimeInterval] = []
         for _ in 0..<7 {
-            let actions = s.probeCompleted(id: id, probe: probe(result))
+            let actions = s.probeCompleted(id: id, probe: probe(result), now: now)
             seen += delays(actions)
             let timer = try #require(timerID(actions))
-            id = try #require(started(s.timerFired(id: timer)))
+            id = try #require(started(s.timerFired(id: timer, now: now)))
         }
         #expect(seen == [2, 4, 8, 16, 30, 30, 30])
         // Logged in: back to the interval, and a later portal starts the backoff afresh.
-        #expect(delays(s.probeCompleted(id: id, probe: probe(.full))) == [30])
+        #expect(delays(s.probeCompleted(id: id, probe: probe(.full), now: now)) == [30])
         #expect(s.backoff == nil)
     }
 
@@ -99,17 +99,17 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         let id = try #require(started(s.start(path: eth, now: now)))
         var session = probe(.full)
         session.secondsRemaining = 3
-        let actions = s.probeCompleted(id: id, probe: session)
+        let actions = s.probeCompleted(id: id, probe: session, now: now)
         #expect(delays(actions) == [2])
         let timer = try #require(timerID(actions))
-        let next = try #require(started(s.timerFired(id: timer)))
+        let next = try #require(started(s.timerFired(id: timer, now: now)))
         session.secondsRemaining = 0
-        let ended = s.probeCompleted(id: next, probe: session)
+        let ended = s.probeCompleted(id: next, probe: session, now: now)
         #expect(delays(ended) == [2])   // not sooner than the first backoff, however often it says 0
         let timer2 = try #require(timerID(ended))
-        let third = try #require(started(s.timerFired(id: timer2)))
+        let third = try #require(started(s.timerFired(id: timer2, now: now)))
         session.secondsRemaining = 4000
-        #expect(delays(s.probeCompleted(id: third, probe: session)) == [300])
+        #expect(delays(s.probeCompleted(id: third, probe: session, now: now)) == [300])
         var announced = eth
         announced.captivePortalApi = "https://10.77.0.1:8443/capport"
         #expect(started(s.pathChanged(announced, now: now)) != nil)
@@ -118,21 +118,21 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
     @Test func backoffRestartsAfterFull() throws {
         var s = scheduler()
         var id = try #require(started(s.start(path: eth, now: now)))
-        var actions = s.probeCompleted(id: id, probe: probe(.portal))
+        var actions = s.probeCompleted(id: id, probe: probe(.portal), now: now)
         #expect(delays(actions) == [2])
         let firstTimer = try #require(timerID(actions))
-        id = try #require(started(s.timerFired(id: firstTimer)))
-        actions = s.probeCompleted(id: id, probe: probe(.full))
+        id = try #require(started(s.timerFired(id: firstTimer, now: now)))
+        actions = s.probeCompleted(id: id, probe: probe(.full), now: now)
         #expect(delays(actions) == [300])
         let secondTimer = try #require(timerID(actions))
-        id = try #require(started(s.timerFired(id: secondTimer)))
-        #expect(delays(s.probeCompleted(id: id, probe: probe(.limited))) == [2])
+        id = try #require(started(s.timerFired(id: secondTimer, now: now)))
+        #expect(delays(s.probeCompleted(id: id, probe: probe(.limited), now: now)) == [2])
     }
 
     @Test func unknownVerdictUsesTheInterval() throws {
         var s = scheduler()
         let id = try #require(started(s.start(path: eth, now: now)))
-        #expect(delays(s.probeCompleted(id: id, probe: probe(.unknown))) == [300])
+        #expect(delays(s.probeCompleted(id: id, probe: probe(.unknown), now: now)) == [300])
     }
 
     @Test func pathChangeChecksAtOnceAndIgnoresTheStaleResult() throws {
@@ -141,18 +141,18 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         let change = s.pathChanged(wlan, now: now)
         #expect(change == [.cancelProbe(id: old), .startProbe(id: 2, path: wlan)])
         // The old check answers late: ignored, nothing published.
-        #expect(s.probeCompleted(id: old, probe: probe(.portal)) == [])
-        #expect(s.probeCompleted(id: 2, probe: probe(.full)) == [.publish(probe(.full)), .schedule(after: 300, timer: 3)])
+        #expect(s.probeCompleted(id: old, probe: probe(.portal), now: now) == [])
+        #expect(s.probeCompleted(id: 2, probe: probe(.full), now: now) == [.publish(probe(.full)), .schedule(after: 300, timer: 3)])
     }
 
     @Test func pathChangeWhileWaitingCancelsTheTimer() throws {
         var s = scheduler()
         let id = try #require(started(s.start(path: eth, now: now)))
-        let timer = try #require(timerID(s.probeCompleted(id: id, probe: probe(.full))))
+        let timer = try #require(timerID(s.probeCompleted(id: id, probe: probe(.full), now: now)))
         var moved = eth
         moved.addresses = ["10.77.0.3/24"]
         #expect(s.pathChanged(moved, now: now) == [.cancelTimer, .startProbe(id: timer + 1, path: moved)])
-        #expect(s.timerFired(id: timer) == [])  // the stale timer does nothing
+        #expect(s.timerFired(id: timer, now: now) == [])  // the stale timer does nothing
     }
 
     @Test func samePathIsNotAChange() throws {
@@ -164,18 +164,18 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
     @Test func notReachablePublishesNoneAtOnceAndDoesNotCheck() throws {
         var s = scheduler()
         #expect(s.start(path: nil, now: now) == [.publish(none)])
-        #expect(s.timerFired(id: 1) == [])
+        #expect(s.timerFired(id: 1, now: now) == [])
         let id = try #require(started(s.pathChanged(eth, now: now)))
-        let timer = try #require(timerID(s.probeCompleted(id: id, probe: probe(.full))))
+        let timer = try #require(timerID(s.probeCompleted(id: id, probe: probe(.full), now: now)))
         #expect(s.pathChanged(nil, now: now) == [.cancelTimer, .publish(none)])
-        #expect(s.timerFired(id: timer) == [])
+        #expect(s.timerFired(id: timer, now: now) == [])
     }
 
     @Test func notReachableWhileCheckingCancelsIt() throws {
         var s = scheduler()
         let id = try #require(started(s.start(path: eth, now: now)))
         #expect(s.pathChanged(nil, now: now) == [.cancelProbe(id: id), .publish(none)])
-        #expect(s.probeCompleted(id: id, probe: probe(.limited)) == [])
+        #expect(s.probeCompleted(id: id, probe: probe(.limited), now: now) == [])
     }
 
     @Test func reachableAgainClearsNoneBeforeChecking() throws {
@@ -185,13 +185,34 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         #expect(s.pathChanged(eth, now: now) == [.publish(nil), .startProbe(id: 1, path: eth)])
     }
 
+    /// Someone sets the date an hour ahead, then two hours back: no time has passed for the
+    /// scheduler. The verdict stays fresh for manual requests (no extra HTTP request), a path it
+    /// already has starts nothing, and the next check is still one interval after the last;
+    /// only time on the clock that never steps makes the verdict stale.
+    @Test func wallClockStepChangesNothing() throws {
+        var s = scheduler()
+        let id = try #require(started(s.start(path: eth, now: now)))
+        #expect(delays(s.probeCompleted(id: id, probe: probe(.full), now: now)) == [300])
+        var request = 10
+        for step in [3600.0, -3600.0] {
+            let stepped = now.adding(0.5).steppingWall(by: step)
+            #expect(s.pathChanged(eth, now: stepped) == [])
+            #expect(s.probeRequested(request, now: stepped) == [.reply(requests: [request], .probe(probe(.full)))])
+            request += 1
+        }
+        #expect(s.inFlight == nil)
+        #expect(s.timer == 2)
+        // A second of real time later (the wall clock still an hour behind), a request checks again.
+        #expect(started(s.probeRequested(request, now: now.adding(1).steppingWall(by: -3600))) != nil)
+    }
+
     @Test func manualRequestStartsACheckAndReschedules() throws {
         var s = scheduler()
         let id = try #require(started(s.start(path: eth, now: now)))
-        let timer = try #require(timerID(s.probeCompleted(id: id, probe: probe(.full))))
-        let manual = s.probeRequested(7, now: now)
+        let timer = try #require(timerID(s.probeCompleted(id: id, probe: probe(.full), now: now)))
+        let manual = s.probeRequested(7, now: now.adding(60))
         #expect(manual == [.cancelTimer, .startProbe(id: timer + 1, path: eth)])
-        let done = s.probeCompleted(id: timer + 1, probe: probe(.portal))
+        let done = s.probeCompleted(id: timer + 1, probe: probe(.portal), now: now)
         #expect(done == [.publish(probe(.portal)), .reply(requests: [7], .probe(probe(.portal))), .schedule(after: 2, timer: timer + 2)])
     }
 
@@ -200,7 +221,7 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         let id = try #require(started(s.start(path: eth, now: now)))
         #expect(s.probeRequested(1, now: now) == [])
         #expect(s.probeRequested(2, now: now) == [])
-        let done = s.probeCompleted(id: id, probe: probe(.full))
+        let done = s.probeCompleted(id: id, probe: probe(.full), now: now)
         #expect(done.contains(.reply(requests: [1, 2], .probe(probe(.full)))))
         #expect(started(done) == nil)
     }
@@ -210,8 +231,8 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         let old = try #require(started(s.start(path: eth, now: now)))
         _ = s.probeRequested(1, now: now)
         let new = try #require(started(s.pathChanged(wlan, now: now)))
-        #expect(s.probeCompleted(id: old, probe: probe(.full)) == [])
-        #expect(s.probeCompleted(id: new, probe: probe(.limited)).contains(.reply(requests: [1], .probe(probe(.limited)))))
+        #expect(s.probeCompleted(id: old, probe: probe(.full), now: now) == [])
+        #expect(s.probeCompleted(id: new, probe: probe(.limited), now: now).contains(.reply(requests: [1], .probe(probe(.limited)))))
     }
 
     @Test func manualRequestWhileNotReachableAnswersNone() {
@@ -233,7 +254,7 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         #expect(s.pathChanged(wlan, now: now) == [])
         #expect(s.pathChanged(nil, now: now) == [])
         #expect(s.probeRequested(1, now: now) == [.reply(requests: [1], .disabled)])
-        #expect(s.timerFired(id: 1) == [])
+        #expect(s.timerFired(id: 1, now: now) == [])
     }
 
     @Test func reconfigureDisableAndEnable() throws {
@@ -267,7 +288,7 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         let id = try #require(started(s.start(path: eth, now: now)))
         _ = s.probeRequested(3, now: now)
         #expect(s.stop() == [.cancelProbe(id: id), .reply(requests: [3], .disabled)])
-        #expect(s.probeCompleted(id: id, probe: probe(.full)) == [])
+        #expect(s.probeCompleted(id: id, probe: probe(.full), now: now) == [])
     }
 
     @Test func pathFromStatus() {

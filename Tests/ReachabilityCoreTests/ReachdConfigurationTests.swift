@@ -125,6 +125,13 @@ let configCases: [ConfigCase] = [
     ConfigCase(name: "time spans with units", text: "[Monitor]\nDebounce=1.5s\n[Connectivity]\nInterval=5min\nTimeout=500ms\n") { c in
         c.monitor.debounceMilliseconds = 1500; c.connectivity.intervalSeconds = 300; c.connectivity.timeoutSeconds = 0.5
     },
+    ConfigCase(name: "standby checks: every uplink, every 25 minutes", text: "[Connectivity]\nCheckStandby=yes\nStandbyInterval=25min\n") { c in
+        c.connectivity.checkStandby = .yes; c.connectivity.standbyIntervalSeconds = 1500
+    },
+    ConfigCase(name: "standby checks: off as a boolean, unmetered in any case, empty resets",
+               text: "[Connectivity]\nCheckStandby=off\nCheckStandby=Unmetered\nStandbyInterval=60\nStandbyInterval=\n") { c in
+        c.connectivity.checkStandby = .unmetered; c.connectivity.standbyIntervalSeconds = nil
+    },
     ConfigCase(name: "time span with a space before the unit", text: "[Connectivity]\nInterval=2 h\n") { c in
         c.connectivity.intervalSeconds = 7200
     },
@@ -155,6 +162,10 @@ let configErrorCases: [ConfigErrorCase] = [
     .init(text: "[monitor]\n",
           message: "r.conf:1: [monitor] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Monitor]?)"),
     .init(text: "[Monitor]\nFoo=1\n", message: "r.conf:2: [Monitor] Foo=1: unknown key in section [Monitor]"),
+    .init(text: "[Connectivity]\nCheckStandby=metered\n",
+          message: "r.conf:2: [Connectivity] CheckStandby=metered: bad value (expected yes, no or unmetered)"),
+    .init(text: "[Connectivity]\nStandbyInterval=0\n",
+          message: "r.conf:2: [Connectivity] StandbyInterval=0: bad time span (must be greater than 0)"),
     .init(text: "[Monitor]\ndebounce=1\n", message: "r.conf:2: [Monitor] debounce=1: unknown key in section [Monitor] (did you mean Debounce=?)"),
     .init(text: "[Monitor]\nMetered=x\n", message: "r.conf:2: [Monitor] Metered=x: unknown key in section [Monitor]"),
     .init(text: "[Interfaces]\nkind.x=wifi\n", message: "r.conf:2: [Interfaces] kind.x=wifi: unknown key in section [Interfaces] (did you mean Kind.=?)"),

@@ -159,7 +159,7 @@ import Testing
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
                                        "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since", "simulated", "routing"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
-                                          "dns", "searchDomains", "nat64Prefix", "captivePortalApi"]
+                                          "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity"]
         let cellularKeys: Set<String> = ["generation", "accessTechnology", "modem", "interface", "signalQuality", "roaming"]
         let probeKeys: Set<String> = ["url", "result", "httpStatus", "rttMs", "portalUrl", "error", "checkedAt",
                                       "venueInfoUrl", "secondsRemaining", "bytesRemaining", "canExtendSession", "source"]

@@ -81,6 +81,21 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
     }
 }
 
+extension TargetHoldTests {
+    /// Before sleep (reason `sleeping`) a target that no longer holds stops at once, its hold
+    /// skipped; a change waiting for its hold is dropped; after wake a start waits as ever.
+    @Test func beforeSleepAStopIsAtOnce() {
+        var machine = TargetHold(holdSeconds: 3)
+        #expect(machine.observe(true, now: 0) == .wake(at: 3))
+        #expect(machine.deadlinePassed(now: 3) == .apply(true))
+        #expect(machine.observeNow(false) == .apply(false))
+        #expect(machine.observeNow(false) == .none)
+        #expect(machine.observe(true, now: 20) == .wake(at: 23))
+        #expect(machine.observeNow(false) == .none)                 // never started: nothing to stop
+        #expect(machine.deadlinePassed(now: 23) == .none)           // the waiting start is gone
+    }
+}
+
 @Suite struct DispatcherConfigurationTests {
     @Test func defaults() throws {
         let config = try DispatcherConfiguration.parse("", file: "d.conf")

@@ -45,7 +45,14 @@ public enum Classifier {
         let vpnLink = vpnHop.flatMap { snapshot.link($0.oif) }
         let primaryLink = transport.flatMap { snapshot.link($0.oif) } ?? vpnLink
 
-        let interfaces = snapshot.linkIndexes.compactMap { index in snapshot.slices[index].flatMap { facts.interface(for: $0) } }
+        var interfaces = snapshot.linkIndexes.compactMap { index in snapshot.slices[index].flatMap { facts.interface(for: $0) } }
+        if !snapshot.standbyVerdicts.isEmpty {
+            // The path's own verdict is `connectivity`; a stale standby verdict on it would contradict it.
+            let path = [transport?.oif, vpnHop?.oif].compactMap { $0 }
+            for i in interfaces.indices where !path.contains(interfaces[i].index) {
+                interfaces[i].connectivity = snapshot.standbyVerdicts[interfaces[i].index]?.result
+            }
+        }
         // Both are links of the snapshot, so their interfaces are in the list: taken from it
         // rather than made again from copies of their slices.
         let primary = primaryLink.flatMap { link in interfaces.first { $0.index == link.index } }
@@ -87,7 +94,15 @@ public enum Classifier {
             ipv6: !paths[1].decision.routes.isEmpty,
             gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since,
             routing: paths.map { $0.routePath(linkName: { slices[$0]?.link?.name }) })
-        return ConnectivityRule.apply(to: path, previous: previous, verdict: snapshot.verdict, now: now ?? since)
+        var verdict = snapshot.verdict
+        if let way = ProbePath(path), verdict.path != way, let known = snapshot.standbyVerdicts[way.index],
+           let from = previous.flatMap(ProbePath.init), from.index != way.index {
+            // A failover to a standby uplink: its own last verdict, not the old path's, until
+            // the check of the new path answers (its `checkedAt` tells how old it is). Later
+            // evaluations keep it as the previous status's verdict (`ConnectivityRule`).
+            verdict = ConnectivityRule.Verdict(probe: known, path: way)
+        }
+        return ConnectivityRule.apply(to: path, previous: previous, verdict: verdict, now: now ?? since)
     }
 
     /// The routes a path look-up may find, each usable when it is not unicast or its link is up

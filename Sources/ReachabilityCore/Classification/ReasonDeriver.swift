@@ -125,7 +125,7 @@ public enum ReasonDeriver {
         case .modemChanged: return 11
         case .routerAdvertisement: return 12
         case .probeResult: return 13
-        case .initial, .resync, .configReloaded, .simulation: return 14
+        case .initial, .resync, .configReloaded, .simulation, .sleeping, .resumed: return 14
         }
     }
 

@@ -60,6 +60,13 @@ extension ReachdConfiguration {
             try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 5 or 2.5s")), 0...3600, "at most 1h")
         },
         plain("Connectivity", "CAFile", \.connectivity.caFile) { value throws(ValueError) in try absolutePath(value) },
+        plain("Connectivity", "CheckStandby", \.connectivity.checkStandby) { value throws(ValueError) in
+            if value.lowercased() == "unmetered" { return .unmetered }
+            do { return try boolean(value) ? .yes : .no } catch { throw ValueError("bad value (expected yes, no or unmetered)") }
+        },
+        plain("Connectivity", "StandbyInterval", \.connectivity.standbyIntervalSeconds) { value throws(ValueError) in
+            try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 1500 or 25min")), 0...7 * 86400, "at most 7 days")
+        },
         plain("Cellular", "ModemManager", \.cellular.modemManager) { value throws(ValueError) in try boolean(value) },
         plain("Socket", "Path", \.socket.path) { value throws(ValueError) in try absolutePath(value) },
         plain("Socket", "Mode", \.socket.mode) { value throws(ValueError) in try octalMode(value) },

@@ -50,6 +50,11 @@ public struct ReachdConfiguration: Equatable, Sendable {
         /// `CAFile=`: PEM certificates of private certificate authorities, trusted for https
         /// checks and captive-portal APIs besides the system's store; nil: the system's alone.
         public var caFile: String? = nil
+        /// `CheckStandby=`: which uplinks besides the primary are checked too, each bound to its
+        /// interface (`yes`, `no`, `unmetered`: all but metered and cellular ones).
+        public var checkStandby: StandbyCheckMode = .unmetered
+        /// `StandbyInterval=`: seconds between checks of a standby uplink; nil: 5 × `Interval=`.
+        public var standbyIntervalSeconds: Double? = nil
         public init() {}
     }
 

@@ -112,17 +112,18 @@ public struct ProbeScheduler: Sendable {
     private var nextID = 1
     /// The result last published (nil: nothing, or `unknown`).
     private var published: Connectivity?
-    /// The last check that completed on the current path and configuration, and when.
-    private var lastCheck: (probe: Probe, at: Date)?
+    /// The last check that completed on the current path and configuration, and when (never
+    /// the wall clock: a step of the date must not make a verdict fresh or stale).
+    private var lastCheck: (probe: Probe, at: ClockReading)?
     /// When a check last started on each interface (the network's floor counts from it).
-    private var lastStart: [String: Date] = [:]
+    private var lastStart: [String: ClockReading] = [:]
 
     public init(configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// The monitor's initial status is known: begin.
-    public mutating func start(path: ProbePath?, now: Date) -> [Action] {
+    public mutating func start(path: ProbePath?, now: ClockReading) -> [Action] {
         guard !started else { return pathChanged(path, now: now) }
         started = true
         self.path = path
@@ -131,7 +132,7 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// The monitor's status changed; only a change of `ProbePath` matters.
-    public mutating func pathChanged(_ newPath: ProbePath?, now: Date) -> [Action] {
+    public mutating func pathChanged(_ newPath: ProbePath?, now: ClockReading) -> [Action] {
         guard started, newPath != path else { return [] }
         let wasReachable = path != nil
         let apiOnly = path.map { $0.differsOnlyInCaptivePortalAPI(from: newPath) } ?? false
@@ -149,7 +150,7 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// A check finished. Results of cancelled (stale) checks are ignored.
-    public mutating func probeCompleted(id: Int, probe: Probe, now: Date = Date()) -> [Action] {
+    public mutating func probeCompleted(id: Int, probe: Probe, now: ClockReading) -> [Action] {
         guard started, id == inFlight else { return [] }
         inFlight = nil
         lastCheck = (probe, now)
@@ -192,7 +193,7 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// The timer armed by `.schedule(after:timer:)` fired. Stale timers are ignored.
-    public mutating func timerFired(id: Int, now: Date = Date()) -> [Action] {
+    public mutating func timerFired(id: Int, now: ClockReading) -> [Action] {
         guard started, configuration.enabled, id == timer else { return [] }
         timer = nil
         guard let path, inFlight == nil else { return [] }
@@ -200,13 +201,13 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// A manual check is requested (`Probe()`); answered by a later `.reply`.
-    public mutating func probeRequested(_ request: Int, now: Date) -> [Action] {
+    public mutating func probeRequested(_ request: Int, now: ClockReading) -> [Action] {
         guard configuration.enabled else { return [.reply(requests: [request], .disabled)] }
         guard let path else {
-            return [.reply(requests: [request], .probe(ProbeVerdict.notReachable(url: configuration.url, at: now)))]
+            return [.reply(requests: [request], .probe(ProbeVerdict.notReachable(url: configuration.url, at: now.wall)))]
         }
-        if inFlight == nil, let lastCheck, now.timeIntervalSince(lastCheck.at) < configuration.minManualInterval,
-           now >= lastCheck.at {
+        if inFlight == nil, let lastCheck, now.seconds(since: lastCheck.at) < configuration.minManualInterval,
+           now.uptime >= lastCheck.at.uptime {
             return [.reply(requests: [request], .probe(lastCheck.probe))]
         }
         pending.append(request)
@@ -228,7 +229,7 @@ public struct ProbeScheduler: Sendable {
     /// New settings (SIGHUP). Any change of what a check asks or when (enabled, URL, Response,
     /// interval, backoff) restarts the schedule with a check at once; a new request rate or
     /// Timeout= applies from the next check.
-    public mutating func reconfigure(_ newConfiguration: Configuration, now: Date) -> [Action] {
+    public mutating func reconfigure(_ newConfiguration: Configuration, now: ClockReading) -> [Action] {
         guard newConfiguration != configuration else { return [] }
         let schedulingPart = { (c: Configuration) -> Configuration in
             var c = c; c.probeMinInterval = 0; c.connectivity.timeoutSeconds = 0; return c
@@ -262,14 +263,14 @@ public struct ProbeScheduler: Sendable {
         return nextID
     }
 
-    private mutating func startProbe(_ path: ProbePath, now: Date) -> Action {
+    private mutating func startProbe(_ path: ProbePath, now: ClockReading) -> Action {
         let id = makeID()
         inFlight = id
         armedFloorTimer = false
         lastStart[path.interface] = now
         if lastStart.count > 16 {
             // Interfaces come and go: keep the floor of the ones checked lately.
-            lastStart = lastStart.filter { now.timeIntervalSince($0.value) < configuration.floor }
+            lastStart = lastStart.filter { now.seconds(since: $0.value) < configuration.floor }
             lastStart[path.interface] = now
         }
         return .startProbe(id: id, path: path)
@@ -278,9 +279,9 @@ public struct ProbeScheduler: Sendable {
     /// How long a check of `path` must wait for the network's floor; nil: it may start now.
     /// The floor holds for a check that asks an API, and for one after a change of the API URI
     /// alone (`apiOnly`: the withdrawal of an URI, which asks no API, as much as a new one).
-    private func floorWait(_ path: ProbePath, now: Date, apiOnly: Bool) -> TimeInterval? {
+    private func floorWait(_ path: ProbePath, now: ClockReading, apiOnly: Bool) -> TimeInterval? {
         guard path.captivePortalApi != nil || apiOnly, let last = lastStart[path.interface] else { return nil }
-        let since = now.timeIntervalSince(last)
+        let since = now.seconds(since: last)
         // A clock that went back counts as within the floor from now.
         guard since < configuration.floor else { return nil }
         return configuration.floor - max(since, 0)
@@ -288,7 +289,7 @@ public struct ProbeScheduler: Sendable {
 
     /// Starts a check of `path`, or arms the timer for when the network's floor allows one (the
     /// path is read again then: the newest URI is the one asked).
-    private mutating func begin(_ path: ProbePath, now: Date, apiOnly: Bool) -> [Action] {
+    private mutating func begin(_ path: ProbePath, now: ClockReading, apiOnly: Bool) -> [Action] {
         guard let wait = floorWait(path, now: now, apiOnly: apiOnly) else { return [startProbe(path, now: now)] }
         let timerID = makeID()
         timer = timerID
@@ -307,9 +308,9 @@ public struct ProbeScheduler: Sendable {
 
     /// With a path: check now (or when the network's floor allows). Without: publish `none` and
     /// answer waiting requests with it.
-    private mutating func checkOrPublishNone(now: Date, apiOnly: Bool = false) -> [Action] {
+    private mutating func checkOrPublishNone(now: ClockReading, apiOnly: Bool = false) -> [Action] {
         guard let path else {
-            let none = ProbeVerdict.notReachable(url: configuration.url, at: now)
+            let none = ProbeVerdict.notReachable(url: configuration.url, at: now.wall)
             published = Connectivity.none
             var actions: [Action] = [.publish(none)]
             if !pending.isEmpty { actions.append(.reply(requests: pending, .probe(none))); pending = [] }

@@ -101,12 +101,13 @@ public struct WireJSONWriter: ~Copyable {
         byte(UInt8(ascii: "}"))
     }
 
-    /// Writes `{"addresses":…,"captivePortalApi":…,"carrier":…,"dns":…,"index":…,"kind":…,"metered":…,
+    /// Writes `{"addresses":…,"captivePortalApi":…,"carrier":…,"connectivity":…,"dns":…,"index":…,"kind":…,"metered":…,
     /// "name":…,"nat64Prefix":…,"operstate":…,"searchDomains":…,"up":…}`.
     public mutating func write(_ interface: Interface) {
         raw(#"{"addresses":"#); strings(interface.addresses)
         raw(#","captivePortalApi":"#); optional(interface.captivePortalApi) { $0.string($1) }
         raw(#","carrier":"#); bool(interface.carrier)
+        raw(#","connectivity":"#); optional(interface.connectivity) { $0.string($1.rawValue) }
         raw(#","dns":"#); strings(interface.dns)
         raw(#","index":"#); int(interface.index)
         raw(#","kind":"#); string(interface.kind.rawValue)

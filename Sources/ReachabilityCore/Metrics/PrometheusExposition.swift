@@ -46,6 +46,21 @@ public enum PrometheusExposition {
             out.sample("reachd_primary_info", ["interface": primary.name, "kind": primary.kind.rawValue], 1)
         }
 
+        // The primary's verdict is the machine's; each standby uplink's is its own check's.
+        let uplinks = (status.primary.map { [($0.name, status.connectivity)] } ?? [])
+            + status.interfaces.compactMap { interface in
+                interface.index == status.primary?.index ? nil : interface.connectivity.map { (interface.name, $0) }
+            }
+        if !uplinks.isEmpty {
+            out.family("reachd_interface_connectivity", .gauge,
+                       "Whether the internet answers over each uplink (the primary, and the standby uplinks the standby check checks): 1 for its verdict, 0 for the others.")
+            for (name, verdict) in uplinks {
+                for value in Connectivity.allCases {
+                    out.sample("reachd_interface_connectivity", ["interface": name, "state": value.rawValue], value == verdict)
+                }
+            }
+        }
+
         if let cellular = status.cellular {
             if let generation = cellular.generation.flatMap(Self.generationNumber) {
                 out.family("reachd_cellular_generation", .gauge, "Cellular generation of the modem's access technology (2 to 5); absent without a modem or when unknown.")

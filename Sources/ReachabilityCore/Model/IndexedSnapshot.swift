@@ -15,6 +15,8 @@ public struct IndexedSnapshot: Equatable, Sendable {
     private var ipv6Rules: [RoutingRule] = []
     public var probe: Probe?
     public var probePath: ProbePath?
+    /// The standby check's verdicts by interface index (see `NetworkSnapshot.standbyVerdicts`).
+    public var standbyVerdicts: [Int: Probe] = [:]
 
     public init() {}
 
@@ -38,6 +40,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         splitRules()
         probe = snapshot.probe
         probePath = snapshot.probePath
+        standbyVerdicts = snapshot.standbyVerdicts
     }
 
     /// The same picture as a flat `NetworkSnapshot`.
@@ -50,8 +53,10 @@ public struct IndexedSnapshot: Equatable, Sendable {
             addresses.formUnion(slice.addresses)
             routes.formUnion(slice.routes)
         }
-        return NetworkSnapshot(links: links, addresses: addresses, routes: routes, modems: modems,
-                               probe: probe, probePath: probePath, rules: rules, announcements: announcements)
+        var snapshot = NetworkSnapshot(links: links, addresses: addresses, routes: routes, modems: modems,
+                                       probe: probe, probePath: probePath, rules: rules, announcements: announcements)
+        snapshot.standbyVerdicts = standbyVerdicts
+        return snapshot
     }
 
     /// The slice at `index` (empty when nothing is there).
@@ -97,5 +102,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
 
     public static func == (a: IndexedSnapshot, b: IndexedSnapshot) -> Bool {
         a.slices == b.slices && a.modems == b.modems && a.rules == b.rules && a.probe == b.probe && a.probePath == b.probePath
+            && a.standbyVerdicts == b.standbyVerdicts
     }
 }

@@ -122,6 +122,9 @@ public struct NetworkSnapshot: Equatable, Sendable {
     public var probePath: ProbePath?
     /// What each link's routers announce (DNS, search domains, NAT64, captive-portal API), by index.
     public var announcements: [Int: RouterAnnouncements]
+    /// The standby check's last verdict on each uplink other than the primary, by interface
+    /// index: `Interface.connectivity`, never `Status.connectivity`.
+    public var standbyVerdicts: [Int: Probe] = [:]
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
                 modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = [],

@@ -15,7 +15,12 @@ public struct Reason: Codable, Equatable, Hashable, Sendable {
              killSwitch,
              /// What a link's routers announce (DNS servers, search domains, NAT64 prefix,
              /// captive-portal API) changed, or ran out.
-             routerAdvertisement
+             routerAdvertisement,
+             /// The machine is about to sleep (logind's `PrepareForSleep`): connectivity is
+             /// `unknown` until a check after wake.
+             sleeping,
+             /// The machine woke: links and routes re-read, connectivity checked afresh.
+             resumed
     }
 
     public var code: Code

@@ -26,18 +26,24 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     /// The captive-portal API URI the link's routers announce (RFC 8910); the connectivity check
     /// asks it first.
     public var captivePortalApi: String?
+    /// The standby check's verdict on this uplink (`CheckStandby=`); nil for the primary (its
+    /// verdict is `Status.connectivity`) and for interfaces not checked.
+    public var connectivity: Connectivity?
 
     public init(name: String, index: Int, kind: InterfaceKind, up: Bool, carrier: Bool,
                 operstate: String, addresses: [String], metered: Bool, dns: [String] = [],
-                searchDomains: [String] = [], nat64Prefix: String? = nil, captivePortalApi: String? = nil) {
+                searchDomains: [String] = [], nat64Prefix: String? = nil, captivePortalApi: String? = nil,
+                connectivity: Connectivity? = nil) {
         self.name = name; self.index = index; self.kind = kind; self.up = up
         self.carrier = carrier; self.operstate = operstate; self.addresses = addresses; self.metered = metered
         self.dns = dns; self.searchDomains = searchDomains; self.nat64Prefix = nat64Prefix
         self.captivePortalApi = captivePortalApi
+        self.connectivity = connectivity
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, index, kind, up, carrier, operstate, addresses, metered, dns, searchDomains, nat64Prefix, captivePortalApi
+        case name, index, kind, up, carrier, operstate, addresses, metered, dns, searchDomains, nat64Prefix, captivePortalApi,
+             connectivity
     }
 
     public init(from decoder: Decoder) throws {
@@ -50,7 +56,9 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
                   dns: try c.decodeIfPresent([String].self, forKey: .dns) ?? [],
                   searchDomains: try c.decodeIfPresent([String].self, forKey: .searchDomains) ?? [],
                   nat64Prefix: try c.decodeIfPresent(String.self, forKey: .nat64Prefix),
-                  captivePortalApi: try c.decodeIfPresent(String.self, forKey: .captivePortalApi))
+                  captivePortalApi: try c.decodeIfPresent(String.self, forKey: .captivePortalApi),
+                  // A daemon from before standby checks sends none.
+                  connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .connectivity))
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -61,6 +69,7 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
         try c.encode(addresses, forKey: .addresses); try c.encode(metered, forKey: .metered)
         try c.encode(dns, forKey: .dns); try c.encode(searchDomains, forKey: .searchDomains)
         try c.encode(nat64Prefix, forKey: .nat64Prefix); try c.encode(captivePortalApi, forKey: .captivePortalApi)
+        try c.encode(connectivity, forKey: .connectivity)
     }
 }
 

@@ -9,7 +9,9 @@ interface io.reachd.Reachability
 
 # One network interface as the kernel reports it; dns, searchDomains, nat64Prefix and
 # captivePortalApi are what its routers announce (router advertisement RDNSS, DNSSL, PREF64,
-# and the RFC 8910 captive-portal API URI).
+# and the RFC 8910 captive-portal API URI). connectivity is the verdict of the standby check
+# on an uplink other than the primary (bound to it); null for the primary (its verdict is
+# Status.connectivity) and for interfaces not checked.
 type Interface (
   name: string,
   index: int,
@@ -22,7 +24,8 @@ type Interface (
   dns: []string,
   searchDomains: []string,
   nat64Prefix: ?string,
-  captivePortalApi: ?string
+  captivePortalApi: ?string,
+  connectivity: ?(unknown, none, portal, limited, full)
 )
 
 # The cellular radio behind a wwan interface, from ModemManager.
@@ -88,7 +91,8 @@ type Status (
 type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
-         resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement),
+         resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement,
+         sleeping, resumed),
   interface: ?string,
   detail: ?string
 )

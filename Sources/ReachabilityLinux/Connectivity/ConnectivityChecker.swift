@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilityHost
 
 /// Where the connectivity checker gets the status from and hands its verdicts to: the
 /// `ReachabilityMonitor` in reachd (a protocol, so tests can stand in for it).
@@ -13,7 +14,8 @@ public protocol ProbeTarget: AnyObject, Sendable {
 }
 
 /// The connectivity check (docs/architecture.md): runs `HTTPProbe` over the primary interface when
-/// `ProbeScheduler` says so and hands each verdict to the monitor.
+/// `ProbeScheduler` says so and hands each verdict to the monitor. The standby uplinks' checks
+/// (`+Standby`) and the pause around a sleep (`+Sleep`) live beside it.
 ///
 /// Wiring (reachd, `Daemon+Connectivity.swift`): create it with the monitor as target and call
 /// `attach(to: monitor)` once the monitor has started (it forwards every event's status to
@@ -28,9 +30,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
     public typealias Reply = ProbeScheduler.Reply
 
     public let queue: DispatchQueue
-    private let target: any ProbeTarget
-    private var configuration: Configuration
-    private var scheduler: ProbeScheduler
+    let target: any ProbeTarget
+    var configuration: Configuration
+    var scheduler: ProbeScheduler
     /// Shared by all checks: bounds the threads that hanging look-ups can hold.
     private var resolver: HostResolver
     /// The checker's own threads, made at start, for its HTTP checks and their name look-ups:
@@ -46,8 +48,16 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private var actionObserver: (@Sendable (ProbeScheduler.Action) -> Void)?
     private var checkObserver: (@Sendable (Method, Probe) -> Void)?
     /// Make the checks' sockets in this network namespace; nil: the caller's own.
-    private let networkNamespace: String?
-    private let log: LogSink
+    let networkNamespace: String?
+    let log: LogSink
+    /// Where the scheduler reads the time; tests step its wall clock apart from its uptime.
+    let clock: ReachdClock
+    /// Between `suspend()` and `resume()` (the machine sleeps): no check runs, and manual
+    /// requests wait in `heldRequests` for the check after wake.
+    var suspended = false
+    var heldRequests: [Int] = []
+    /// The checks of the uplinks besides the primary (`CheckStandby=`).
+    let standby: StandbyChecks
     /// The TLS context of the configuration in force, built at its first https check and shared
     /// by every check until a reload (loading the CA store per check cost ~18 ms of CPU each).
     private var tls: TLSContext?
@@ -66,9 +76,12 @@ public final class ConnectivityChecker: @unchecked Sendable {
     ///     nil: the caller's own. The in-process monitor passes its own, tests theirs.
     ///   - log: takes each verdict (debug), each failed check (notice) and a URL that cannot
     ///     be checked (warning); reachd passes its sink.
+    ///   - clock: what the scheduler measures intervals with (`ReachdClock.system`: boot time).
     public init(configuration: Configuration, target: any ProbeTarget,
                 queue: DispatchQueue = DispatchQueue(label: "reachd.probe"),
-                networkNamespace: String? = nil, log: LogSink = .discarding) {
+                networkNamespace: String? = nil, log: LogSink = .discarding, clock: ReachdClock = .system) {
+        self.clock = clock
+        self.standby = StandbyChecks(configuration: configuration, networkNamespace: networkNamespace)
         self.configuration = configuration
         self.target = target
         self.queue = queue
@@ -82,21 +95,28 @@ public final class ConnectivityChecker: @unchecked Sendable {
     public func start() {
         queue.async { [self] in
             warnAboutURL()
-            perform(scheduler.start(path: ProbePath(target.status), now: Date()))
+            perform(scheduler.start(path: ProbePath(target.status), now: clock.now()))
+            standbyStatusChanged(ProbePath(target.status))
         }
     }
 
     /// Stops checking; running checks are cancelled, waiting `probeNow` calls answered `.disabled`.
     /// Not from the checker's own queue (it waits for it).
     public func stop() {
-        queue.sync { perform(scheduler.stop()) }
+        queue.sync {
+            perform(scheduler.stop())
+            performStandby(standby.scheduler.stop())
+        }
     }
 
     /// Feeds a new status (from a monitor observer; any thread). Only a change of the primary
     /// path (interface, addresses, gateways) or of reachability triggers a check.
     public func statusChanged(_ status: Status) {
         let path = ProbePath(status)
-        queue.async { [self] in perform(scheduler.pathChanged(path, now: Date())) }
+        queue.async { [self] in
+            perform(scheduler.pathChanged(path, now: clock.now()))
+            standbyStatusChanged(path)
+        }
     }
 
     /// Runs a check now (varlink `Probe()`, `reachctl probe`); while one runs, waits for it.
@@ -106,7 +126,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
             let request = nextRequest
             nextRequest += 1
             waiting[request] = completion
-            perform(scheduler.probeRequested(request, now: Date()))
+            if suspended { heldRequests.append(request); return }
+            perform(scheduler.probeRequested(request, now: clock.now()))
         }
     }
 
@@ -119,7 +140,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
             self.configuration = configuration
             resolver = Self.resolver(timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace, pool: resolverPool)
             warnAboutURL()
-            perform(scheduler.reconfigure(configuration, now: Date()))
+            perform(scheduler.reconfigure(configuration, now: clock.now()))
+            standby.reconfigure(configuration, networkNamespace: networkNamespace)
+            performStandby(standby.scheduler.reconfigure(configuration, candidates: standbyCandidates()))
         }
     }
 
@@ -138,7 +161,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         queue.sync { checkObserver = observer }
     }
 
-    private static func resolver(timeout: TimeInterval, networkNamespace: String?, pool: WorkerPool) -> HostResolver {
+    static func resolver(timeout: TimeInterval, networkNamespace: String?, pool: WorkerPool) -> HostResolver {
         var configuration = HostResolver.Configuration()
         configuration.timeout = timeout
         configuration.networkNamespace = networkNamespace
@@ -157,7 +180,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
 
     // MARK: performing the scheduler's actions (on `queue`)
 
-    private func perform(_ actions: [ProbeScheduler.Action]) {
+    func perform(_ actions: [ProbeScheduler.Action]) {
         for action in actions {
             actionObserver?(action)
             switch action {
@@ -213,7 +236,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: resolver, tls: tls) {
         case .verdict(let probe):
             // A URL that cannot be checked: answer at once, connectivity unknown.
-            queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe)) }
+            queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe, now: clock.now())) }
             return
         case .request(let made, let apiRequest):
             request = made
@@ -228,7 +251,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
                 if self.running.removeValue(forKey: id) != nil {
                     self.logVerdict(probe, interface: path.interface)
                 }
-                self.perform(self.scheduler.probeCompleted(id: id, probe: probe))
+                self.perform(self.scheduler.probeCompleted(id: id, probe: probe, now: self.clock.now()))
             }
         }
         let submitted = checkPool.submit { [weak self] in
@@ -274,7 +297,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
             self.timer?.cancel()
             self.timer = nil
             self.timerID = nil
-            self.perform(self.scheduler.timerFired(id: timerID))
+            self.perform(self.scheduler.timerFired(id: timerID, now: self.clock.now()))
         }
         timer = source
         self.timerID = timerID

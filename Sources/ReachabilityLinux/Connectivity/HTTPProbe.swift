@@ -103,7 +103,8 @@ public enum HTTPProbe {
 
     /// Runs a check on the calling thread (blocking up to `request.timeout`).
     public static func run(_ request: Request, handle: Handle = Handle()) -> Result {
-        let deadline = Date().addingTimeInterval(request.timeout)
+        // On boot time: a step of the wall clock neither ends a check early nor lets it hang.
+        let deadline = ReachdClock.bootTimeSeconds() + request.timeout
         let addresses: [SocketAddress]
         switch resolve(request) {
         case .success(let resolved): addresses = resolved
@@ -123,7 +124,7 @@ public enum HTTPProbe {
                 return Result(outcome: .failure(error), rttMs: nil)
             }
         }
-        let started = Date()
+        let started = ReachdClock.bootTimeSeconds()
         var lastFailure = ProbeFailure(.other, "no address to connect to")
         for address in addresses {
             let exchange: Swift.Result<HTTPResponse, ProbeFailure>
@@ -139,7 +140,7 @@ public enum HTTPProbe {
             switch exchange {
             case .success(let response):
                 // To 0.1 ms, as reported: finer digits are noise.
-                let rtt = (Date().timeIntervalSince(started) * 10_000).rounded() / 10
+                let rtt = ((ReachdClock.bootTimeSeconds() - started) * 10_000).rounded() / 10
                 return Result(outcome: .response(response), rttMs: rtt)
             case .failure(let failure):
                 // Another address can help when this one refused or has no route; not after a timeout.
@@ -181,14 +182,15 @@ extension HTTPProbe {
 private struct Connection: ~Copyable {
     let request: HTTPProbe.Request
     let address: SocketAddress
-    let deadline: Date
+    /// Seconds of boot time (`ReachdClock.bootTimeSeconds()`).
+    let deadline: TimeInterval
     let cancelFD: Int32?
     let socket: FileDescriptor
     /// The TLS session of an https URL, made once connected.
     let tls: TLSSession?
 
     /// socket(2) inside the namespace, then SO_BINDTODEVICE, or bind(2) to a source address.
-    init(request: HTTPProbe.Request, address: SocketAddress, deadline: Date, cancelFD: Int32?,
+    init(request: HTTPProbe.Request, address: SocketAddress, deadline: TimeInterval, cancelFD: Int32?,
          tls context: TLSContext?) throws(ProbeFailure) {
         self.request = request; self.address = address; self.deadline = deadline; self.cancelFD = cancelFD
         let opened = try Self.open(request, to: address)
@@ -351,7 +353,7 @@ private struct Connection: ~Copyable {
     /// poll(2) for `event` on the socket until the deadline; a cancellation ends the wait.
     private func wait(for event: FileDescriptor.PollEvent, doing what: String) throws(ProbeFailure) {
         while true {
-            let remaining = deadline.timeIntervalSinceNow
+            let remaining = deadline - ReachdClock.bootTimeSeconds()
             guard remaining > 0 else {
                 throw ProbeFailure(.timeout, "timed out \(what) after \(format(request.timeout)) s")
             }

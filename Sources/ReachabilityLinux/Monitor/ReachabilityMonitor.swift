@@ -74,32 +74,34 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     package let queueConfinement: QueueConfinement
     private var config: Configuration
-    private var tracker: StatusTracker
-    private var table = KernelStateTable()
+    var tracker: StatusTracker
+    var table = KernelStateTable()
     /// Per link index: the decided kind and the configuration's verdicts, cached until the link is renamed.
-    private var linkVerdicts: [Int: LinkVerdict] = [:]
+    var linkVerdicts: [Int: LinkVerdict] = [:]
     private var modems: [ModemState] = []
-    private var probe: Probe?
+    var probe: Probe?
     private var probePath: ProbePath?
-    private var socket: NetlinkSocket?
+    /// The standby check's verdicts by interface index (`setStandbyProbe`).
+    var standbyVerdicts: [Int: Probe] = [:]
+    var socket: NetlinkSocket?
     private var reader: ReadinessThread?
     private var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
     private var streams: [Int: AsyncStream<ReachabilityEvent>.Continuation] = [:]
     private var nextObserverID = 0
     /// Messages were applied since the last classification.
-    private var dirty = false
+    var dirty = false
     /// The indexes whose links, addresses or routes messages changed since the last classification.
     private var touched: Set<Int> = []
     /// Of those, the indexes whose addresses or routes changed (the others saw their link change only).
     private var contentsTouched: Set<Int> = []
     /// The tracker's picture must be rebuilt whole (new table, new configuration, first start).
-    private var rebuild = true
+    var rebuild = true
     /// The modems, the rules or the checker's verdict changed since the last classification.
     private var modemsChanged = false
     private var rulesChanged = false
-    private var verdictChanged = false
+    var verdictChanged = false
     /// The reason the next event must carry (resync after an overrun), overriding the derived one.
-    private var pendingReason: Reason?
+    var pendingReason: Reason?
     /// Warnings about datagrams from other processes: a few, then one a minute.
     private var foreignLog = LogRateLimiter(burst: 3, interval: 60)
     /// Notices about malformed router advertisement options (anyone on the link can send them).
@@ -123,9 +125,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private var generation = 0
     /// `start()` succeeded once: the tracker holds a real state whose numbering must go on.
     private var hasStarted = false
-    private let log: LogSink
+    let log: LogSink
 
-    private struct LinkVerdict {
+    struct LinkVerdict {
         let name: String
         let kind: InterfaceKind
         let metered: Bool
@@ -457,7 +459,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     }
 
     /// Dumps links, addresses, routes and rules on a second, short-lived socket in the same namespace.
-    private func dumpKernelState() throws -> KernelStateTable {
+    func dumpKernelState() throws -> KernelStateTable {
         try Self.readKernelState(networkNamespace: config.networkNamespace)
     }
 
@@ -504,7 +506,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     }
 
     /// Classifies the table once and emits an event if the status changed.
-    private func evaluate() {
+    func evaluate() {
         let readStarted = dirtyReadStarted
         dirtyReadStarted = nil
         dirty = false
@@ -590,6 +592,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         }
         var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
         snapshot.probePath = probePath
+        snapshot.standbyVerdicts = standbyVerdicts
         return snapshot
     }
 

@@ -1,0 +1,111 @@
+import Dispatch
+import FoundationEssentials
+import ReachabilityCore
+
+extension ConnectivityChecker {
+    /// The standby check's state, on the checker's queue: its scheduler, its running checks and
+    /// timers, and threads and a resolver of its own, so that however many uplinks it checks
+    /// the primary's check always finds a thread free.
+    final class StandbyChecks {
+        var scheduler: StandbyScheduler
+        var running: [Int: HTTPProbe.Handle] = [:]
+        var timers: [Int: DispatchSourceTimer] = [:]
+        /// The primary path last seen: a change of it is a failover.
+        var lastPath: ProbePath?
+        let pool = WorkerPool(name: "reachd-standby", threads: 2, maxQueued: 8, eager: false)
+        let resolverPool = WorkerPool(name: "reachd-standby-dns", threads: 2, maxQueued: 8, eager: false)
+        var resolver: HostResolver
+
+        init(configuration: Configuration, networkNamespace: String?) {
+            scheduler = StandbyScheduler(configuration: configuration)
+            resolver = ConnectivityChecker.resolver(timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace,
+                                                    pool: resolverPool)
+        }
+
+        func reconfigure(_ configuration: Configuration, networkNamespace: String?) {
+            resolver = ConnectivityChecker.resolver(timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace,
+                                                    pool: resolverPool)
+        }
+    }
+
+    /// The target's standby uplinks (none when it cannot tell).
+    func standbyCandidates() -> [StandbyUplink] {
+        (target as? any StandbyProbeTarget)?.standbyUplinks ?? []
+    }
+
+    /// After every status (on `queue`): on a failover, the new primary's last standby verdict is
+    /// shown at once (its `checkedAt` says how old it is) while the check of the new path runs;
+    /// then the standby uplinks are brought up to date.
+    func standbyStatusChanged(_ path: ProbePath?) {
+        guard !suspended else { return }
+        if path != standby.lastPath, let path, configuration.enabled,
+           let known = standby.scheduler.verdict(index: path.index, path: path) {
+            log.info("failover to \(path.interface): its standby verdict \(known.result.rawValue) is shown until the check of the new path answers")
+            target.setProbe(known, path: path)
+        }
+        standby.lastPath = path
+        performStandby(standby.scheduler.uplinksChanged(standbyCandidates()))
+    }
+
+    /// Performs the standby scheduler's actions (on `queue`).
+    func performStandby(_ actions: [StandbyScheduler.Action]) {
+        for action in actions {
+            switch action {
+            case .startProbe(let id, let path):
+                startStandbyProbe(id: id, path: path)
+            case .cancelProbe(let id):
+                standby.running.removeValue(forKey: id)?.cancel()
+            case .schedule(let after, let timer):
+                armStandby(after: after, timer: timer)
+            case .cancelTimer(let timer):
+                standby.timers.removeValue(forKey: timer)?.cancel()
+            case .publish(let index, let probe):
+                (target as? any StandbyProbeTarget)?.setStandbyProbe(probe, index: index)
+            }
+        }
+    }
+
+    private func startStandbyProbe(id: Int, path: ProbePath) {
+        let configuration = self.configuration
+        let request: HTTPProbe.Request, api: HTTPProbe.Request?
+        switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: standby.resolver) {
+        case .verdict(let probe):
+            queue.async { [self] in performStandby(standby.scheduler.probeCompleted(id: id, probe: probe)) }
+            return
+        case .request(let made, let apiRequest):
+            request = made
+            api = apiRequest
+        }
+        let handle = HTTPProbe.Handle()
+        standby.running[id] = handle
+        let finish: @Sendable (Probe) -> Void = { [weak self] probe in
+            guard let self else { return }
+            self.queue.async {
+                guard self.standby.running.removeValue(forKey: id) != nil else { return }
+                self.log.debug("standby check on \(path.interface): \(probe.summary)")
+                self.performStandby(self.standby.scheduler.probeCompleted(id: id, probe: probe))
+            }
+        }
+        let submitted = standby.pool.submit {
+            finish(Self.run(configuration, request: request, api: api, handle: handle))
+        }
+        if !submitted {
+            finish(Self.verdict(configuration, HTTPProbe.Result(outcome: .failure(ProbeFailure(.other, "no thread free to run the check")), rttMs: nil)))
+        }
+    }
+
+    private func armStandby(after seconds: TimeInterval, timer id: Int) {
+        standby.timers.removeValue(forKey: id)?.cancel()
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + .milliseconds(Int((seconds * 1000).rounded())))
+        source.setEventHandler { [weak self] in
+            guard let self, let timer = self.standby.timers.removeValue(forKey: id) else { return }
+            timer.cancel()
+            // The uplinks may have changed without an event (a route alone): look again first.
+            self.performStandby(self.standby.scheduler.uplinksChanged(self.standbyCandidates()))
+            self.performStandby(self.standby.scheduler.timerFired(id: id))
+        }
+        standby.timers[id] = source
+        source.resume()
+    }
+}

@@ -1,0 +1,356 @@
+import CSystemd
+import Dispatch
+import FoundationEssentials
+import ReachabilityCore
+import ReachabilityHost
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Follows logind's `PrepareForSleep` on the system bus, holding a `delay` inhibitor while the
+/// machine is awake, and performs what `SleepCoordinator` decides: before sleep `onSleep` (which
+/// calls its argument once the `sleeping` status is published; the inhibitor goes then), after
+/// wake `onWake`, and the inhibitor taken again.
+///
+/// Runs on `queue`; the bus socket is watched by Dispatch sources as `ModemManagerSource` does.
+/// Only signals from the current owner of `org.freedesktop.login1` count, and only the bus
+/// itself tells who that is. Without a bus or without logind (containers), nothing happens and
+/// that is logged once at info.
+public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
+    static let service = "org.freedesktop.login1"
+    static let path = "/org/freedesktop/login1"
+    static let manager = "org.freedesktop.login1.Manager"
+    /// Method calls time out after this long.
+    static let callTimeoutMicroseconds: UInt64 = 10_000_000
+
+    public let queue: DispatchQueue
+    package let queueConfinement: QueueConfinement
+    private let busAddress: String?
+    private let log: LogSink
+    private let onSleep: @Sendable (_ prepared: @escaping @Sendable () -> Void) -> Void
+    private let onWake: @Sendable () -> Void
+    // Everything below is confined to `queue`.
+    private var bus: SDBus?
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var writeSourceRunning = false
+    private var timer: DispatchSourceTimer?
+    private var matches: [SDBusSlot] = []
+    private var calls: [ObjectIdentifier: PendingCall] = [:]
+    private var coordinator = SleepCoordinator()
+    /// The inhibitor's file descriptor (our duplicate of the one logind sent).
+    private var inhibitor: Int32?
+    private var reportedAbsent = false
+    private var reportedForged = false
+
+    /// - Parameters:
+    ///   - busAddress: a D-Bus address to use instead of the system bus (tests); nil: the system
+    ///     bus, or `DBUS_SYSTEM_BUS_ADDRESS` when set.
+    ///   - onSleep: the machine is about to sleep; call the argument (from any thread) once the
+    ///     status says so, and the sleep may go on.
+    ///   - onWake: the machine woke.
+    public init(queue: DispatchQueue = DispatchQueue(label: "reachd.logind"), busAddress: String? = nil,
+                log: LogSink = .standardError(),
+                onSleep: @escaping @Sendable (_ prepared: @escaping @Sendable () -> Void) -> Void,
+                onWake: @escaping @Sendable () -> Void) {
+        self.queue = queue
+        self.queueConfinement = QueueConfinement(queue)
+        self.busAddress = busAddress
+        self.log = log
+        self.onSleep = onSleep
+        self.onWake = onWake
+    }
+
+    deinit {
+        readSource?.cancel()
+        timer?.cancel()
+        if let writeSource { writeSource.cancel(); if !writeSourceRunning { writeSource.resume() } }
+        if let inhibitor { close(inhibitor) }
+    }
+
+    /// Connects, asks who owns logind's name and takes the inhibitor. Never fails: without a
+    /// bus it logs so and stays inert. Callable from any thread.
+    public func start() {
+        onQueue { connect() }
+    }
+
+    /// Releases the inhibitor and disconnects. Callable from any thread.
+    public func stop() {
+        onQueue { disconnect() }
+    }
+
+    /// Whether reachd holds logind's delay inhibitor now.
+    public var holdsInhibitor: Bool { onQueue { inhibitor != nil } }
+
+    /// Whether logind is known to run (its name has an owner).
+    public var followsLogind: Bool { onQueue { coordinator.owner != nil } }
+
+    // MARK: - Connection
+
+    private func connect() {
+        guard bus == nil else { return }
+        do {
+            let bus = if let busAddress { try SDBus.connect(address: busAddress) } else { try SDBus.system() }
+            self.bus = bus
+            try watch(bus)
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            for rule in Self.matchRules {
+                matches.append(try bus.addMatchAsync(rule, callback: Self.signalHandler, installed: Self.matchInstalledHandler,
+                                                     userdata: context))
+            }
+            try call(.nameOwner, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                     interface: "org.freedesktop.DBus", member: "GetNameOwner", arguments: [Self.service])
+        } catch {
+            log.info("sleep: no D-Bus system bus (\(error)); sleep and wake are not followed")
+            disconnect()
+            return
+        }
+        pump()
+    }
+
+    private func disconnect() {
+        calls = [:]
+        matches = []
+        cancelSources()
+        bus = nil
+        releaseInhibitor()
+        coordinator = SleepCoordinator()
+    }
+
+    /// logind's name owner, and its `PrepareForSleep`. Installed before `GetNameOwner` is sent.
+    static let matchRules = [
+        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+            + "member='NameOwnerChanged',arg0='\(service)'",
+        "type='signal',sender='\(service)',path='\(path)',interface='\(manager)',member='PrepareForSleep'",
+    ]
+
+    // MARK: - Dispatch integration (as in ModemManagerSource)
+
+    private func watch(_ bus: SDBus) throws(SDBusError) {
+        let fd = try bus.fileDescriptor()
+        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        read.setEventHandler { [weak self] in self?.pump() }
+        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        write.setEventHandler { [weak self] in self?.pump() }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in self?.pump() }
+        // The fd belongs to the bus: keep the bus open until both fd sources are cancelled.
+        read.setCancelHandler { withExtendedLifetime(bus) {} }
+        write.setCancelHandler { withExtendedLifetime(bus) {} }
+        readSource = read
+        writeSource = write
+        writeSourceRunning = false
+        self.timer = timer
+        read.resume()
+        timer.resume()
+    }
+
+    private func cancelSources() {
+        readSource?.cancel()
+        if let writeSource {
+            writeSource.cancel()
+            // A suspended source must be resumed once to be released (libdispatch traps otherwise).
+            if !writeSourceRunning { writeSource.resume() }
+        }
+        timer?.cancel()
+        readSource = nil
+        writeSource = nil
+        writeSourceRunning = false
+        timer = nil
+    }
+
+    private func pump() {
+        guard let bus else { return }
+        do {
+            while try bus.process() {
+                guard self.bus === bus else { return }
+            }
+            guard self.bus === bus else { return }
+            let wantsWrite = try bus.events() & Int32(POLLOUT) != 0
+            if let writeSource, wantsWrite != writeSourceRunning {
+                if wantsWrite { writeSource.resume() } else { writeSource.suspend() }
+                writeSourceRunning = wantsWrite
+            }
+            if let deadline = try bus.timeout() {
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+                let delay = deadline > nowUsec ? min(deadline - nowUsec, 3_600_000_000) : 0
+                timer?.schedule(deadline: .now() + .microseconds(Int(delay)))
+            } else {
+                timer?.schedule(deadline: .distantFuture)
+            }
+        } catch {
+            log.warning("sleep: lost the D-Bus connection (\(error)); sleep and wake are no longer followed")
+            let wasSleeping = coordinator.sleeping
+            disconnect()
+            // Never left believing the machine sleeps: nothing would ever wake the check again.
+            if wasSleeping { onWake() }
+        }
+    }
+
+    // MARK: - Calls
+
+    private final class PendingCall {
+        enum Purpose { case nameOwner, inhibit }
+        let purpose: Purpose
+        weak var monitor: LogindSleepMonitor?
+        var slot: SDBusSlot?
+        init(_ purpose: Purpose, monitor: LogindSleepMonitor) { self.purpose = purpose; self.monitor = monitor }
+    }
+
+    private func call(_ purpose: PendingCall.Purpose, destination: String, path: String, interface: String, member: String,
+                      arguments: [String]) throws(SDBusError) {
+        guard let bus else { return }
+        let message = try bus.methodCall(destination: destination, path: path, interface: interface, member: member)
+        // Never start logind by bus activation: reachd only follows it.
+        message.setAutoStart(false)
+        for argument in arguments { try message.append(argument) }
+        let pending = PendingCall(purpose, monitor: self)
+        pending.slot = try bus.callAsync(message, callback: Self.replyHandler, userdata: Unmanaged.passUnretained(pending).toOpaque(),
+                                         timeoutMicroseconds: Self.callTimeoutMicroseconds)
+        calls[ObjectIdentifier(pending)] = pending
+    }
+
+    private static let replyHandler: SDBusHandler = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
+        pending.monitor?.handleReply(SDBusMessage(borrowing: message), for: pending)
+        return 0
+    }
+
+    private func handleReply(_ message: SDBusMessage, for pending: PendingCall) {
+        calls[ObjectIdentifier(pending)] = nil
+        switch pending.purpose {
+        case .nameOwner:
+            if let error = message.error {
+                if error.name != "org.freedesktop.DBus.Error.NameHasNoOwner" {
+                    log.warning("sleep: GetNameOwner(\(Self.service)) failed: \(error)")
+                }
+                logAbsent()
+                return
+            }
+            let owner = (try? message.readAll())?.first?.string
+            perform(coordinator.ownerChanged(to: owner))
+        case .inhibit:
+            if let error = message.error {
+                log.warning("sleep: logind refused a delay inhibitor (\(error)); sleep is followed without delaying it")
+                coordinator.inhibitorFailed()
+                return
+            }
+            guard case .unixFD(let lent)? = (try? message.readAll())?.first else {
+                log.warning("sleep: logind's Inhibit answered no file descriptor; sleep is followed without delaying it")
+                coordinator.inhibitorFailed()
+                return
+            }
+            // The message owns its descriptor: keep a duplicate of our own.
+            let fd = fcntl(lent, F_DUPFD_CLOEXEC, 3)
+            guard fd >= 0 else {
+                log.warning("sleep: cannot keep logind's inhibitor: fcntl(F_DUPFD_CLOEXEC): \(String(cString: strerror(errno)))")
+                coordinator.inhibitorFailed()
+                return
+            }
+            releaseInhibitor()
+            inhibitor = fd
+            log.debug("sleep: holding logind's delay inhibitor (fd \(fd))")
+            perform(coordinator.inhibitorTaken())
+        }
+    }
+
+    private func logAbsent() {
+        guard !reportedAbsent else { return }
+        reportedAbsent = true
+        log.info("sleep: logind is not running; sleep and wake are not followed until it starts")
+    }
+
+    private func releaseInhibitor() {
+        guard let fd = inhibitor else { return }
+        close(fd)
+        inhibitor = nil
+        log.debug("sleep: released logind's delay inhibitor")
+    }
+
+    // MARK: - Signals
+
+    private static let signalHandler: SDBusHandler = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        let monitor = Unmanaged<LogindSleepMonitor>.fromOpaque(userdata).takeUnretainedValue()
+        monitor.handleSignal(SDBusMessage(borrowing: message))
+        return 0
+    }
+
+    private static let matchInstalledHandler: SDBusHandler = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        let monitor = Unmanaged<LogindSleepMonitor>.fromOpaque(userdata).takeUnretainedValue()
+        if let error = SDBusMessage(borrowing: message).error {
+            monitor.log.warning("sleep: the bus refused a match rule: \(error)")
+        }
+        return 0
+    }
+
+    private func handleSignal(_ message: SDBusMessage) {
+        guard let member = message.member else { return }
+        if member == "NameOwnerChanged" && message.interface == "org.freedesktop.DBus" {
+            // Only the bus itself tells who owns a name; a peer's lookalike is ignored.
+            guard message.sender == "org.freedesktop.DBus", message.path == "/org/freedesktop/DBus" else {
+                reportForged(member, from: message.sender)
+                return
+            }
+            guard let arguments = try? message.readAll(), arguments.count == 3,
+                  arguments[0].string == Self.service, let newOwner = arguments[2].string else { return }
+            if newOwner.isEmpty {
+                log.info("sleep: logind left the bus")
+            } else {
+                log.info("sleep: logind is on the bus (\(newOwner)); following sleep and wake")
+                reportedAbsent = false
+            }
+            perform(coordinator.ownerChanged(to: newOwner.isEmpty ? nil : newOwner))
+            return
+        }
+        guard member == "PrepareForSleep", message.interface == Self.manager,
+              let start = (try? message.readAll())?.first?.bool else { return }
+        guard let owner = coordinator.owner, message.sender == owner else {
+            reportForged(member, from: message.sender)
+            return
+        }
+        perform(coordinator.prepareForSleep(start, sender: message.sender))
+    }
+
+    private func reportForged(_ member: String, from sender: String?) {
+        guard !reportedForged else { return }
+        reportedForged = true
+        log.warning("sleep: ignoring \(member) from \(sender ?? "an unknown sender"), not "
+                    + (member == "NameOwnerChanged" ? "the bus" : "logind"))
+    }
+
+    // MARK: - Performing the coordinator's actions
+
+    private func perform(_ actions: [SleepCoordinator.Action]) {
+        for action in actions {
+            switch action {
+            case .takeInhibitor:
+                do {
+                    try call(.inhibit, destination: Self.service, path: Self.path, interface: Self.manager, member: "Inhibit",
+                             arguments: ["sleep", "reachd", "Connectivity is marked unknown before sleep", "delay"])
+                } catch {
+                    log.warning("sleep: cannot ask logind for a delay inhibitor: \(error)")
+                    coordinator.inhibitorFailed()
+                }
+            case .releaseInhibitor:
+                releaseInhibitor()
+            case .prepareForSleep:
+                log.info("sleep: the machine is going to sleep")
+                onSleep { [weak self] in
+                    guard let self else { return }
+                    self.queue.async {
+                        self.perform(self.coordinator.sleepPrepared())
+                        self.pump()
+                    }
+                }
+            case .resume:
+                log.info("sleep: the machine woke; re-reading links and checking afresh")
+                onWake()
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// python-dbusmock's `logind` template on a `PrivateBus`: owns `org.freedesktop.login1`, hands
+/// out inhibitors (a pipe whose other end it watches), and emits `PrepareForSleep` when asked.
+public final class LogindMock: @unchecked Sendable {
+    public static let name = "org.freedesktop.login1"
+    public let bus: PrivateBus
+    private var process: Process?
+
+    public init(bus: PrivateBus) throws {
+        try Requirement.dbusMock.check()
+        try Requirement.busctl.check()
+        self.bus = bus
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.venvPython)
+        process.arguments = ["-m", "dbusmock", "--system", "--template", "logind"]
+        var environment = childEnvironment()
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        guard waitUntil(timeout: 20, { bus.hasOwner(Self.name) }) else {
+            kill()
+            throw MockError(description: "the dbusmock logind never owned \(Self.name)")
+        }
+    }
+
+    /// Emits `PrepareForSleep(start)` from logind's own connection (the mock's `EmitSignal`).
+    public func prepareForSleep(_ start: Bool) throws {
+        try sh("busctl --address='\(bus.address)' call \(Self.name) /org/freedesktop/login1 org.freedesktop.DBus.Mock "
+               + "EmitSignal sssav org.freedesktop.login1.Manager PrepareForSleep b 1 b \(start)")
+    }
+
+    /// The inhibitors logind holds, as `ListInhibitors` reports them: "what who mode" each.
+    public func inhibitors() throws -> [String] {
+        let output = try sh("busctl --address='\(bus.address)' --json=short call \(Self.name) /org/freedesktop/login1 "
+                            + "org.freedesktop.login1.Manager ListInhibitors").output
+        guard let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any],
+              let data = object["data"] as? [[Any]], let list = data.first as? [[Any]] else {
+            throw MockError(description: "ListInhibitors answered \(output)")
+        }
+        return list.map { entry in
+            [0, 1, 3].map { index in index < entry.count ? "\(entry[index])" : "?" }.joined(separator: " ")
+        }
+    }
+
+    /// SIGKILL, as a crash: the bus announces the name's loss.
+    public func kill() {
+        guard let process else { return }
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        self.process = nil
+    }
+
+    deinit { kill() }
+}
