@@ -36,6 +36,27 @@ private let uplinks = [StandbyUplink(path: wlan, expensive: false), StandbyUplin
         #expect(s.uplinksChanged(uplinks) == [])               // nothing new: the running check goes on
     }
 
+    /// A new captive-portal API URI on a standby link (anyone there can announce one with every
+    /// router advertisement) starts no check and withdraws no verdict: the next check asks it.
+    @Test func aNewAPIURIWaitsForTheNextCheck() {
+        var s = scheduler()
+        _ = s.uplinksChanged(uplinks)
+        _ = s.probeCompleted(id: 1, probe: probe(.full))
+        for uri in ["https://a.example/api", "https://b.example/api", "https://a.example/api"] {
+            var announced = wlan
+            announced.captivePortalApi = uri
+            #expect(s.uplinksChanged([StandbyUplink(path: announced, expensive: false)]) == [])
+            #expect(s.checked[3] == announced)
+        }
+        var last = wlan
+        last.captivePortalApi = "https://a.example/api"
+        #expect(s.timerFired(id: 2) == [.startProbe(id: 3, path: last)])
+        // Another change of the path itself is still checked at once.
+        var moved = last
+        moved.addresses = ["192.168.1.21/24"]
+        #expect(s.uplinksChanged([StandbyUplink(path: moved, expensive: false)]) == [.cancelProbe(id: 3), .publish(index: 3, nil), .startProbe(id: 4, path: moved)])
+    }
+
     @Test(arguments: [(StandbyCheckMode.yes, [3, 4]), (.no, []), (.unmetered, [3])])
     func modeDecidesWhichAreChecked(mode: StandbyCheckMode, indexes: [Int]) {
         var s = scheduler(mode)

@@ -68,7 +68,8 @@ extension ConnectivityChecker {
     private func startStandbyProbe(id: Int, path: ProbePath) {
         let configuration = self.configuration
         let request: HTTPProbe.Request, api: HTTPProbe.Request?
-        switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: standby.resolver) {
+        switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: standby.resolver,
+                          tls: sharedTLS(for: path)) {
         case .verdict(let probe):
             queue.async { [self] in performStandby(standby.scheduler.probeCompleted(id: id, probe: probe)) }
             return

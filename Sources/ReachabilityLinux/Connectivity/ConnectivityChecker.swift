@@ -204,8 +204,16 @@ public final class ConnectivityChecker: @unchecked Sendable {
         }
     }
 
-    /// The configuration's TLS context, built now if it is not yet; nil when it cannot be (each
-    /// request then builds its own and fails with the reason).
+    /// The configuration's TLS context when a check of `path` speaks https (its URL, or the
+    /// path's captive-portal API), built now if it is not yet; nil when none is needed or it
+    /// cannot be built (the request then builds its own and fails with the reason). Every check,
+    /// the standby uplinks' too, shares it.
+    func sharedTLS(for path: ProbePath) -> TLSContext? {
+        let needsTLS = (try? ProbeURL(configuration.url))?.isHTTPS == true
+            || path.captivePortalApi.map(CaptivePortalAPI.isUsable) == true
+        return needsTLS ? sharedTLS() : nil
+    }
+
     private func sharedTLS() -> TLSContext? {
         if let tls { return tls }
         do {
@@ -230,9 +238,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private func startProbe(id: Int, path: ProbePath) {
         let configuration = self.configuration
         let request: HTTPProbe.Request, api: HTTPProbe.Request?
-        let needsTLS = (try? ProbeURL(configuration.url))?.isHTTPS == true
-            || path.captivePortalApi.map(CaptivePortalAPI.isUsable) == true
-        let tls = needsTLS ? sharedTLS() : nil
+        let tls = sharedTLS(for: path)
         switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: resolver, tls: tls) {
         case .verdict(let probe):
             // A URL that cannot be checked: answer at once, connectivity unknown.
