@@ -103,6 +103,10 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     public let networkStatus: NetworkStatus
     /// Does the internet answer (`.full`, `.portal`, `.limited`, …; `.unknown` in-process).
     public let connectivity: Connectivity
+    /// Each family's own verdict, beside `supportsIPv4` / `supportsIPv6`: `.none` without a
+    /// path in that family; `connectivity` is the better of the two.
+    public let ipv4Connectivity: Connectivity
+    public let ipv6Connectivity: Connectivity
     /// The modem behind a cellular path.
     public let cellular: Cellular?
     /// The primary interface and the VPN on top, as reachd reports them.
@@ -148,6 +152,8 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         self.status = pathStatus
         availableInterfaces = available
         isExpensive = status.expensive
+        ipv4Connectivity = status.ipv4Connectivity
+        ipv6Connectivity = status.ipv6Connectivity
         isConstrained = false
         supportsIPv4 = status.ipv4 && pathStatus == .satisfied
         supportsIPv6 = status.ipv6 && pathStatus == .satisfied

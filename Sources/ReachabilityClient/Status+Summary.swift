@@ -5,7 +5,9 @@ extension Status {
     /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
     /// `online · vpn wg0 over ethernet (eth0) · …` under a tunnel, or `offline` (`offline · kill
     /// switch` when a refusing route or rule decides); ` · simulated` at the end while a simulation is on.
-    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`.
+    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. When the
+    /// families' verdicts differ, the other one follows the verdict: `internet: full (IPv6: none)`;
+    /// a failed check names its step: `internet: limited (DNS)`.
     public var summary: String { summary(now: Date()) }
 
     /// The summary with the session time a captive-portal API gave counted down to `now`.
@@ -24,7 +26,7 @@ extension Status {
         if let vpn { transport = "vpn \(vpn.name) over " + transport }
         parts.append(transport)
         if let cellular, let technology = cellular.accessTechnology { parts.append("cellular: \(technology)\(cellular.roaming == true ? ", roaming" : "")") }
-        parts.append("internet: \(connectivity.rawValue)")
+        parts.append("internet: \(connectivity.rawValue)" + familyNote)
         if connectivity == .portal, let portal = probe?.portalUrl { parts.append("log in at \(portal)") }
         if let left = probe?.sessionLeft(now: now) { parts.append(left) }
         let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
@@ -35,6 +37,18 @@ extension Status {
 }
 
 extension Status {
+    /// ` (IPv6: limited)` when the families' verdicts differ (the one that is not the overall
+    /// verdict), ` (DNS)` when the check failed at the resolver; empty otherwise.
+    var familyNote: String {
+        var notes: [String] = []
+        if ipv4Connectivity != ipv6Connectivity {
+            if ipv4Connectivity != connectivity { notes.append("IPv4: \(ipv4Connectivity.rawValue)") }
+            if ipv6Connectivity != connectivity { notes.append("IPv6: \(ipv6Connectivity.rawValue)") }
+        }
+        if connectivity != .full, let stage = probe?.failedStage, stage == .resolve { notes.append("DNS") }
+        return notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")"
+    }
+
     /// `reachctl status --verbose`'s line about what the primary's network announces, if it
     /// announces anything: `eth0 announces: DNS 2001:db8::53 · search corp.example · NAT64
     /// 64:ff9b::/96 · captive-portal API https://…`.
@@ -82,9 +96,17 @@ extension Status {
     /// `reachctl wait`'s condition: reachable; with `internet`, connectivity full; with
     /// `interface`, that interface is up with carrier and an address (as
     /// systemd-networkd-wait-online's `--interface`).
-    public func satisfies(internet: Bool, interface: String?) -> Bool {
+    /// With `family`, that family alone: it has a path, and with `internet` its own verdict is full.
+    public func satisfies(internet: Bool, interface: String?, family: AddressFamily? = nil) -> Bool {
         guard reachable else { return false }
-        if internet && connectivity != .full { return false }
+        switch family {
+        case nil:
+            if internet && connectivity != .full { return false }
+        case .ipv4?:
+            if !ipv4 || (internet && ipv4Connectivity != .full) { return false }
+        case .ipv6?:
+            if !ipv6 || (internet && ipv6Connectivity != .full) { return false }
+        }
         if let interface {
             guard let link = interfaces.first(where: { $0.name == interface }),
                   link.up, link.carrier, !link.addresses.isEmpty else { return false }

@@ -39,7 +39,7 @@ public final class ProbeServer: @unchecked Sendable {
     }
 
     static let script = #"""
-import base64, http.server, signal, ssl, sys, time
+import base64, http.server, os, signal, socket, ssl, sys, time
 signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
 port, control, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 certificate = sys.argv[4:6]
@@ -104,7 +104,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
 
-server = http.server.ThreadingHTTPServer(("0.0.0.0", port), Handler)
+class DualStack(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+    def server_bind(self):
+        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
+if os.environ.get("PROBE_DUAL_STACK") == "1":
+    server = DualStack(("::", port), Handler)
+else:
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", port), Handler)
 server.daemon_threads = True
 if certificate:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -122,9 +131,10 @@ server.serve_forever()
     private var controlPath: String { directory.appendingPathComponent("mode").path }
 
     /// Starts the server on `port` in `namespace` and waits until it listens; with
-    /// `certificate` (PEM certificate and key paths) it speaks https.
+    /// `certificate` (PEM certificate and key paths) it speaks https; with `dualStack` it
+    /// listens on IPv6 as well as IPv4 (else on IPv4 alone, where an IPv6 connection is refused).
     public init(in namespace: TestNamespace, port: Int = 8080, mode: Mode = .noContent,
-                certificate: (certificate: String, key: String)? = nil) throws {
+                certificate: (certificate: String, key: String)? = nil, dualStack: Bool = false) throws {
         self.namespace = namespace
         self.port = port
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-probe-\(namespace.name)-\(port)")
@@ -134,7 +144,7 @@ server.serve_forever()
         try Self.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         let ready = directory.appendingPathComponent("ready").path
         try set(mode)
-        let command = "exec ip netns exec \(namespace.name) python3 \(scriptPath) \(port) \(controlPath) \(ready)"
+        let command = "exec ip netns exec \(namespace.name) env PROBE_DUAL_STACK=\(dualStack ? 1 : 0) python3 \(scriptPath) \(port) \(controlPath) \(ready)"
             + (certificate.map { " \($0.certificate) \($0.key)" } ?? "")
         guard try process.start("/bin/sh", ["-c", command], andWaitFor: ready, timeout: 15) else {
             stop()

@@ -72,10 +72,10 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
     }
 }
 
-/// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [--stable SEC] [-q]`: 0 met,
-/// 1 timed out.
+/// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [--family ipv4|ipv6] [--stable SEC] [-q]`:
+/// 0 met, 1 timed out. `--family` waits for that family alone (its path, with `--internet` its own verdict).
 func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interface: String?, quiet: Bool,
-             stable: Double?) async -> Never {
+             stable: Double?, family: AddressFamily? = nil) async -> Never {
     exitOnInterrupt(with: ExitCode.failure)
     if timeout > 0 {
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
@@ -86,7 +86,7 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
     let stability = stable.map { StableWait(seconds: $0, interface: interface, quiet: quiet) }
     do {
         for try await event in client.events() {
-            let met = event.current.satisfies(internet: internet, interface: interface)
+            let met = event.current.satisfies(internet: internet, interface: interface, family: family)
             guard let stability else {
                 if met {
                     if !quiet { printLine(Style().summary(event.current)) }

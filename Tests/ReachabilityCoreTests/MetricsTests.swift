@@ -166,6 +166,7 @@ private func samples(_ text: String) -> [String: String] {
     static func fullSample() -> MetricsSample {
         var current = status(.wwan4G, .portal, primary: wwan0)
         current.expensive = true
+        current.ipv4Connectivity = .portal
         current.vpn = Interface(name: "tun0", index: 9, kind: .vpn, up: true, carrier: true, operstate: "up", addresses: [], metered: false)
         current.interfaces = [wwan0, Interface(name: "wlan0", index: 5, kind: .wifi, up: true, carrier: true, operstate: "up",
                                                addresses: ["192.168.1.20/24"], metered: false, connectivity: .full),
@@ -192,6 +193,10 @@ private func samples(_ text: String) -> [String: String] {
         (#"reachd_status{status="notReachable"}"#, "0"),
         (#"reachd_connectivity{state="portal"}"#, "1"),
         (#"reachd_connectivity{state="full"}"#, "0"),
+        (#"reachd_connectivity_family{family="ipv4",state="portal"}"#, "1"),
+        (#"reachd_connectivity_family{family="ipv4",state="full"}"#, "0"),
+        (#"reachd_connectivity_family{family="ipv6",state="none"}"#, "1"),
+        (#"reachd_connectivity_family{family="ipv6",state="portal"}"#, "0"),
         ("reachd_expensive", "1"),
         ("reachd_ipv4", "1"),
         ("reachd_ipv6", "0"),
@@ -240,6 +245,8 @@ private func samples(_ text: String) -> [String: String] {
         #expect(lines.filter { $0.hasPrefix("reachd_status{") && $0.hasSuffix(" 1") }.count == 1)
         #expect(lines.filter { $0.hasPrefix("reachd_connectivity{") }.count == Connectivity.allCases.count)
         #expect(lines.filter { $0.hasPrefix("reachd_connectivity{") && $0.hasSuffix(" 1") }.count == 1)
+        #expect(lines.filter { $0.hasPrefix("reachd_connectivity_family{") }.count == 2 * Connectivity.allCases.count)
+        #expect(lines.filter { $0.hasPrefix("reachd_connectivity_family{") && $0.hasSuffix(" 1") }.count == 2)
         #expect(lines.filter { $0.hasPrefix("reachd_status_seconds_total{") }.count == NetworkStatus.allCases.count)
         #expect(lines.filter { $0.hasPrefix("reachd_probes_total{") }.count == 3)   // only the verdicts counted
     }

@@ -63,7 +63,8 @@ private func twoUplinks(ethUp: Bool = true) -> NetworkSnapshot {
     /// The primary fails over to a standby uplink: the very event of the move shows that
     /// uplink's own last verdict (not the old path's), with its `checkedAt`.
     @Test func failoverShowsTheStandbysVerdictAtOnce() {
-        let eth0 = ProbePath(interface: "eth0", index: 2, addresses: ["10.77.0.2/24"], gateways: ["10.77.0.1"])
+        // IPv4 alone has a path: the path the status's own is.
+        let eth0 = ProbePath(interface: "eth0", index: 2, addresses: ["10.77.0.2/24"], gateways: ["10.77.0.1"], ipv6: false)
         let earlier = t0.addingTimeInterval(-60)
         var before = twoUplinks()
         before.probe = Probe(url: "http://x/", result: .full, httpStatus: 204, checkedAt: t0)

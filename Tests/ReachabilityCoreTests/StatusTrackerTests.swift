@@ -204,7 +204,8 @@ let reasonCases: [ReasonCase] = [
         #expect(lost.reason.code == .carrierLost)
         #expect(lost.current.connectivity == .none && lost.current.probe?.result == Connectivity.none)
         #expect(lost.current.probe?.error?.hasPrefix("not reachable: ") == true)
-        #expect(lost.changes == ["connectivity", "flags", "gateways", "interfaces", "ipv4", "primary", "probe", "reachable", "routing", "status"])
+        #expect(lost.changes == ["connectivity", "flags", "gateways", "interfaces", "ipv4", "ipv4Connectivity", "primary", "probe",
+                                 "reachable", "routing", "status"])
         // The checker then says "not reachable" itself: no event.
         var down = ethernetSnapshot(carrier: false)
         down.setVerdict(ProbeVerdict.notReachable(url: Self.url, at: t0.addingTimeInterval(3)), path: nil)

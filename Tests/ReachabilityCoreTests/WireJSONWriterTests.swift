@@ -157,12 +157,14 @@ import Testing
     /// Every field of every object is there, `null` for an absent optional.
     @Test func everyFieldIsPresent() throws {
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
-                                       "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since", "simulated", "routing"]
+                                       "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since", "simulated", "routing",
+                                       "ipv4Connectivity", "ipv6Connectivity"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
                                           "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity"]
         let cellularKeys: Set<String> = ["generation", "accessTechnology", "modem", "interface", "signalQuality", "roaming"]
         let probeKeys: Set<String> = ["url", "result", "httpStatus", "rttMs", "portalUrl", "error", "checkedAt",
-                                      "venueInfoUrl", "secondsRemaining", "bytesRemaining", "canExtendSession", "source"]
+                                      "venueInfoUrl", "secondsRemaining", "bytesRemaining", "canExtendSession", "source",
+                                      "failedStage", "ipv4Result", "ipv6Result"]
         let routePathKeys: Set<String> = ["family", "destination", "result", "rule", "table", "interface", "gateway"]
         func check(_ value: JSONValue?, _ keys: Set<String>, nullable: Bool, _ what: String) {
             guard let value else { Issue.record("\(what): missing"); return }

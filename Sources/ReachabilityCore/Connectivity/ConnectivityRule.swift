@@ -35,7 +35,18 @@ public enum ConnectivityRule {
         let (connectivity, probe) = decide(path: ProbePath(status), previous: previous, verdict: verdict, now: now)
         result.connectivity = connectivity
         result.probe = probe
+        result.ipv4Connectivity = family(hasPath: status.reachable && status.ipv4, checked: probe?.ipv4Result)
+        result.ipv6Connectivity = family(hasPath: status.reachable && status.ipv6, checked: probe?.ipv6Result)
         return result
+    }
+
+    /// One family's verdict: `none` without a path; the family's own check when it had one;
+    /// otherwise (not checked yet, or a check of an address literal, which speaks for its own
+    /// family only) `unknown`. A family with a path is never `none`, as a reachable status is not.
+    static func family(hasPath: Bool, checked: Connectivity?) -> Connectivity {
+        guard hasPath else { return .none }
+        guard let checked, checked != .none else { return .unknown }
+        return checked
     }
 
     /// The connectivity and probe for a status whose path is `path` (nil: not reachable).

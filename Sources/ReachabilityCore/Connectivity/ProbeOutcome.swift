@@ -29,8 +29,32 @@ public struct ProbeFailure: Error, Equatable, Sendable, CustomStringConvertible 
 
     public var kind: Kind
     public var message: String
+    /// The step that failed, where the check knows it; nil: the kind's own (`failedStage`).
+    public var stage: ProbeStage?
 
-    public init(_ kind: Kind, _ message: String) { self.kind = kind; self.message = message }
+    public init(_ kind: Kind, _ message: String, stage: ProbeStage? = nil) {
+        self.kind = kind; self.message = message; self.stage = stage
+    }
+
+    /// The step that failed: the one the check named, else what the kind implies (a DNS failure
+    /// is the resolver's, a TLS failure the handshake's); nil for a check that could not run.
+    public var failedStage: ProbeStage? {
+        if let stage { return stage }
+        switch kind {
+        case .dnsFailure: return .resolve
+        case .tls: return .tls
+        case .refused, .unreachable: return .connect
+        case .timeout, .reset, .malformed: return .request
+        case .unsupported, .other: return nil
+        }
+    }
+
+    /// This failure, with `stage` unless it already names one.
+    public func at(_ stage: ProbeStage) -> ProbeFailure {
+        var failure = self
+        if failure.stage == nil { failure.stage = stage }
+        return failure
+    }
 
     public var description: String { message }
 }

@@ -12,10 +12,15 @@ public struct ProbePath: Equatable, Hashable, Sendable {
     /// The captive-portal API URI the interface's routers announce (RFC 8910): the check asks it
     /// first. A new one is another network's word, so it checks again at once.
     public var captivePortalApi: String?
+    /// Whether IPv4 has a path (`Status.ipv4`): only then is IPv4 checked.
+    public var ipv4: Bool
+    /// Whether IPv6 has a path (`Status.ipv6`): only then is IPv6 checked.
+    public var ipv6: Bool
 
-    public init(interface: String, index: Int, addresses: [String], gateways: [String], captivePortalApi: String? = nil) {
+    public init(interface: String, index: Int, addresses: [String], gateways: [String], captivePortalApi: String? = nil,
+                ipv4: Bool = true, ipv6: Bool = true) {
         self.interface = interface; self.index = index; self.addresses = addresses; self.gateways = gateways
-        self.captivePortalApi = captivePortalApi
+        self.captivePortalApi = captivePortalApi; self.ipv4 = ipv4; self.ipv6 = ipv6
     }
 
     /// The path of `status`; nil when the machine is not reachable. Under a tunnel the check
@@ -23,7 +28,8 @@ public struct ProbePath: Equatable, Hashable, Sendable {
     public init?(_ status: Status) {
         guard status.reachable, let way = status.vpn ?? status.primary else { return nil }
         self.init(interface: way.name, index: way.index, addresses: way.addresses.sorted(),
-                  gateways: status.gateways.sorted(), captivePortalApi: way.captivePortalApi)
+                  gateways: status.gateways.sorted(), captivePortalApi: way.captivePortalApi,
+                  ipv4: status.ipv4, ipv6: status.ipv6)
     }
 
     /// True when `other` is this path with another captive-portal API URI (or none): a change

@@ -26,12 +26,30 @@ public enum ProbeVerdict {
             case .unsupported: result = .unknown
             }
             return Probe(url: url, result: result, httpStatus: nil, rttMs: nil, portalUrl: nil,
-                         error: TerminalText.escaped(failure.message), checkedAt: checkedAt)
+                         error: TerminalText.escaped(failure.message), checkedAt: checkedAt,
+                         failedStage: result == .unknown ? nil : failure.failedStage)
         case .response(let response):
             let verdict = judge(response, url: url, expectedResponse: expectedResponse)
             return Probe(url: url, result: verdict.result, httpStatus: response.status, rttMs: rttMs,
                          portalUrl: verdict.portalUrl, error: verdict.error, checkedAt: checkedAt)
         }
+    }
+
+    /// One verdict from the checks of each family (nil: the family was not checked): the better
+    /// one's probe (`Connectivity.best`; IPv6 first when they tie, as apps try it first), with
+    /// each family's verdict beside it. With one family checked it is that family's probe.
+    public static func combined(ipv4: Probe?, ipv6: Probe?) -> Probe? {
+        guard let chosen = pick(ipv4, ipv6) else { return nil }
+        var probe = chosen
+        probe.ipv4Result = ipv4?.result
+        probe.ipv6Result = ipv6?.result
+        return probe
+    }
+
+    private static func pick(_ ipv4: Probe?, _ ipv6: Probe?) -> Probe? {
+        guard let ipv4 else { return ipv6 }
+        guard let ipv6 else { return ipv4 }
+        return ipv4.result.rank > ipv6.result.rank ? ipv4 : ipv6
     }
 
     /// The probe published while the machine is not reachable: no check is made.

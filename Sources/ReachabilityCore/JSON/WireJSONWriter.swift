@@ -89,7 +89,9 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","gateways":"#); strings(status.gateways)
         raw(#","interfaces":"#); array(status.interfaces) { $0.write($1) }
         raw(#","ipv4":"#); bool(status.ipv4)
+        raw(#","ipv4Connectivity":"#); string(status.ipv4Connectivity.rawValue)
         raw(#","ipv6":"#); bool(status.ipv6)
+        raw(#","ipv6Connectivity":"#); string(status.ipv6Connectivity.rawValue)
         raw(#","primary":"#); optional(status.primary) { $0.write($1) }
         raw(#","probe":"#); optional(status.probe) { $0.write($1) }
         raw(#","reachable":"#); bool(status.reachable)
@@ -131,14 +133,18 @@ public struct WireJSONWriter: ~Copyable {
         byte(UInt8(ascii: "}"))
     }
 
-    /// Writes `{"bytesRemaining":…,"canExtendSession":…,"checkedAt":…,"error":…,"httpStatus":…,"portalUrl":…,
+    /// Writes `{"bytesRemaining":…,"canExtendSession":…,"checkedAt":…,"error":…,"failedStage":…,"httpStatus":…,
+    /// "ipv4Result":…,"ipv6Result":…,"portalUrl":…,
     /// "result":…,"rttMs":…,"secondsRemaining":…,"source":…,"url":…,"venueInfoUrl":…}`.
     public mutating func write(_ probe: Probe) {
         raw(#"{"bytesRemaining":"#); optional(probe.bytesRemaining) { $0.int($1) }
         raw(#","canExtendSession":"#); optional(probe.canExtendSession) { $0.bool($1) }
         raw(#","checkedAt":"#); timestamp(probe.checkedAt)
         raw(#","error":"#); optional(probe.error) { $0.string($1) }
+        raw(#","failedStage":"#); optional(probe.failedStage) { $0.string($1.rawValue) }
         raw(#","httpStatus":"#); optional(probe.httpStatus) { $0.int($1) }
+        raw(#","ipv4Result":"#); optional(probe.ipv4Result) { $0.string($1.rawValue) }
+        raw(#","ipv6Result":"#); optional(probe.ipv6Result) { $0.string($1.rawValue) }
         raw(#","portalUrl":"#); optional(probe.portalUrl) { $0.string($1) }
         raw(#","result":"#); string(probe.result.rawValue)
         raw(#","rttMs":"#); optional(probe.rttMs) { $0.double($1) }

@@ -29,6 +29,18 @@ public enum PrometheusExposition {
         for value in Connectivity.allCases {
             out.sample("reachd_connectivity", ["state": value.rawValue], value == status.connectivity)
         }
+        out.family("reachd_connectivity_family", .gauge,
+                   "Whether each family's internet answers, by its own check: 1 for the family's current verdict, 0 for the others.")
+        for family in AddressFamily.allCases {
+            let verdict: Connectivity
+            switch family {
+            case .ipv4: verdict = status.ipv4Connectivity
+            case .ipv6: verdict = status.ipv6Connectivity
+            }
+            for value in Connectivity.allCases {
+                out.sample("reachd_connectivity_family", ["family": family.rawValue, "state": value.rawValue], value == verdict)
+            }
+        }
 
         out.family("reachd_expensive", .gauge, "1 when the primary path is cellular or configured as metered.")
         out.sample("reachd_expensive", [:], status.expensive)

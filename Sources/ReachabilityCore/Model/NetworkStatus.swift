@@ -50,6 +50,25 @@ public enum Connectivity: String, Codable, Sendable, CaseIterable {
     case limited
     /// The expected answer came back.
     case full
+
+    /// How good a verdict is: `full` > `portal` > `limited` > `unknown` > `none`. A family that
+    /// works makes the machine online, as NetworkManager takes the best of its checks; a portal
+    /// on one family does not hide `full` on the other, and a check that answered at all
+    /// (`limited`) says more than none made.
+    public var rank: Int {
+        switch self {
+        case .none: return 0
+        case .unknown: return 1
+        case .limited: return 2
+        case .portal: return 3
+        case .full: return 4
+        }
+    }
+
+    /// The better of two verdicts (`rank`).
+    public static func best(_ a: Connectivity, _ b: Connectivity) -> Connectivity {
+        b.rank > a.rank ? b : a
+    }
 }
 
 /// SCNetworkReachability's flag names, where they apply on Linux.

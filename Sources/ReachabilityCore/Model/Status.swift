@@ -123,20 +123,30 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
     /// Where the portal facts come from: `ra` when a captive-portal API announced by a router
     /// advertisement answered; nil when only the HTTP check spoke.
     public var source: String?
+    /// The step at which the check failed (`resolve`, `connect`, `tls`, `request`); nil when it
+    /// got an answer (or could not run at all).
+    public var failedStage: ProbeStage?
+    /// The verdict of the IPv4 check; nil when IPv4 was not checked (no IPv4 path, or a check
+    /// of one address).
+    public var ipv4Result: Connectivity?
+    /// The verdict of the IPv6 check; nil when IPv6 was not checked.
+    public var ipv6Result: Connectivity?
 
     public init(url: String, result: Connectivity, httpStatus: Int? = nil, rttMs: Double? = nil,
                 portalUrl: String? = nil, error: String? = nil, checkedAt: Date, venueInfoUrl: String? = nil,
                 secondsRemaining: Int? = nil, bytesRemaining: Int? = nil, canExtendSession: Bool? = nil,
-                source: String? = nil) {
+                source: String? = nil, failedStage: ProbeStage? = nil, ipv4Result: Connectivity? = nil,
+                ipv6Result: Connectivity? = nil) {
         self.url = url; self.result = result; self.httpStatus = httpStatus; self.rttMs = rttMs
         self.portalUrl = portalUrl; self.error = error; self.checkedAt = checkedAt
         self.venueInfoUrl = venueInfoUrl; self.secondsRemaining = secondsRemaining
         self.bytesRemaining = bytesRemaining; self.canExtendSession = canExtendSession; self.source = source
+        self.failedStage = failedStage; self.ipv4Result = ipv4Result; self.ipv6Result = ipv6Result
     }
 
     enum CodingKeys: String, CodingKey {
         case url, result, httpStatus, rttMs, portalUrl, error, checkedAt, venueInfoUrl, secondsRemaining,
-             bytesRemaining, canExtendSession, source
+             bytesRemaining, canExtendSession, source, failedStage, ipv4Result, ipv6Result
     }
 
     public init(from decoder: Decoder) throws {
@@ -153,6 +163,10 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
         bytesRemaining = try c.decodeIfPresent(Int.self, forKey: .bytesRemaining)
         canExtendSession = try c.decodeIfPresent(Bool.self, forKey: .canExtendSession)
         source = try c.decodeIfPresent(String.self, forKey: .source)
+        // A daemon from before per-family checks sends none of these.
+        failedStage = try c.decodeIfPresent(ProbeStage.self, forKey: .failedStage)
+        ipv4Result = try c.decodeIfPresent(Connectivity.self, forKey: .ipv4Result)
+        ipv6Result = try c.decodeIfPresent(Connectivity.self, forKey: .ipv6Result)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -163,7 +177,8 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
         try c.encode(Timestamp.string(from: checkedAt), forKey: .checkedAt)
         try c.encode(venueInfoUrl, forKey: .venueInfoUrl); try c.encode(secondsRemaining, forKey: .secondsRemaining)
         try c.encode(bytesRemaining, forKey: .bytesRemaining); try c.encode(canExtendSession, forKey: .canExtendSession)
-        try c.encode(source, forKey: .source)
+        try c.encode(source, forKey: .source); try c.encode(failedStage, forKey: .failedStage)
+        try c.encode(ipv4Result, forKey: .ipv4Result); try c.encode(ipv6Result, forKey: .ipv6Result)
     }
 
     /// The probe with what changes on every check (time, RTT, what is left of a session)
@@ -171,7 +186,8 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
     public var comparable: Probe {
         Probe(url: url, result: result, httpStatus: httpStatus, rttMs: nil, portalUrl: portalUrl,
               error: error, checkedAt: Date(timeIntervalSince1970: 0), venueInfoUrl: venueInfoUrl,
-              canExtendSession: canExtendSession, source: source)
+              canExtendSession: canExtendSession, source: source, failedStage: failedStage, ipv4Result: ipv4Result,
+              ipv6Result: ipv6Result)
     }
 }
 
@@ -187,6 +203,8 @@ public struct Status: Codable, Equatable, Sendable {
         var status: NetworkStatus
         var reachable: Bool
         var connectivity: Connectivity
+        var ipv4Connectivity: Connectivity
+        var ipv6Connectivity: Connectivity
         var primary: Interface?
         var vpn: Interface?
         var cellular: Cellular?
@@ -228,6 +246,15 @@ public struct Status: Codable, Equatable, Sendable {
     }
     public var connectivity: Connectivity {
         _read { yield box.fields.connectivity } _modify { yield &fieldsForWriting.connectivity }
+    }
+    /// The verdict on the IPv4 internet alone: its own check over the IPv4 path; `none` without
+    /// an IPv4 path. `connectivity` is the better of the two families.
+    public var ipv4Connectivity: Connectivity {
+        _read { yield box.fields.ipv4Connectivity } _modify { yield &fieldsForWriting.ipv4Connectivity }
+    }
+    /// The verdict on the IPv6 internet alone (see `ipv4Connectivity`).
+    public var ipv6Connectivity: Connectivity {
+        _read { yield box.fields.ipv6Connectivity } _modify { yield &fieldsForWriting.ipv6Connectivity }
     }
     /// The interface carrying the lowest-metric usable default route (beneath any VPN).
     public var primary: Interface? {
@@ -280,8 +307,10 @@ public struct Status: Codable, Equatable, Sendable {
     public init(status: NetworkStatus, reachable: Bool, connectivity: Connectivity, primary: Interface?,
                 vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
-                since: Date, simulated: Bool = false, routing: [RoutePath] = []) {
-        box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity, primary: primary,
+                since: Date, simulated: Bool = false, routing: [RoutePath] = [],
+                ipv4Connectivity: Connectivity = .none, ipv6Connectivity: Connectivity = .none) {
+        box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity,
+                         ipv4Connectivity: ipv4Connectivity, ipv6Connectivity: ipv6Connectivity, primary: primary,
                          vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
                          gateways: gateways, flags: flags, interfaces: interfaces, probe: probe,
                          since: since, simulated: simulated, routing: routing))
@@ -305,8 +334,8 @@ public struct Status: Codable, Equatable, Sendable {
 
     /// The top-level fields an event reports in `changes` (`since` is never one of them).
     public enum Field: String, CaseIterable, Comparable, Sendable {
-        case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
-             flags, interfaces, probe, simulated, routing
+        case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
+             ipv4, ipv6, gateways, flags, interfaces, probe, simulated, routing
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
 
@@ -333,6 +362,8 @@ public struct Status: Codable, Equatable, Sendable {
         case .status: return status != other.status
         case .reachable: return reachable != other.reachable
         case .connectivity: return connectivity != other.connectivity
+        case .ipv4Connectivity: return ipv4Connectivity != other.ipv4Connectivity
+        case .ipv6Connectivity: return ipv6Connectivity != other.ipv6Connectivity
         case .primary: return Self.differ(primary, other.primary)
         case .vpn: return Self.differ(vpn, other.vpn)
         case .cellular: return Self.differ(cellular, other.cellular)
@@ -376,8 +407,8 @@ public struct Status: Codable, Equatable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case status, reachable, connectivity, primary, vpn, cellular, expensive, ipv4, ipv6, gateways,
-             flags, interfaces, probe, since, simulated, routing
+        case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
+             ipv4, ipv6, gateways, flags, interfaces, probe, since, simulated, routing
     }
 
     public init(from decoder: Decoder) throws {
@@ -401,13 +432,20 @@ public struct Status: Codable, Equatable, Sendable {
                   // A daemon from before simulations existed never simulates.
                   simulated: try c.decodeIfPresent(Bool.self, forKey: .simulated) ?? false,
                   // Nor told how it routes.
-                  routing: try c.decodeIfPresent([RoutePath].self, forKey: .routing) ?? [])
+                  routing: try c.decodeIfPresent([RoutePath].self, forKey: .routing) ?? [],
+                  // A daemon from before per-family checks: its one verdict stands for each family with a path.
+                  ipv4Connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .ipv4Connectivity)
+                      ?? (try c.decode(Bool.self, forKey: .ipv4) ? c.decode(Connectivity.self, forKey: .connectivity) : .none),
+                  ipv6Connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .ipv6Connectivity)
+                      ?? (try c.decode(Bool.self, forKey: .ipv6) ? c.decode(Connectivity.self, forKey: .connectivity) : .none))
     }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(status, forKey: .status); try c.encode(reachable, forKey: .reachable)
-        try c.encode(connectivity, forKey: .connectivity); try c.encode(primary, forKey: .primary)
+        try c.encode(connectivity, forKey: .connectivity)
+        try c.encode(ipv4Connectivity, forKey: .ipv4Connectivity); try c.encode(ipv6Connectivity, forKey: .ipv6Connectivity)
+        try c.encode(primary, forKey: .primary)
         try c.encode(vpn, forKey: .vpn); try c.encode(cellular, forKey: .cellular)
         try c.encode(expensive, forKey: .expensive); try c.encode(ipv4, forKey: .ipv4)
         try c.encode(ipv6, forKey: .ipv6); try c.encode(gateways, forKey: .gateways)

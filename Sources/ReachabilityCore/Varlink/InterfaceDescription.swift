@@ -52,7 +52,12 @@ type Probe (
   secondsRemaining: ?int,
   bytesRemaining: ?int,
   canExtendSession: ?bool,
-  source: ?string
+  source: ?string,
+  # The step at which the check failed; null when it got an answer.
+  failedStage: ?(resolve, connect, tls, request),
+  # Each family's own check; null when that family was not checked.
+  ipv4Result: ?(unknown, none, portal, limited, full),
+  ipv6Result: ?(unknown, none, portal, limited, full)
 )
 
 # How the kernel routes an app's connection to the internet in one address family: the
@@ -71,6 +76,9 @@ type Status (
   status: (notReachable, unknown, ethernet, wifi, wwan, wwan2G, wwan3G, wwan4G, wwan5G),
   reachable: bool,
   connectivity: (unknown, none, portal, limited, full),
+  # Each family's own verdict (none without a path); connectivity is the better of the two.
+  ipv4Connectivity: (unknown, none, portal, limited, full),
+  ipv6Connectivity: (unknown, none, portal, limited, full),
   primary: ?Interface,
   vpn: ?Interface,
   cellular: ?Cellular,

@@ -1,5 +1,9 @@
+import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension ConnectivityChecker {
     /// What one check of a path needs: an HTTP request, or (an URL that cannot be checked) the
@@ -66,6 +70,58 @@ extension ConnectivityChecker {
         return merged
     }
 
+    /// The families a check of `path` asks: each that has a path, and of an address literal's
+    /// URL only its own family. Empty: one check that does not tell the families apart.
+    static func families(_ request: HTTPProbe.Request, path: ProbePath) -> [AddressFamily] {
+        var families: [AddressFamily] = []
+        if path.ipv4 { families.append(.ipv4) }
+        if path.ipv6 { families.append(.ipv6) }
+        let host = request.url.host
+        if HostResolver.isFamily(AF_INET, host) { return families.filter { $0 == .ipv4 } }
+        if HostResolver.isFamily(AF_INET6, host) { return families.filter { $0 == .ipv6 } }
+        return families
+    }
+
+    /// One check of each of `families` (see `families(_:path:)`), both at once: the IPv4 one on
+    /// a thread of `pool` (on this thread after the other when the pool is full), the IPv6 one,
+    /// with the captive-portal API, on this thread. Never more than one request of a family in
+    /// flight. The verdict is the better family's, with each family's beside it
+    /// (`ProbeVerdict.combined`).
+    static func runFamilies(_ configuration: Configuration, request: HTTPProbe.Request, api: HTTPProbe.Request?,
+                            families: [AddressFamily], handle: HTTPProbe.Handle, pool: WorkerPool,
+                            checked: @escaping @Sendable (Method, Probe) -> Void = { _, _ in },
+                            disagreed: @escaping @Sendable (String) -> Void = { _ in }) -> Probe {
+        guard families.count == 2 else {
+            let family = families.first
+            let probe = run(configuration, request: family.map { request.only($0) } ?? request, api: api, handle: handle,
+                            checked: checked, disagreed: disagreed)
+            switch family {
+            case .ipv4?: return ProbeVerdict.combined(ipv4: probe, ipv6: nil) ?? probe
+            case .ipv6?: return ProbeVerdict.combined(ipv4: nil, ipv6: probe) ?? probe
+            case nil: return probe
+            }
+        }
+        let ipv4Request = request.only(.ipv4)
+        let box = SharedMutex<Probe?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let submitted = pool.submit {
+            let probe = run(configuration, request: ipv4Request, api: nil, handle: handle, checked: checked)
+            box.withLock { $0 = probe }
+            done.signal()
+        }
+        let ipv6 = run(configuration, request: request.only(.ipv6), api: api, handle: handle, checked: checked,
+                       disagreed: disagreed)
+        let ipv4: Probe
+        if submitted {
+            // The IPv4 check is bounded by the same Timeout= and the same handle.
+            done.wait()
+            ipv4 = box.withLock { $0 } ?? ProbeVerdict.unknown(url: configuration.url, error: "no IPv4 verdict", at: Date())
+        } else {
+            ipv4 = run(configuration, request: ipv4Request, api: nil, handle: handle, checked: checked)
+        }
+        return ProbeVerdict.combined(ipv4: ipv4, ipv6: ipv6) ?? ipv6
+    }
+
     /// What an API request alone says, for metrics: `full` for `captive: false`, `limited` for
     /// an API that failed.
     private static func apiVerdict(_ state: Result<CaptivePortalAPI.State, CaptivePortalAPI.Failure>, api: String,
@@ -85,7 +141,9 @@ extension ConnectivityChecker {
         guard let path else { return ProbeVerdict.notReachable(url: configuration.url, at: Date()) }
         switch check(configuration, path: path, networkNamespace: networkNamespace, resolver: nil) {
         case .verdict(let probe): return probe
-        case .request(let request, let api): return run(configuration, request: request, api: api, handle: HTTPProbe.Handle())
+        case .request(let request, let api):
+            return runFamilies(configuration, request: request, api: api, families: families(request, path: path),
+                               handle: HTTPProbe.Handle(), pool: HTTPProbe.defaultPool)
         }
     }
 }

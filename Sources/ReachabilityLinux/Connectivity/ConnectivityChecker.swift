@@ -38,6 +38,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// The checker's own threads, made at start, for its HTTP checks and their name look-ups:
     /// no flood of `Check` calls can take them.
     private let checkPool = WorkerPool(name: "reachd-probe", threads: 2, maxQueued: 2)
+    /// Where a check's IPv4 request runs while its IPv6 one runs on the check's own thread.
+    private let familyPool = WorkerPool(name: "reachd-probe-v4", threads: 2, maxQueued: 2, eager: false)
     private let resolverPool = WorkerPool(name: "reachd-probe-dns", threads: 2, maxQueued: 2)
     private var running: [Int: HTTPProbe.Handle] = [:]
     private var timer: DispatchSourceTimer?
@@ -261,7 +263,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
             }
         }
         let submitted = checkPool.submit { [weak self] in
-            let probe = Self.run(configuration, request: request, api: api, handle: handle, checked: { method, probe in
+            let families = Self.families(request, path: path)
+            let probe = Self.runFamilies(configuration, request: request, api: api, families: families, handle: handle,
+                                         pool: self?.familyPool ?? HTTPProbe.defaultPool, checked: { [weak self] method, probe in
                 guard let self else { return }
                 self.queue.async {
                     if method == .api, probe.result == .limited {
@@ -270,7 +274,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
                     }
                     self.checkObserver?(method, probe)
                 }
-            }, disagreed: { note in
+            }, disagreed: { [weak self] note in
                 guard let self else { return }
                 self.queue.async { self.notice(.apiNotBelieved, "\(note) (on \(path.interface))") }
             })

@@ -41,13 +41,25 @@ public enum HTTPProbe {
         public var tls: TLSContext?
         /// The `Accept:` header, if any (`application/captive+json` for a captive-portal API).
         public var accept: String?
+        /// Check this family alone: its addresses asked of the resolver (getaddrinfo with
+        /// AF_INET or AF_INET6) and connected to; nil: every address the resolver gives.
+        public var family: AddressFamily?
 
         public init(url: ProbeURL, interface: String? = nil, sourceAddresses: [String] = [], timeout: TimeInterval = 5,
                     networkNamespace: String? = nil, maxBodyBytes: Int = 64 * 1024, resolver: HostResolver? = nil,
-                    interfaceIndex: Int? = nil, caFile: String? = nil, accept: String? = nil, tls: TLSContext? = nil) {
+                    interfaceIndex: Int? = nil, caFile: String? = nil, accept: String? = nil, tls: TLSContext? = nil,
+                    family: AddressFamily? = nil) {
             self.url = url; self.interface = interface; self.interfaceIndex = interfaceIndex; self.sourceAddresses = sourceAddresses
             self.timeout = timeout; self.networkNamespace = networkNamespace; self.maxBodyBytes = maxBodyBytes
-            self.resolver = resolver; self.caFile = caFile; self.accept = accept; self.tls = tls
+            self.resolver = resolver; self.caFile = caFile; self.accept = accept; self.tls = tls; self.family = family
+        }
+
+        /// This request for `family` alone, the source addresses narrowed to that family.
+        public func only(_ family: AddressFamily) -> Request {
+            var request = self
+            request.family = family
+            request.sourceAddresses = sourceAddresses.filter { HostResolver.isFamily(family.socketFamily, $0) }
+            return request
         }
     }
 
@@ -135,7 +147,7 @@ public enum HTTPProbe {
                                                 tls: tls)
                 exchange = connection.exchange()
             } catch {
-                exchange = .failure(error)
+                exchange = .failure(error.at(.connect))
             }
             switch exchange {
             case .success(let response):
@@ -160,20 +172,29 @@ extension HTTPProbe {
     static func resolve(_ request: Request) -> Swift.Result<[SocketAddress], ProbeFailure> {
         let url = request.url
         let port = UInt16(truncatingIfNeeded: url.port)
-        if let literal = SocketAddress(ip: url.host, port: port) { return .success([literal]) }
+        if let literal = SocketAddress(ip: url.host, port: port) {
+            if let family = request.family, !HostResolver.isFamily(family.socketFamily, url.host) {
+                return .failure(ProbeFailure(.dnsFailure, "\(url.host) is no \(family.displayName) address", stage: .resolve))
+            }
+            return .success([literal])
+        }
         let resolver = request.resolver ?? {
             var configuration = HostResolver.Configuration()
             configuration.timeout = request.timeout
             configuration.networkNamespace = request.networkNamespace
             return HostResolver(configuration: configuration)
         }()
-        switch resolver.resolve(.name(url.host), host: url.host) {
+        let resolved = request.family.map { resolver.resolve(.name(url.host), host: url.host, family: $0.socketFamily) }
+            ?? resolver.resolve(.name(url.host), host: url.host)
+        switch resolved {
         case .success(let texts):
             let addresses = texts.compactMap { SocketAddress(ip: $0, port: port) }
-            guard !addresses.isEmpty else { return .failure(ProbeFailure(.dnsFailure, "\(url.host): no usable address")) }
+            guard !addresses.isEmpty else {
+                return .failure(ProbeFailure(.dnsFailure, "\(url.host): no usable address", stage: .resolve))
+            }
             return .success(addresses)
         case .failure(let error):
-            return .failure(ProbeFailure(.dnsFailure, error.description))
+            return .failure(ProbeFailure(.dnsFailure, error.description, stage: .resolve))
         }
     }
 }
@@ -233,13 +254,19 @@ private struct Connection: ~Copyable {
     var peer: String { address.description }
 
     func exchange() -> Result<HTTPResponse, ProbeFailure> {
+        // Each step names itself: a timeout while connecting is not one while waiting for the answer.
+        var stage = ProbeStage.connect
         do {
             try connect()
-            if let tls { try handshake(tls) }
+            if let tls {
+                stage = .tls
+                try handshake(tls)
+            }
+            stage = .request
             try send(request.url.requestBytes(accept: request.accept))
             return .success(try receive())
         } catch {
-            return .failure(error)
+            return .failure(error.at(stage))
         }
     }
 

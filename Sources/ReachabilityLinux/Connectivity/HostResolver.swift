@@ -42,6 +42,9 @@ public final class HostResolver: @unchecked Sendable {
 
     public let configuration: Configuration
     private let lookup: Lookup
+    /// The lookup of one family's addresses (`AF_INET`, `AF_INET6`): getaddrinfo asked for that
+    /// family alone, so a resolver that answers A but not AAAA fails only the IPv6 check.
+    private let familyLookup: @Sendable (_ name: String, _ family: Int32) -> Result<[String], ResolveFailure>
     private let pool: WorkerPool
     /// Resolutions running now.
     private let inFlight = Mutex(0)
@@ -54,12 +57,18 @@ public final class HostResolver: @unchecked Sendable {
         self.pool = pool
         if let lookup {
             self.lookup = lookup
+            familyLookup = { name, family in Self.only(family, lookup(name)) }
         } else if let hostsFile = configuration.hostsFile {
             self.lookup = { name in HostsFile.addresses(of: name, path: hostsFile) }
+            familyLookup = { name, family in Self.only(family, HostsFile.addresses(of: name, path: hostsFile)) }
         } else {
             let namespace = configuration.networkNamespace
             self.lookup = { name in
                 do { return try NetworkNamespace.run(in: namespace) { HostResolver.getaddrinfo(name) } }
+                catch { return .failure(ResolveFailure("\(error)")) }
+            }
+            familyLookup = { name, family in
+                do { return try NetworkNamespace.run(in: namespace) { HostResolver.getaddrinfo(name, family: family) } }
                 catch { return .failure(ResolveFailure("\(error)")) }
             }
         }
@@ -68,6 +77,21 @@ public final class HostResolver: @unchecked Sendable {
     /// The addresses of `spec`: the literal itself, or every address of the name, duplicates
     /// removed, in the resolver's order. Blocks the calling thread for at most `timeout`.
     public func resolve(_ spec: HostSpec, host: String) -> Result<[String], HostCheckError> {
+        resolve(spec, host: host, using: lookup)
+    }
+
+    /// As `resolve`, asking for the addresses of one family (`AF_INET`, `AF_INET6`) only; a
+    /// literal of the other family resolves to nothing.
+    public func resolve(_ spec: HostSpec, host: String, family: Int32) -> Result<[String], HostCheckError> {
+        if case let .address(address, _) = spec {
+            guard Self.isFamily(family, address) else { return .failure(.hostNotFound(host: host, reason: "no addresses")) }
+            return .success([address])
+        }
+        let familyLookup = self.familyLookup
+        return resolve(spec, host: host, using: { name in familyLookup(name, family) })
+    }
+
+    private func resolve(_ spec: HostSpec, host: String, using lookup: @escaping Lookup) -> Result<[String], HostCheckError> {
         switch spec {
         case let .address(address, _):
             return .success([address])
@@ -83,7 +107,6 @@ public final class HostResolver: @unchecked Sendable {
             }
             let box = SharedMutex<Result<[String], ResolveFailure>?>(nil)
             let done = DispatchSemaphore(value: 0)
-            let lookup = self.lookup
             let submitted = pool.submit { [self] in
                 let result = lookup(name)
                 box.withLock { $0 = result }
@@ -131,10 +154,21 @@ public final class HostResolver: @unchecked Sendable {
         return ms.truncatingRemainder(dividingBy: 1000) == 0 ? "\(Int(ms / 1000)) s" : "\(ms / 1000) s"
     }
 
-    /// `getaddrinfo(name, NULL, {AF_UNSPEC, SOCK_STREAM})`: every address, in RFC 6724 order.
-    static func getaddrinfo(_ name: String) -> Result<[String], ResolveFailure> {
+    /// The addresses of `family` in `result`.
+    private static func only(_ family: Int32, _ result: Result<[String], ResolveFailure>) -> Result<[String], ResolveFailure> {
+        result.map { $0.filter { isFamily(family, $0) } }
+    }
+
+    /// True when `address` (text) is of `family`.
+    static func isFamily(_ family: Int32, _ address: String) -> Bool {
+        family == AF_INET6 ? HostName.ipv6Bytes(address) != nil : HostName.ipv4Bytes(address) != nil
+    }
+
+    /// `getaddrinfo(name, NULL, {family, SOCK_STREAM})`: every address (of `family`; `AF_UNSPEC`:
+    /// both), in RFC 6724 order.
+    static func getaddrinfo(_ name: String, family: Int32 = AF_UNSPEC) -> Result<[String], ResolveFailure> {
         var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
+        hints.ai_family = family
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = Glibc.getaddrinfo(name, nil, &hints, &list)

@@ -1,0 +1,112 @@
+import Foundation
+import ReachabilityCore
+import Testing
+import TestSupport
+
+extension SystemTests {
+/// Two internets judged apart, end to end: reachd in `host` on a dual-stack veth, the check
+/// server and the resolver the daemon's getaddrinfo asks in `uplink`.
+@Suite struct FamilyIntegrationTests {
+    static let config = """
+        [Connectivity]
+        Enabled=yes
+        URL=http://check.test:8080/generate_204
+        Interval=60
+        Timeout=3
+        [Cellular]
+        ModemManager=no
+        [Limits]
+        ProbeMinInterval=100ms
+        """
+
+    /// The uplink with IPv4 and IPv6 (no duplicate address detection, so no wait), default
+    /// routes of both families, and a resolver holding `check.test` in both.
+    static func network(_ host: TestNamespace, _ uplink: TestNamespace, dns mode: DNSServer.Mode = .answer) throws -> DNSServer {
+        _ = try VethUplink(host: host, uplink: uplink)
+        try uplink.ip("addr add fd77::1/64 dev up0 nodad")
+        try host.ip("addr add fd77::2/64 dev eth0 nodad")
+        try host.ip("-6 route add default via fd77::1 dev eth0 metric 100")
+        let dns = try DNSServer(in: uplink, address: "10.77.0.1",
+                                records: [("check.test", "A", "10.77.0.1"), ("check.test", "AAAA", "fd77::1")], mode: mode)
+        try dns.useAsResolver(for: host)
+        return dns
+    }
+
+    static func status(_ daemon: DaemonUnderTest) -> Status? {
+        guard let reply = try? daemon.reachctl(["status", "--json"]), reply.status == 0 else { return nil }
+        return try? WireJSON.decoder().decode(Status.self, from: Data(reply.stdout.utf8))
+    }
+
+    /// Asks for checks until `condition` holds of the status (a check within the floor shares
+    /// the last verdict, so several may be needed).
+    static func probe(_ daemon: DaemonUnderTest, until condition: (Status) -> Bool) -> Status? {
+        var last: Status?
+        _ = waitUntil(timeout: 20) {
+            _ = try? daemon.reachctl(["probe"])
+            last = status(daemon)
+            return last.map(condition) ?? false
+        }
+        return last
+    }
+
+    @Test(.needsRoot()) func bothFamiliesThenIPv6Broken() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let dns = try Self.network(host, uplink)
+        defer { dns.stop() }
+        var server = try ProbeServer(in: uplink, mode: .noContent, dualStack: true)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config)
+
+        let both = Self.probe(daemon) { $0.ipv4Connectivity == .full && $0.ipv6Connectivity == .full }
+        #expect(both?.connectivity == .full, "\(String(describing: both?.probe)) \(daemon.child.stderr)")
+        #expect(both?.ipv4 == true && both?.ipv6 == true)
+        #expect(both?.probe?.failedStage == nil)
+        #expect(both?.probe?.ipv4Result == .full && both?.probe?.ipv6Result == .full)
+        // Each family asked the server once per check: two requests, one over each family.
+        #expect(server.requests.count >= 2)
+
+        // IPv6 broken: the server answers on IPv4 alone, an IPv6 connection is refused.
+        server.stop()
+        server = try ProbeServer(in: uplink, mode: .noContent)
+        let broken = Self.probe(daemon) { $0.ipv6Connectivity == .limited }
+        #expect(broken?.connectivity == .full)
+        #expect(broken?.ipv4Connectivity == .full)
+        #expect(broken?.ipv6Connectivity == .limited)
+        #expect(broken?.probe?.ipv6Result == .limited)
+        #expect(broken?.probe?.failedStage == nil)
+        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: full (IPv6: limited)"))
+        // `wait --internet` means the overall verdict; `--family ipv6` waits for IPv6's own.
+        #expect(try daemon.reachctl(["wait", "--internet", "--timeout", "5"]).status == 0)
+        #expect(try daemon.reachctl(["wait", "--internet", "--family", "ipv4", "--timeout", "5"]).status == 0)
+        #expect(try daemon.reachctl(["wait", "--internet", "--family", "ipv6", "--timeout", "1", "-q"]).status == 1)
+    }
+
+    @Test(.needsRoot()) func resolverDeadThenServfailThenBack() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let dns = try Self.network(host, uplink, dns: .silent)
+        defer { dns.stop() }
+        let server = try ProbeServer(in: uplink, mode: .noContent, dualStack: true)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config)
+
+        let silent = Self.probe(daemon) { $0.connectivity == .limited }
+        #expect(silent?.probe?.failedStage == .resolve, "\(String(describing: silent?.probe))")
+        #expect(silent?.ipv4Connectivity == .limited && silent?.ipv6Connectivity == .limited)
+        #expect(server.requests.isEmpty)
+        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: limited (DNS)"))
+
+        try dns.set(.servfail)
+        let before = silent?.probe?.checkedAt ?? Date.distantPast
+        let servfail = Self.probe(daemon) { ($0.probe?.checkedAt ?? before) > before }
+        #expect(servfail?.connectivity == .limited)
+        #expect(servfail?.probe?.failedStage == .resolve, "\(String(describing: servfail?.probe))")
+
+        try dns.set(.answer)
+        let back = Self.probe(daemon) { $0.connectivity == .full }
+        #expect(back?.ipv4Connectivity == .full && back?.ipv6Connectivity == .full)
+        #expect(back?.probe?.failedStage == nil)
+    }
+}
+}
