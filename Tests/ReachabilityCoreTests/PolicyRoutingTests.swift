@@ -186,6 +186,31 @@ let lookupCases: [LookupCase] = [
         #expect(InternetPath.destination(for: .ipv6, routes: [], rules: []) == "2606:4700:4700::1111")
     }
 
+    /// A VPN (or router) that routes the public resolvers elsewhere — host routes, or rules for
+    /// their prefixes — does not move the internet path: the look-up is made for an address
+    /// that no route or rule singles out, and finds the default route.
+    @Test func resolversRoutedElsewhereDoNotMoveThePath() {
+        let hijack4 = ["1.1.1.1", "8.8.8.8", "9.9.9.9", "208.67.222.222"].map { route($0, 32, oif: 6) }
+        let default4 = route(via: "10.0.0.1", oif: 2)
+        #expect(InternetPath.destination(for: .ipv4, routes: hijack4 + [default4], rules: main4) == "31.0.0.1")
+        let path4 = InternetPath.decide(.ipv4, routes: hijack4 + [default4], rules: main4)
+        #expect(path4.decision.routes.first?.oif == 2)
+
+        let byRule = [("2606:4700::", 32), ("2001:4860::", 32), ("2620::", 16)].enumerated().map { index, prefix in
+            rule(UInt32(100 + index), .lookup(table: 7), family: .ipv6) {
+                $0.destination = RoutingRule.Prefix(address: prefix.0, length: prefix.1, family: .ipv6)
+            }
+        } + main6
+        let vpn6 = route(family: .ipv6, table: 7, oif: 6)
+        let default6 = route(family: .ipv6, via: "fe80::1", oif: 2)
+        #expect(InternetPath.destination(for: .ipv6, routes: [vpn6, default6], rules: byRule) == "2400::1")
+        #expect(InternetPath.decide(.ipv6, routes: [vpn6, default6], rules: byRule).decision.routes.first?.oif == 2)
+
+        // Every candidate singled out: the first is asked, as before.
+        let everywhere = InternetPath.candidates(for: .ipv4).map { route($0, 32, oif: 6) }
+        #expect(InternetPath.destination(for: .ipv4, routes: everywhere, rules: main4) == "1.1.1.1")
+    }
+
     @Test func describesRulesAsIPDoes() {
         #expect(wgRules[2].description == "32765: not from all fwmark 0xca6c lookup 51820")
         #expect(wgRules[1].description == "32764: from all lookup main suppress_prefixlength 0")

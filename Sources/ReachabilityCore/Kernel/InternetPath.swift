@@ -17,8 +17,12 @@ public struct InternetPath: Equatable, Sendable {
         self.family = family; self.destination = destination; self.bits = bits; self.decision = decision
     }
 
-    /// The addresses reachd may ask for, in order of preference (Cloudflare's, Google's and
-    /// Quad9's resolvers: addresses every network routes like the rest of the internet).
+    /// The addresses reachd may ask for, in order of preference: the well-known public
+    /// resolvers (Cloudflare's, Google's, Quad9's, OpenDNS's) first, which every network routes
+    /// like the rest of the internet, then addresses spread over the unicast space (one in each
+    /// of eight /8s of the four registries' blocks; IPv6: one in each registry's /12), so that a
+    /// VPN or router that routes the public resolvers somewhere of their own (a DNS hijack, a
+    /// tunnel for them alone) still leaves an address no specific route or rule singles out.
     public static func candidates(for family: AddressFamily) -> [String] {
         switch family {
         case .ipv4: return ipv4Candidates
@@ -26,8 +30,11 @@ public struct InternetPath: Equatable, Sendable {
         }
     }
 
-    private static let ipv4Candidates = ["1.1.1.1", "8.8.8.8", "9.9.9.9", "208.67.222.222"]
-    private static let ipv6Candidates = ["2606:4700:4700::1111", "2001:4860:4860::8888", "2620:fe::fe", "2620:119:35::35"]
+    private static let ipv4Candidates = ["1.1.1.1", "8.8.8.8", "9.9.9.9", "208.67.222.222",
+                                         "31.0.0.1", "62.0.0.1", "94.0.0.1", "130.0.0.1", "151.0.0.1", "176.0.0.1",
+                                         "193.0.0.1", "223.0.0.1"]
+    private static let ipv6Candidates = ["2606:4700:4700::1111", "2001:4860:4860::8888", "2620:fe::fe", "2620:119:35::35",
+                                         "2400::1", "2600::1", "2800::1", "2a00::1", "2c00::1"]
 
     /// The candidates' bits, parsed once.
     private static let ipv4CandidateBits = ipv4Candidates.compactMap { AddressBits($0, family: .ipv4) }
