@@ -151,6 +151,41 @@ enum RandomRouting {
         return commands
     }
 
+    /// A default route of each family over eth0 (the internet), and routes or rules that send
+    /// the public resolvers' prefixes somewhere else (another link, a table of their own, a
+    /// refusing route): what a VPN for DNS alone, or a router hijacking DNS, sets up.
+    static func resolversElsewhere(seed: UInt64, links: Int) -> [String] {
+        var random = SplitMix64(seed: seed)
+        var commands = ["route add default via 10.1.0.1 dev eth0 metric 100",
+                        "-6 route add default via fd00:1::1 dev eth0 metric 100"]
+        for family in AddressFamily.allCases {
+            let v6 = family == .ipv6
+            let f = v6 ? "-6 " : ""
+            let prefixes = v6 ? ["2606:4700:4700::1111/128", "2001:4860:4860::8888/128", "2620:fe::fe/128", "2620:119:35::35/128",
+                                 "2606:4700::/32", "2001:4860::/32", "2620::/16"]
+                              : ["1.1.1.1/32", "8.8.8.8/32", "9.9.9.9/32", "208.67.222.222/32", "1.0.0.0/8", "8.0.0.0/7",
+                                 "208.0.0.0/8"]
+            var priority = 100
+            for prefix in prefixes where Int.random(in: 0..<4, using: &random) != 0 {
+                let link = Int.random(in: 1..<links, using: &random)
+                let gateway = v6 ? "fd00:\(link + 1)::1" : "10.\(link + 1).0.1"
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: commands.append("\(f)route add \(prefix) via \(gateway) dev eth\(link)")
+                case 1: commands.append("\(f)route add unreachable \(prefix)")
+                default:
+                    commands.append("\(f)rule add pref \(priority) to \(prefix) lookup 100")
+                    priority += 1
+                    if Int.random(in: 0..<2, using: &random) == 0 {
+                        commands.append("\(f)route replace default via \(gateway) dev eth\(link) table 100")
+                    } else {
+                        commands.append("\(f)route replace blackhole default table 100")
+                    }
+                }
+            }
+        }
+        return commands
+    }
+
     /// Back to a namespace with only its links' own routes and the kernel's default rules.
     static let reset = [
         "rule flush", "rule add pref 32766 lookup main", "rule add pref 32767 lookup default",
@@ -237,6 +272,41 @@ extension SystemTests {
         let expected = Classifier.classify(fresh.snapshot(kinds: Dictionary(uniqueKeysWithValues: fresh.links.map {
             ($0.key, $0.value.loopback ? InterfaceKind.loopback : .ethernet) })), since: Date())
         #expect(monitor.status.routing == expected.routing)
+    }
+
+    /// Random topologies in which the public resolvers' prefixes are routed elsewhere: reachd
+    /// agrees with the kernel for every candidate, and the destination it asks about is one the
+    /// kernel sends the way most of the address space goes (the default route over eth0), so
+    /// the internet path does not move with the resolvers' routes.
+    @Test(.needsRoot()) func resolversRoutedElsewhereLeaveTheInternetPath() throws {
+        let (host, network) = try Self.host(links: 3)
+        defer { host.destroy(); network.destroy() }
+        let lookup = try RouteLookup(networkNamespace: host.name)
+        var failures: [String] = []
+        for n in 0..<UInt64(40) {
+            let seed = 0xD15C_0000 + n
+            try Self.batch(host, RandomRouting.reset)
+            let commands = RandomRouting.resolversElsewhere(seed: seed, links: 3)
+            try Self.batch(host, commands)
+            let found = try KernelDifferential.disagreements(in: host)
+            if !found.isEmpty { failures.append("seed \(String(seed, radix: 16)): \(found)") }
+            let table = try ReachabilityMonitor.readKernelState(networkNamespace: host.name)
+            let status = Classifier.classify(table.snapshot(kinds: Dictionary(uniqueKeysWithValues: table.links.map {
+                ($0.key, $0.value.loopback ? InterfaceKind.loopback : .ethernet) })), since: Date())
+            for path in status.routing {
+                let kernels = try KernelDifferential.kernels(lookup, destination: path.destination)
+                if path.interface != "eth0" || kernels != .via(oifs: [Self.index(of: "eth0", in: table)], gateways: [path.gateway]) {
+                    failures.append("seed \(String(seed, radix: 16)): \(path.family) \(path.destination) goes \(path.interface ?? "nowhere"), "
+                                    + "kernel \(kernels)\n  \(commands.joined(separator: "\n  "))")
+                }
+            }
+            if failures.count >= 3 { break }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n\n"))")
+    }
+
+    static func index(of name: String, in table: KernelStateTable) -> Int {
+        table.links.first { $0.value.name == name }?.key ?? -1
     }
 
     /// The decoder reads every selector and action `ip rule` can set.
