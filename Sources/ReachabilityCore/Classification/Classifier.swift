@@ -33,7 +33,9 @@ public enum Classifier {
         // Each family's way out, the better one first (lowest metric, IPv4 at equal metric).
         let hops = paths.compactMap { $0.decision.routes.first }.sorted(by: routeOrder)
         let vpnHop = hops.first { facts.kind(of: $0.oif) == .vpn }
-        let physicalHop = hops.first { facts.kind(of: $0.oif) != .vpn }
+        // A CLAT carries IPv4 over the uplink beneath it: the uplink is the transport.
+        let physicalHop = hops.first { facts.kind(of: $0.oif) != .vpn && !facts.isCLAT($0.oif) }
+            ?? hops.first { facts.kind(of: $0.oif) != .vpn }
         // Beneath a tunnel that carries the better path, the transport is where the tunnel's own
         // packets leave (see `underlay`); else the physical path.
         var underlayRoute: RouteState?
@@ -85,6 +87,13 @@ public enum Classifier {
         if !reachable && facts.hasLinkAwaitingConfiguration { flags.append(.connectionRequired) }
         if vpn != nil { flags.append(.transientConnection) }
         if networkStatus.isWWAN { flags.append(.isWWAN) }
+        // IPv6-only, the IPv4 internet reached through NAT64: by a CLAT carrying IPv4, or with no
+        // IPv4 path while the uplink's routers announce a NAT64 prefix (PREF64).
+        let ipv4Hop = paths[0].decision.routes.first
+        if reachable, !paths[1].decision.routes.isEmpty,
+           ipv4Hop.map({ facts.isCLAT($0.oif) }) ?? (primary?.nat64Prefix != nil) {
+            flags.append(.nat64)
+        }
 
         let path = Status(
             status: networkStatus, reachable: reachable, connectivity: reachable ? .unknown : .none,
@@ -189,11 +198,25 @@ struct Facts {
         modemsByInterface.isEmpty ? nil : modemsByInterface[name]
     }
 
-    /// An interface that a modem owns is `wwan` whatever sysfs says.
+    /// An interface that a modem owns is `wwan` whatever sysfs says; a CLAT is `virtual`.
     func kind(of index: Int) -> InterfaceKind? {
         guard let link = snapshot.link(index) else { return nil }
+        if link.kind == .vpn && isCLAT(index) { return .virtual }
         return modem(for: link.name) == nil ? link.kind : .wwan
     }
+
+    /// A CLAT (464XLAT, as clatd and Android make): a tun holding an IPv4 address in
+    /// 192.0.0.0/29, the block set aside for it. It carries the IPv4 path over the IPv6 uplink
+    /// beneath: part of the transport, never a VPN.
+    func isCLAT(_ index: Int) -> Bool {
+        guard let slice = snapshot.slices[index], slice.link?.kind == .vpn else { return false }
+        return slice.addresses.contains { address in
+            guard address.family == .ipv4, let bits = AddressBits(address.address, family: .ipv4) else { return false }
+            return bits.hasPrefix(Self.clatBlock, length: 29)
+        }
+    }
+
+    private static let clatBlock = AddressBits(bytes: [192, 0, 0, 0])
 
     /// A non-loopback link that is up with carrier but has no usable address or default route yet.
     var hasLinkAwaitingConfiguration: Bool {
@@ -206,6 +229,7 @@ struct Facts {
     func interface(for slice: LinkSlice) -> Interface? {
         guard var interface = slice.interface else { return nil }
         if modem(for: interface.name) != nil { interface.kind = .wwan }
+        if interface.kind == .vpn && isCLAT(slice.index) { interface.kind = .virtual }
         return interface
     }
 }

@@ -12,6 +12,23 @@ public struct ProbePath: Equatable, Hashable, Sendable {
     /// The captive-portal API URI the interface's routers announce (RFC 8910): the check asks it
     /// first. A new one is another network's word, so it checks again at once.
     public var captivePortalApi: String?
+    /// Where one family's packets leave when that is not `interface`: a CLAT carrying IPv4 over
+    /// an IPv6 uplink, a tunnel that carries one family while the other goes direct.
+    public struct Way: Equatable, Hashable, Sendable {
+        public var interface: String
+        public var index: Int
+        /// Its addresses in CIDR form.
+        public var addresses: [String]
+
+        public init(interface: String, index: Int, addresses: [String]) {
+            self.interface = interface; self.index = index; self.addresses = addresses
+        }
+    }
+
+    /// IPv4's own way out, when it is not `interface` (`Status.routing`).
+    public var ipv4Way: Way?
+    /// IPv6's own way out, when it is not `interface`.
+    public var ipv6Way: Way?
     /// Whether IPv4 has a path (`Status.ipv4`): only then is IPv4 checked.
     public var ipv4: Bool
     /// Whether IPv6 has a path (`Status.ipv6`): only then is IPv6 checked.
@@ -30,6 +47,26 @@ public struct ProbePath: Equatable, Hashable, Sendable {
         self.init(interface: way.name, index: way.index, addresses: way.addresses.sorted(),
                   gateways: status.gateways.sorted(), captivePortalApi: way.captivePortalApi,
                   ipv4: status.ipv4, ipv6: status.ipv6)
+        ipv4Way = Self.way(of: .ipv4, in: status, besides: way.index)
+        ipv6Way = Self.way(of: .ipv6, in: status, besides: way.index)
+    }
+
+    /// The interface `family`'s internet path leaves by, when it is another than `index`.
+    private static func way(of family: AddressFamily, in status: Status, besides index: Int) -> Way? {
+        guard let route = status.routing.first(where: { $0.family == family }), route.result == .route,
+              let name = route.interface,
+              let interface = status.interfaces.first(where: { $0.name == name }), interface.index != index else { return nil }
+        return Way(interface: interface.name, index: interface.index, addresses: interface.addresses.sorted())
+    }
+
+    /// The way `family`'s check goes: its own, or the path's interface.
+    public func way(for family: AddressFamily) -> Way {
+        let own: Way?
+        switch family {
+        case .ipv4: own = ipv4Way
+        case .ipv6: own = ipv6Way
+        }
+        return own ?? Way(interface: interface, index: index, addresses: addresses)
     }
 
     /// True when `other` is this path with another captive-portal API URI (or none): a change

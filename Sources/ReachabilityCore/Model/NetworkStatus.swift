@@ -83,4 +83,7 @@ public enum ReachabilityFlag: String, Codable, Sendable, CaseIterable {
     case isDirect
     /// The destination is an address of this machine (host checks).
     case isLocalAddress
+    /// IPv6-only, the IPv4 internet reached through NAT64: a CLAT carries IPv4, or the
+    /// uplink's routers announce a NAT64 prefix (PREF64) and there is no IPv4 path.
+    case nat64
 }

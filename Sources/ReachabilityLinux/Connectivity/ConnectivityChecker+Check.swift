@@ -88,12 +88,13 @@ extension ConnectivityChecker {
     /// flight. The verdict is the better family's, with each family's beside it
     /// (`ProbeVerdict.combined`).
     static func runFamilies(_ configuration: Configuration, request: HTTPProbe.Request, api: HTTPProbe.Request?,
-                            families: [AddressFamily], handle: HTTPProbe.Handle, pool: WorkerPool,
+                            families: [AddressFamily], path: ProbePath, handle: HTTPProbe.Handle, pool: WorkerPool,
                             checked: @escaping @Sendable (Method, Probe) -> Void = { _, _ in },
                             disagreed: @escaping @Sendable (String) -> Void = { _ in }) -> Probe {
         guard families.count == 2 else {
             let family = families.first
-            let probe = run(configuration, request: family.map { request.only($0) } ?? request, api: api, handle: handle,
+            let probe = run(configuration, request: family.map { request.only($0, via: path.way(for: $0)) } ?? request, api: api,
+                            handle: handle,
                             checked: checked, disagreed: disagreed)
             switch family {
             case .ipv4?: return ProbeVerdict.combined(ipv4: probe, ipv6: nil) ?? probe
@@ -101,7 +102,7 @@ extension ConnectivityChecker {
             case nil: return probe
             }
         }
-        let ipv4Request = request.only(.ipv4)
+        let ipv4Request = request.only(.ipv4, via: path.way(for: .ipv4))
         let box = SharedMutex<Probe?>(nil)
         let done = DispatchSemaphore(value: 0)
         let submitted = pool.submit {
@@ -109,7 +110,7 @@ extension ConnectivityChecker {
             box.withLock { $0 = probe }
             done.signal()
         }
-        let ipv6 = run(configuration, request: request.only(.ipv6), api: api, handle: handle, checked: checked,
+        let ipv6 = run(configuration, request: request.only(.ipv6, via: path.way(for: .ipv6)), api: api, handle: handle, checked: checked,
                        disagreed: disagreed)
         let ipv4: Probe
         if submitted {
@@ -142,7 +143,7 @@ extension ConnectivityChecker {
         switch check(configuration, path: path, networkNamespace: networkNamespace, resolver: nil) {
         case .verdict(let probe): return probe
         case .request(let request, let api):
-            return runFamilies(configuration, request: request, api: api, families: families(request, path: path),
+            return runFamilies(configuration, request: request, api: api, families: families(request, path: path), path: path,
                                handle: HTTPProbe.Handle(), pool: HTTPProbe.defaultPool)
         }
     }

@@ -264,7 +264,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         }
         let submitted = checkPool.submit { [weak self] in
             let families = Self.families(request, path: path)
-            let probe = Self.runFamilies(configuration, request: request, api: api, families: families, handle: handle,
+            let probe = Self.runFamilies(configuration, request: request, api: api, families: families, path: path, handle: handle,
                                          pool: self?.familyPool ?? HTTPProbe.defaultPool, checked: { [weak self] method, probe in
                 guard let self else { return }
                 self.queue.async {

@@ -54,11 +54,17 @@ public enum HTTPProbe {
             self.resolver = resolver; self.caFile = caFile; self.accept = accept; self.tls = tls; self.family = family
         }
 
-        /// This request for `family` alone, the source addresses narrowed to that family.
-        public func only(_ family: AddressFamily) -> Request {
+        /// This request for `family` alone, the source addresses narrowed to that family; with
+        /// `way`, bound to that interface instead (the family's own way out).
+        public func only(_ family: AddressFamily, via way: ProbePath.Way? = nil) -> Request {
             var request = self
             request.family = family
-            request.sourceAddresses = sourceAddresses.filter { HostResolver.isFamily(family.socketFamily, $0) }
+            if let way {
+                request.interface = way.interface
+                request.interfaceIndex = way.index
+                request.sourceAddresses = way.addresses.map { $0.split(separator: "/", maxSplits: 1).first.map(String.init) ?? $0 }
+            }
+            request.sourceAddresses = request.sourceAddresses.filter { HostResolver.isFamily(family.socketFamily, $0) }
             return request
         }
     }
