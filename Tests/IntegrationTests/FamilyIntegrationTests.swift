@@ -85,6 +85,69 @@ extension SystemTests {
         #expect(try daemon.reachctl(["wait", "--internet", "--family", "ipv6", "--timeout", "1", "-q"]).status == 1)
     }
 
+    /// IPv6 alone, the router announcing a NAT64 prefix: online over IPv6, IPv4 `none` and not
+    /// checked, `nat64` in the flags.
+    @Test(.needsRoot()) func ipv6OnlyWithPREF64IsOnline() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let veth = try VethUplink(host: host, uplink: uplink, defaultRoute: false)
+        try host.ip("-4 addr flush dev eth0")
+        try uplink.ip("addr add fd77::1/64 dev up0 nodad")
+        try host.ip("addr add fd77::2/64 dev eth0 nodad")
+        try host.ip("-6 route add default via fd77::1 dev eth0 metric 100")
+        let dns = try DNSServer(in: uplink, address: "fd77::1", records: [("check.test", "AAAA", "fd77::1")])
+        defer { dns.stop() }
+        try dns.useAsResolver(for: host)
+        let server = try ProbeServer(in: uplink, mode: .noContent, dualStack: true)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config)
+        try RouterAdvertiser.send(from: uplink, interface: veth.outer, options: [RouterAdvertiser.pref64("64:ff9b::", lifetime: 1800)])
+
+        let online = Self.probe(daemon) { $0.connectivity == .full && $0.flags.contains(.nat64) }
+        #expect(online?.flags.contains(.nat64) == true, "\(String(describing: online))")
+        #expect(online?.primary?.nat64Prefix == "64:ff9b::/96")
+        #expect(online?.ipv4 == false && online?.ipv6 == true)
+        #expect(online?.ipv4Connectivity == Connectivity.none && online?.ipv6Connectivity == .full)
+        #expect(online?.probe?.ipv4Result == nil && online?.probe?.ipv6Result == .full)
+        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: full (IPv4: none)"))
+    }
+
+    /// A CLAT (a held tun with 192.0.0.4/29 and the IPv4 default route): the transport is the
+    /// uplink, no VPN, `nat64`; the IPv4 check leaves by the CLAT (its SYN is seen there), the
+    /// IPv6 one by the uplink.
+    @Test(.needsRoot()) func clatCarriesTheIPv4Check() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink, defaultRoute: false)
+        try host.ip("-4 addr flush dev eth0")
+        try uplink.ip("addr add fd77::1/64 dev up0 nodad")
+        try host.ip("addr add fd77::2/64 dev eth0 nodad")
+        try host.ip("-6 route add default via fd77::1 dev eth0 metric 100")
+        let clat = try HeldTun(namespace: host, name: "clat")
+        defer { clat.stop() }
+        try host.ip("addr add 192.0.0.4/29 dev clat")
+        try host.ip("link set clat up")
+        try host.ip("route add default dev clat metric 2050")
+        let dns = try DNSServer(in: uplink, address: "fd77::1",
+                                records: [("check.test", "AAAA", "fd77::1"), ("check.test", "A", "192.0.2.80")])
+        defer { dns.stop() }
+        try dns.useAsResolver(for: host)
+        let server = try ProbeServer(in: uplink, mode: .noContent, dualStack: true)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config)
+
+        let status = Self.probe(daemon) { $0.ipv6Connectivity == .full && !clat.syns.isEmpty }
+        #expect(status?.primary?.name == "eth0", "\(String(describing: status))")
+        #expect(status?.vpn == nil)
+        #expect(status?.flags.contains(.nat64) == true)
+        #expect(status?.flags.contains(.transientConnection) == false)
+        #expect(status?.interfaces.first { $0.name == "clat" }?.kind == .virtual)
+        #expect(status?.ipv4 == true && status?.ipv6 == true)
+        #expect(status?.connectivity == .full)
+        #expect(clat.syns.allSatisfy { $0 == "192.0.2.80:8080" }, "\(clat.syns)")
+        #expect(!clat.syns.isEmpty)
+    }
+
     @Test(.needsRoot()) func resolverDeadThenServfailThenBack() throws {
         let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
         defer { host.destroy(); uplink.destroy() }
