@@ -15,13 +15,16 @@ _reachctl() {
             COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
             return ;;
         --changes)
-            local fields="cellular connectivity expensive flags gateways interfaces ipv4 ipv6 primary probe reachable routing simulated status vpn"
+            local fields="cellular connectivity expensive flags gateways interfaces ipv4 ipv4Connectivity ipv6 ipv6Connectivity primary probe reachable routing simulated status vpn"
             local done=${cur%"${cur##*,}"}
             COMPREPLY=($(compgen -P "$done" -W "$fields" -- "${cur##*,}"))
             compopt -o nospace 2>/dev/null
             return ;;
         --connectivity)
             COMPREPLY=($(compgen -W "unknown none portal limited full" -- "$cur"))
+            return ;;
+        --family)
+            COMPREPLY=($(compgen -W "ipv4 ipv6" -- "$cur"))
             return ;;
         --script)
             compopt -o filenames 2>/dev/null
@@ -45,7 +48,7 @@ _reachctl() {
         "")      COMPREPLY=($(compgen -W "$commands $common" -- "$cur")); return ;;
         status)  options="--json --verbose" ;;
         monitor) options="--json --after --status-only --changes" ;;
-        wait)    options="--timeout --internet --interface --stable -q" ;;
+        wait)    options="--timeout --internet --interface --family --stable -q" ;;
         check)   options="--port --json --watch"
                  if [[ $cur != -* ]]; then
                      COMPREPLY=($(compgen -A hostname -- "$cur"))

@@ -85,6 +85,60 @@ extension SystemTests {
         #expect(try daemon.reachctl(["wait", "--internet", "--family", "ipv6", "--timeout", "1", "-q"]).status == 1)
     }
 
+    /// IPv4 broken: its address answers nothing (the SYN is dropped), IPv6 works: full, with
+    /// IPv4's own verdict limited at the connection.
+    @Test(.needsRoot()) func ipv4BrokenIPv6Carries() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        try uplink.ip("addr add fd77::1/64 dev up0 nodad")
+        try host.ip("addr add fd77::2/64 dev eth0 nodad")
+        try host.ip("-6 route add default via fd77::1 dev eth0 metric 100")
+        // 10.78.0.1 goes out the default route; nobody there answers.
+        let dns = try DNSServer(in: uplink, address: "fd77::1",
+                                records: [("check.test", "A", "10.78.0.1"), ("check.test", "AAAA", "fd77::1")])
+        defer { dns.stop() }
+        try dns.useAsResolver(for: host)
+        let server = try ProbeServer(in: uplink, mode: .noContent, dualStack: true)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config)
+
+        let status = Self.probe(daemon) { $0.ipv4Connectivity == .limited && $0.ipv6Connectivity == .full }
+        #expect(status?.connectivity == .full, "\(String(describing: status?.probe))")
+        #expect(status?.probe?.ipv4Result == .limited && status?.probe?.ipv6Result == .full)
+        #expect(status?.probe?.failedStage == nil)
+        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: full (IPv4: limited)"))
+    }
+
+    /// The public resolvers routed into a tunnel of their own (a DNS-only VPN): the internet
+    /// path is still the uplink's, no VPN, full.
+    @Test(.needsRoot()) func resolversRoutedElsewhereLeaveTheStatus() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let dns = try Self.network(host, uplink)
+        defer { dns.stop() }
+        let tun = try HeldTun(namespace: host, name: "tun0")
+        defer { tun.stop() }
+        try host.ip("addr add 10.8.0.2/24 dev tun0")
+        try host.ip("link set tun0 up")
+        for resolver in ["1.1.1.1", "8.8.8.8", "9.9.9.9", "208.67.222.222"] { try host.ip("route add \(resolver)/32 dev tun0") }
+        try host.ip("-6 addr add fd08::2/64 dev tun0 nodad")
+        for resolver in ["2606:4700:4700::1111", "2001:4860:4860::8888", "2620:fe::fe", "2620:119:35::35"] {
+            try host.ip("-6 route add \(resolver)/128 dev tun0")
+        }
+        let server = try ProbeServer(in: uplink, mode: .noContent, dualStack: true)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config)
+
+        let status = Self.probe(daemon) { $0.connectivity == .full && $0.ipv6Connectivity == .full }
+        #expect(status?.vpn == nil, "\(String(describing: status?.routing))")
+        #expect(status?.primary?.name == "eth0")
+        #expect(status?.flags.contains(.transientConnection) == false)
+        #expect(status?.routing.map(\.interface) == ["eth0", "eth0"])
+        #expect(status?.routing.map(\.destination) == ["31.0.0.1", "2400::1"])
+        #expect(status?.ipv4Connectivity == .full)
+    }
+
     /// IPv6 alone, the router announcing a NAT64 prefix: online over IPv6, IPv4 `none` and not
     /// checked, `nat64` in the flags.
     @Test(.needsRoot()) func ipv6OnlyWithPREF64IsOnline() throws {
