@@ -64,6 +64,34 @@ import Testing
         #expect(!Fixture.status(reachable: false).satisfies(internet: false, interface: nil))
     }
 
+    /// The families' verdicts when they differ, and a failure at the resolver.
+    @Test func familyLines() {
+        var status = Fixture.status(reachable: true, connectivity: .full)
+        status.ipv6 = true
+        status.ipv4Connectivity = .full; status.ipv6Connectivity = .full
+        #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4 + IPv6")
+        status.ipv6Connectivity = .limited
+        #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv6: limited) · IPv4 + IPv6")
+        status.ipv4Connectivity = .none; status.ipv6Connectivity = .full
+        #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv4: none) · IPv4 + IPv6")
+        status.connectivity = .limited; status.ipv4Connectivity = .limited; status.ipv6Connectivity = .limited
+        status.probe = Probe(url: "http://check.test/", result: .limited, error: "timed out", checkedAt: Date(), failedStage: .resolve)
+        #expect(status.summary == "online · ethernet (eth1) · internet: limited (DNS) · IPv4 + IPv6")
+    }
+
+    /// `wait --family`: that family's path, and with `--internet` its own verdict.
+    @Test func waitForOneFamily() {
+        var status = Fixture.status(reachable: true, connectivity: .full)
+        status.ipv6 = true
+        status.ipv4Connectivity = .full; status.ipv6Connectivity = .limited
+        #expect(status.satisfies(internet: true, interface: nil))
+        #expect(status.satisfies(internet: true, interface: nil, family: .ipv4))
+        #expect(!status.satisfies(internet: true, interface: nil, family: .ipv6))
+        #expect(status.satisfies(internet: false, interface: nil, family: .ipv6))
+        status.ipv6 = false
+        #expect(!status.satisfies(internet: false, interface: nil, family: .ipv6))
+    }
+
     @Test func deduplicator() {
         var d = EventDeduplicator()
         let s = Fixture.status(reachable: true)

@@ -142,6 +142,9 @@ public struct Simulation: Equatable, Sendable {
         if verdict != realConnectivity || !real.reachable {
             result.connectivity = verdict
             result.probe = Self.probe(verdict, url: real.probe?.url, now: now)
+            // A simulated verdict is each family's with a path: the two internets agree.
+            result.ipv4Connectivity = result.ipv4 ? verdict : .none
+            result.ipv6Connectivity = result.ipv6 ? verdict : .none
         }
         return result
     }
