@@ -114,7 +114,7 @@ extension SystemTests {
         let events = filtered.events
         #expect(Self.pairs(events) == ["ethernet/unknown", "ethernet/full", "ethernet/portal"])
         #expect(events[1].current.probe == nil)
-        #expect(events[2].reason.code == .probeResult && events[2].changes == ["connectivity", "probe"])
+        #expect(events[2].reason.code == .probeResult && events[2].changes == ["connectivity", "ipv4Connectivity", "probe"])
         #expect(full.await(sequence: events[3].sequence))
         Self.checkFullStream(full.events, "uplinkUp")
     }
@@ -150,7 +150,7 @@ extension SystemTests {
         #expect(lost.current.probe?.error?.hasPrefix("not reachable: ") == true)
         #expect(lost.current.probe?.portalUrl == nil)
         #expect(events[2].reason.code == .carrierGained && events[2].current.probe == nil)
-        #expect(events[3].changes == ["connectivity", "probe"])
+        #expect(events[3].changes == ["connectivity", "ipv4Connectivity", "probe"])
         #expect(full.await(sequence: events[4].sequence))
         Self.checkFullStream(full.events, "carrierLossAndBack")
     }
@@ -208,12 +208,12 @@ extension SystemTests {
 
         let events = filtered.events
         #expect(Self.pairs(events) == ["ethernet/full", "ethernet/portal"])
-        #expect(events[1].reason.code == .probeResult && events[1].changes == ["connectivity", "probe"])
+        #expect(events[1].reason.code == .probeResult && events[1].changes == ["connectivity", "ipv4Connectivity", "probe"])
         #expect(events[2].current.probe?.portalUrl == "http://10.77.0.1:8080/marker")
         #expect(full.await(sequence: events[2].sequence))
         Self.checkFullStream(full.events, "portalThenLogin")
         #expect(waitUntil(timeout: 10) { human.lines.count >= 3 })
-        #expect(human.lines[1].contains("#\(events[1].sequence) probeResult [connectivity,probe]: "), "\(human.lines)")
+        #expect(human.lines[1].contains("#\(events[1].sequence) probeResult [connectivity,ipv4Connectivity,probe]: "), "\(human.lines)")
         #expect(human.lines[1].contains("internet: full"))
     }
 
