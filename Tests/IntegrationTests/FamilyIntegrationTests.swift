@@ -166,6 +166,32 @@ extension SystemTests {
         #expect(try daemon.reachctl(["status"]).stdout.contains("internet: full (IPv4: none)"))
     }
 
+    /// IPv6 alone, no PREF64, but the resolver synthesizes AAAA records in 64:ff9b::/96 (DNS64):
+    /// online, `nat64`.
+    @Test(.needsRoot()) func ipv6OnlyWithDNS64IsOnline() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink, defaultRoute: false)
+        try host.ip("-4 addr flush dev eth0")
+        try uplink.ip("addr add fd77::1/64 dev up0 nodad")
+        // The NAT64 gateway's address for 10.77.0.1, answered by the server itself.
+        try uplink.ip("addr add 64:ff9b::a4d:1/128 dev up0 nodad")
+        try host.ip("addr add fd77::2/64 dev eth0 nodad")
+        try host.ip("-6 route add default via fd77::1 dev eth0 metric 100")
+        let dns = try DNSServer(in: uplink, address: "fd77::1", records: [("check.test", "AAAA", "64:ff9b::a4d:1")])
+        defer { dns.stop() }
+        try dns.useAsResolver(for: host)
+        let server = try ProbeServer(in: uplink, mode: .noContent, dualStack: true)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: Self.config)
+
+        let online = Self.probe(daemon) { $0.connectivity == .full }
+        #expect(online?.flags.contains(.nat64) == true, "\(String(describing: online))")
+        #expect(online?.probe?.nat64 == true)
+        #expect(online?.primary?.nat64Prefix == nil)
+        #expect(online?.ipv4Connectivity == Connectivity.none && online?.ipv6Connectivity == .full)
+    }
+
     /// A CLAT (a held tun with 192.0.0.4/29 and the IPv4 default route): the transport is the
     /// uplink, no VPN, `nat64`; the IPv4 check leaves by the CLAT (its SYN is seen there), the
     /// IPv6 one by the uplink.

@@ -137,6 +137,24 @@ struct CombineCase: CustomTestStringConvertible, Sendable {
         #expect(Set(gone.changes(from: fresh)).isSuperset(of: [.connectivity, .ipv4Connectivity, .ipv6Connectivity]))
     }
 
+    /// IPv6 alone, and the check's answer came from a DNS64-synthesized address: `nat64`.
+    @Test func dns64MakesTheNAT64Flag() throws {
+        let status = reachable(ipv4: false, ipv6: true)
+        let path = try #require(ProbePath(status))
+        var checked = probe(.full)
+        checked.nat64 = true
+        let combined = try #require(ProbeVerdict.combined(ipv4: nil, ipv6: checked))
+        let decided = ConnectivityRule.apply(to: status, previous: nil, verdict: .init(probe: combined, path: path), now: t0)
+        #expect(decided.flags.contains(.nat64))
+        #expect(decided.ipv6Connectivity == .full && decided.ipv4Connectivity == .none)
+        // With an IPv4 path of its own the network is not IPv6-only: no flag from DNS64.
+        let dual = reachable(ipv4: true, ipv6: true)
+        let dualPath = ProbePath(dual)
+        #expect(dualPath != nil)
+        let both = ConnectivityRule.apply(to: dual, previous: nil, verdict: .init(probe: combined, path: dualPath), now: t0)
+        #expect(!both.flags.contains(.nat64))
+    }
+
     @Test func wireRoundTripAndOlderDaemon() throws {
         var status = reachable(ipv4: true, ipv6: true)
         status.connectivity = .full; status.ipv4Connectivity = .full; status.ipv6Connectivity = .limited

@@ -164,7 +164,7 @@ import Testing
         let cellularKeys: Set<String> = ["generation", "accessTechnology", "modem", "interface", "signalQuality", "roaming"]
         let probeKeys: Set<String> = ["url", "result", "httpStatus", "rttMs", "portalUrl", "error", "checkedAt",
                                       "venueInfoUrl", "secondsRemaining", "bytesRemaining", "canExtendSession", "source",
-                                      "failedStage", "ipv4Result", "ipv6Result"]
+                                      "failedStage", "ipv4Result", "ipv6Result", "nat64"]
         let routePathKeys: Set<String> = ["family", "destination", "result", "rule", "table", "interface", "gateway"]
         func check(_ value: JSONValue?, _ keys: Set<String>, nullable: Bool, _ what: String) {
             guard let value else { Issue.record("\(what): missing"); return }

@@ -37,6 +37,12 @@ public enum ConnectivityRule {
         result.probe = probe
         result.ipv4Connectivity = family(hasPath: status.reachable && status.ipv4, checked: probe?.ipv4Result)
         result.ipv6Connectivity = family(hasPath: status.reachable && status.ipv6, checked: probe?.ipv6Result)
+        if status.reachable, status.ipv6, !status.ipv4, probe?.nat64 == true, !result.flags.contains(.nat64) {
+            // IPv6 alone, and the check reached the IPv4 internet through DNS64 and NAT64.
+            var flags = Set(result.flags)
+            flags.insert(.nat64)
+            result.flags = ReachabilityFlag.allCases.filter { flags.contains($0) }
+        }
         return result
     }
 

@@ -134,7 +134,7 @@ public struct WireJSONWriter: ~Copyable {
     }
 
     /// Writes `{"bytesRemaining":…,"canExtendSession":…,"checkedAt":…,"error":…,"failedStage":…,"httpStatus":…,
-    /// "ipv4Result":…,"ipv6Result":…,"portalUrl":…,
+    /// "ipv4Result":…,"ipv6Result":…,"nat64":…,"portalUrl":…,
     /// "result":…,"rttMs":…,"secondsRemaining":…,"source":…,"url":…,"venueInfoUrl":…}`.
     public mutating func write(_ probe: Probe) {
         raw(#"{"bytesRemaining":"#); optional(probe.bytesRemaining) { $0.int($1) }
@@ -145,6 +145,7 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","httpStatus":"#); optional(probe.httpStatus) { $0.int($1) }
         raw(#","ipv4Result":"#); optional(probe.ipv4Result) { $0.string($1.rawValue) }
         raw(#","ipv6Result":"#); optional(probe.ipv6Result) { $0.string($1.rawValue) }
+        raw(#","nat64":"#); optional(probe.nat64) { $0.bool($1) }
         raw(#","portalUrl":"#); optional(probe.portalUrl) { $0.string($1) }
         raw(#","result":"#); string(probe.result.rawValue)
         raw(#","rttMs":"#); optional(probe.rttMs) { $0.double($1) }

@@ -131,22 +131,26 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
     public var ipv4Result: Connectivity?
     /// The verdict of the IPv6 check; nil when IPv6 was not checked.
     public var ipv6Result: Connectivity?
+    /// True when the IPv6 check's answer came from an address in the NAT64 well-known prefix
+    /// (64:ff9b::/96): the resolver synthesized it (DNS64); nil otherwise.
+    public var nat64: Bool?
 
     public init(url: String, result: Connectivity, httpStatus: Int? = nil, rttMs: Double? = nil,
                 portalUrl: String? = nil, error: String? = nil, checkedAt: Date, venueInfoUrl: String? = nil,
                 secondsRemaining: Int? = nil, bytesRemaining: Int? = nil, canExtendSession: Bool? = nil,
                 source: String? = nil, failedStage: ProbeStage? = nil, ipv4Result: Connectivity? = nil,
-                ipv6Result: Connectivity? = nil) {
+                ipv6Result: Connectivity? = nil, nat64: Bool? = nil) {
         self.url = url; self.result = result; self.httpStatus = httpStatus; self.rttMs = rttMs
         self.portalUrl = portalUrl; self.error = error; self.checkedAt = checkedAt
         self.venueInfoUrl = venueInfoUrl; self.secondsRemaining = secondsRemaining
         self.bytesRemaining = bytesRemaining; self.canExtendSession = canExtendSession; self.source = source
         self.failedStage = failedStage; self.ipv4Result = ipv4Result; self.ipv6Result = ipv6Result
+        self.nat64 = nat64
     }
 
     enum CodingKeys: String, CodingKey {
         case url, result, httpStatus, rttMs, portalUrl, error, checkedAt, venueInfoUrl, secondsRemaining,
-             bytesRemaining, canExtendSession, source, failedStage, ipv4Result, ipv6Result
+             bytesRemaining, canExtendSession, source, failedStage, ipv4Result, ipv6Result, nat64
     }
 
     public init(from decoder: Decoder) throws {
@@ -167,6 +171,7 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
         failedStage = try c.decodeIfPresent(ProbeStage.self, forKey: .failedStage)
         ipv4Result = try c.decodeIfPresent(Connectivity.self, forKey: .ipv4Result)
         ipv6Result = try c.decodeIfPresent(Connectivity.self, forKey: .ipv6Result)
+        nat64 = try c.decodeIfPresent(Bool.self, forKey: .nat64)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -179,6 +184,7 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
         try c.encode(bytesRemaining, forKey: .bytesRemaining); try c.encode(canExtendSession, forKey: .canExtendSession)
         try c.encode(source, forKey: .source); try c.encode(failedStage, forKey: .failedStage)
         try c.encode(ipv4Result, forKey: .ipv4Result); try c.encode(ipv6Result, forKey: .ipv6Result)
+        try c.encode(nat64, forKey: .nat64)
     }
 
     /// The probe with what changes on every check (time, RTT, what is left of a session)
@@ -187,7 +193,7 @@ public struct Probe: Codable, Equatable, Hashable, Sendable {
         Probe(url: url, result: result, httpStatus: httpStatus, rttMs: nil, portalUrl: portalUrl,
               error: error, checkedAt: Date(timeIntervalSince1970: 0), venueInfoUrl: venueInfoUrl,
               canExtendSession: canExtendSession, source: source, failedStage: failedStage, ipv4Result: ipv4Result,
-              ipv6Result: ipv6Result)
+              ipv6Result: ipv6Result, nat64: nat64)
     }
 }
 

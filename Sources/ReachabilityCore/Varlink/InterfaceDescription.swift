@@ -57,7 +57,9 @@ type Probe (
   failedStage: ?(resolve, connect, tls, request),
   # Each family's own check; null when that family was not checked.
   ipv4Result: ?(unknown, none, portal, limited, full),
-  ipv6Result: ?(unknown, none, portal, limited, full)
+  ipv6Result: ?(unknown, none, portal, limited, full),
+  # True when the IPv6 check reached an address DNS64 synthesized (64:ff9b::/96).
+  nat64: ?bool
 )
 
 # How the kernel routes an app's connection to the internet in one address family: the

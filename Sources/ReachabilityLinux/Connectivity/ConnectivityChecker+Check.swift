@@ -41,11 +41,20 @@ extension ConnectivityChecker {
         }
     }
 
-    /// The verdict on one HTTP check's result.
+    /// The verdict on one HTTP check's result; `nat64` when the answer came from an address in
+    /// the NAT64 well-known prefix (DNS64 synthesized it).
     static func verdict(_ configuration: Configuration, _ result: HTTPProbe.Result) -> Probe {
-        ProbeVerdict.probe(url: configuration.url, expectedResponse: configuration.response,
-                           outcome: result.outcome, rttMs: result.rttMs, checkedAt: Date())
+        var probe = ProbeVerdict.probe(url: configuration.url, expectedResponse: configuration.response,
+                                       outcome: result.outcome, rttMs: result.rttMs, checkedAt: Date())
+        if let address = result.address, let bits = AddressBits(address, family: .ipv6),
+           bits.hasPrefix(Self.wellKnownNAT64Prefix, length: 96) {
+            probe.nat64 = true
+        }
+        return probe
     }
+
+    /// 64:ff9b::/96 (RFC 6052).
+    private static let wellKnownNAT64Prefix = AddressBits(bytes: [0x00, 0x64, 0xff, 0x9b] + [UInt8](repeating: 0, count: 12))
 
     /// Runs one check on the calling thread: the API first when there is one, then the ordinary
     /// check, which is the evidence (`CaptivePortalAPI.verdict`). `checked` sees each request

@@ -73,6 +73,8 @@ public enum HTTPProbe {
     public struct Result: Sendable {
         public var outcome: ProbeOutcome
         public var rttMs: Double?
+        /// The address that answered, when one did.
+        public var address: String? = nil
     }
 
     /// Stops a running check; it then completes with a `cancelled` failure (`.other`).
@@ -159,7 +161,9 @@ public enum HTTPProbe {
             case .success(let response):
                 // To 0.1 ms, as reported: finer digits are noise.
                 let rtt = ((ReachdClock.bootTimeSeconds() - started) * 10_000).rounded() / 10
-                return Result(outcome: .response(response), rttMs: rtt)
+                var result = Result(outcome: .response(response), rttMs: rtt)
+                if case .ip(let ip, _) = address.kind { result.address = ip.description }
+                return result
             case .failure(let failure):
                 // Another address can help when this one refused or has no route; not after a timeout.
                 guard failure.kind == .refused || failure.kind == .unreachable else {
