@@ -34,6 +34,23 @@ struct PathTests {
         #expect(path.supportsIPv4 && !path.supportsIPv6 && path.supportsDNS)
     }
 
+    @Test("Each family's verdict beside supportsIPv4/supportsIPv6: a dead IPv6 internet under a working IPv4 one")
+    func familyVerdicts() {
+        let eth = Self.interface("eth0", 2, .ethernet, addresses: ["10.0.0.2/24", "2001:db8::2/64"])
+        var status = Self.status(.ethernet, primary: eth, interfaces: [eth])
+        status.ipv6 = true
+        status.ipv4Connectivity = .full
+        status.ipv6Connectivity = .limited
+        let path = Path(status)
+        #expect(path.supportsIPv4 && path.supportsIPv6)
+        #expect(path.ipv4Connectivity == .full && path.ipv6Connectivity == .limited)
+        #expect(path.connectivity == .full)
+        status.ipv6 = false
+        status.ipv6Connectivity = .none
+        let ipv4Only = Path(status)
+        #expect(ipv4Only.supportsIPv4 && !ipv4Only.supportsIPv6 && ipv4Only.ipv6Connectivity == .none)
+    }
+
     @Test("What the network announces: DNS, NAT64 and its captive-portal API, with what the API said")
     func announcements() {
         var wlan = Self.interface("wlan0", 3, .wifi)
