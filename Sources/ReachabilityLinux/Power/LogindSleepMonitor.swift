@@ -31,10 +31,8 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     private let onWake: @Sendable () -> Void
     // Everything below is confined to `queue`.
     private var bus: SDBus?
-    private var readSource: DispatchSourceRead?
-    private var writeSource: DispatchSourceWrite?
-    private var writeSourceRunning = false
-    private var timer: DispatchSourceTimer?
+    /// Runs `bus` on `queue` while connected.
+    private var driver: SDBusDispatchDriver?
     private var matches: [SDBusSlot] = []
     private var calls: [ObjectIdentifier: PendingCall] = [:]
     private var coordinator = SleepCoordinator()
@@ -62,9 +60,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     }
 
     deinit {
-        readSource?.cancel()
-        timer?.cancel()
-        if let writeSource { writeSource.cancel(); if !writeSourceRunning { writeSource.resume() } }
+        driver?.cancel()
         if let inhibitor { close(inhibitor) }
     }
 
@@ -124,69 +120,28 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
         "type='signal',sender='\(service)',path='\(path)',interface='\(manager)',member='PrepareForSleep'",
     ]
 
-    // MARK: - Dispatch integration (as in ModemManagerSource)
+    // MARK: - Dispatch integration
 
     private func watch(_ bus: SDBus) throws(SDBusError) {
-        let fd = try bus.fileDescriptor()
-        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        read.setEventHandler { [weak self] in self?.pump() }
-        let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-        write.setEventHandler { [weak self] in self?.pump() }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { [weak self] in self?.pump() }
-        // The fd belongs to the bus: keep the bus open until both fd sources are cancelled.
-        read.setCancelHandler { withExtendedLifetime(bus) {} }
-        write.setCancelHandler { withExtendedLifetime(bus) {} }
-        readSource = read
-        writeSource = write
-        writeSourceRunning = false
-        self.timer = timer
-        read.resume()
-        timer.resume()
+        driver = try SDBusDispatchDriver(bus: bus, queue: queue) { [weak self] error in self?.lost(error) }
     }
 
     private func cancelSources() {
-        readSource?.cancel()
-        if let writeSource {
-            writeSource.cancel()
-            // A suspended source must be resumed once to be released (libdispatch traps otherwise).
-            if !writeSourceRunning { writeSource.resume() }
-        }
-        timer?.cancel()
-        readSource = nil
-        writeSource = nil
-        writeSourceRunning = false
-        timer = nil
+        driver?.cancel()
+        driver = nil
     }
 
     private func pump() {
-        guard let bus else { return }
-        do {
-            while try bus.process() {
-                guard self.bus === bus else { return }
-            }
-            guard self.bus === bus else { return }
-            let wantsWrite = try bus.events() & Int32(POLLOUT) != 0
-            if let writeSource, wantsWrite != writeSourceRunning {
-                if wantsWrite { writeSource.resume() } else { writeSource.suspend() }
-                writeSourceRunning = wantsWrite
-            }
-            if let deadline = try bus.timeout() {
-                var now = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &now)
-                let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
-                let delay = deadline > nowUsec ? min(deadline - nowUsec, 3_600_000_000) : 0
-                timer?.schedule(deadline: .now() + .microseconds(Int(delay)))
-            } else {
-                timer?.schedule(deadline: .distantFuture)
-            }
-        } catch {
-            log.warning("sleep: lost the D-Bus connection (\(error)); sleep and wake are no longer followed")
-            let wasSleeping = coordinator.sleeping
-            disconnect()
-            // Never left believing the machine sleeps: nothing would ever wake the check again.
-            if wasSleeping { onWake() }
-        }
+        driver?.pump()
+    }
+
+    /// sd-bus failed: the connection is gone.
+    private func lost(_ error: SDBusError) {
+        log.warning("sleep: lost the D-Bus connection (\(error)); sleep and wake are no longer followed")
+        let wasSleeping = coordinator.sleeping
+        disconnect()
+        // Never left believing the machine sleeps: nothing would ever wake the check again.
+        if wasSleeping { onWake() }
     }
 
     // MARK: - Calls
