@@ -38,10 +38,17 @@ extension Status {
 
 extension Status {
     /// ` (IPv6: limited)` when the families' verdicts differ (the one that is not the overall
-    /// verdict), ` (DNS)` when the check failed at the resolver; empty otherwise.
+    /// verdict), ` (DNS)` when the check failed at the resolver; empty otherwise. Without an
+    /// overall verdict (`unknown`: not checked, or checks off; `none`) there is nothing to set a
+    /// family against, so no family is named.
     var familyNote: String {
         var notes: [String] = []
-        if ipv4Connectivity != ipv6Connectivity {
+        let judged: Bool
+        switch connectivity {
+        case .unknown, .none: judged = false
+        case .portal, .limited, .full: judged = true
+        }
+        if judged && ipv4Connectivity != ipv6Connectivity {
             if ipv4Connectivity != connectivity { notes.append("IPv4: \(ipv4Connectivity.rawValue)") }
             if ipv6Connectivity != connectivity { notes.append("IPv6: \(ipv6Connectivity.rawValue)") }
         }

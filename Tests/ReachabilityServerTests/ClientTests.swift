@@ -77,6 +77,11 @@ import Testing
         status.connectivity = .limited; status.ipv4Connectivity = .limited; status.ipv6Connectivity = .limited
         status.probe = Probe(url: "http://check.test/", result: .limited, error: "timed out", checkedAt: Date(), failedStage: .resolve)
         #expect(status.summary == "online · ethernet (eth1) · internet: limited (DNS) · IPv4 + IPv6")
+        // Not checked yet (or checks off) on an IPv4-only network: no verdict to set IPv6 against.
+        status.ipv6 = false
+        status.connectivity = .unknown; status.ipv4Connectivity = .unknown; status.ipv6Connectivity = .none
+        status.probe = nil
+        #expect(status.summary == "online · ethernet (eth1) · internet: unknown · IPv4")
     }
 
     /// `wait --family`: that family's path, and with `--internet` its own verdict.
