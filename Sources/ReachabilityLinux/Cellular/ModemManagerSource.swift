@@ -30,7 +30,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     private var bus: SDBus?
     /// Runs `bus` on `queue` while connected.
     private var driver: SDBusDispatchDriver?
-    private var matches: [SDBusSlot] = []
+    private var matches: SDBusSignalMatches?
     /// A forged NameOwnerChanged was logged (once per source).
     private var reportedForgedOwnerChange = false
     private var calls: [ObjectIdentifier: PendingCall] = [:]
@@ -67,7 +67,8 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     deinit {
         // Nothing can call back any more: our slots go with us. Only the sources need cancelling.
-        cancelSources()
+        driver?.cancel()
+        driver = nil
     }
 
     /// Connects and asks ModemManager for its modems; the answer arrives later through `onChange`.
@@ -121,27 +122,26 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         do {
             let bus = if let busAddress { try SDBus.connect(address: busAddress) } else { try SDBus.system() }
             self.bus = bus
-            try watch(bus)
-            let context = Unmanaged.passUnretained(self).toOpaque()
-            for rule in Self.matchRules {
-                matches.append(try bus.addMatchAsync(rule, callback: Self.signalHandler, installed: Self.matchInstalledHandler,
-                                                     userdata: context))
-            }
+            driver = try SDBusDispatchDriver(bus: bus, queue: queue) { [weak self] error in self?.lost(error) }
+            matches = try SDBusSignalMatches(bus: bus, rules: Self.matchRules,
+                                             onSignal: { [weak self] in self?.handleSignal($0) },
+                                             onRefused: { [weak self] in self?.log.warning("ModemManager: the bus refused a match rule: \($0)") })
             requestManagedObjects()
         } catch {
             log.notice("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
             disconnect()
             return
         }
-        pump()
+        driver?.pump()
     }
 
     private func disconnect() {
         answered = false
         signalAnswerWaiters()
         calls = [:]
-        matches = []
-        cancelSources()
+        matches = nil
+        driver?.cancel()
+        driver = nil
         bus = nil
         owner = nil
         model.reset()
@@ -160,19 +160,6 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     ]
 
     // MARK: - Dispatch integration
-
-    private func watch(_ bus: SDBus) throws(SDBusError) {
-        driver = try SDBusDispatchDriver(bus: bus, queue: queue) { [weak self] error in self?.lost(error) }
-    }
-
-    private func cancelSources() {
-        driver?.cancel()
-        driver = nil
-    }
-
-    private func pump() {
-        driver?.pump()
-    }
 
     /// sd-bus failed: the connection is gone.
     private func lost(_ error: SDBusError) {
@@ -269,22 +256,6 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     }
 
     // MARK: - Signals
-
-    private static let signalHandler: SDBusHandler = { message, userdata, _ in
-        guard let message, let userdata else { return 0 }
-        let source = Unmanaged<ModemManagerSource>.fromOpaque(userdata).takeUnretainedValue()
-        source.handleSignal(SDBusMessage(borrowing: message))
-        return 0
-    }
-
-    private static let matchInstalledHandler: SDBusHandler = { message, userdata, _ in
-        guard let message, let userdata else { return 0 }
-        let source = Unmanaged<ModemManagerSource>.fromOpaque(userdata).takeUnretainedValue()
-        if let error = SDBusMessage(borrowing: message).error {
-            source.log.warning("ModemManager: the bus refused a match rule: \(error)")
-        }
-        return 0
-    }
 
     private func handleSignal(_ message: SDBusMessage) {
         guard let member = message.member, let path = message.path else { return }

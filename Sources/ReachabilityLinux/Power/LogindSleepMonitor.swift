@@ -33,7 +33,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     private var bus: SDBus?
     /// Runs `bus` on `queue` while connected.
     private var driver: SDBusDispatchDriver?
-    private var matches: [SDBusSlot] = []
+    private var matches: SDBusSignalMatches?
     private var calls: [ObjectIdentifier: PendingCall] = [:]
     private var coordinator = SleepCoordinator()
     /// The inhibitor's file descriptor (our duplicate of the one logind sent).
@@ -88,12 +88,10 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
         do {
             let bus = if let busAddress { try SDBus.connect(address: busAddress) } else { try SDBus.system() }
             self.bus = bus
-            try watch(bus)
-            let context = Unmanaged.passUnretained(self).toOpaque()
-            for rule in Self.matchRules {
-                matches.append(try bus.addMatchAsync(rule, callback: Self.signalHandler, installed: Self.matchInstalledHandler,
-                                                     userdata: context))
-            }
+            driver = try SDBusDispatchDriver(bus: bus, queue: queue) { [weak self] error in self?.lost(error) }
+            matches = try SDBusSignalMatches(bus: bus, rules: Self.matchRules,
+                                             onSignal: { [weak self] in self?.handleSignal($0) },
+                                             onRefused: { [weak self] in self?.log.warning("sleep: the bus refused a match rule: \($0)") })
             try call(.nameOwner, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                      interface: "org.freedesktop.DBus", member: "GetNameOwner", arguments: [Self.service])
         } catch {
@@ -101,13 +99,14 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
             disconnect()
             return
         }
-        pump()
+        driver?.pump()
     }
 
     private func disconnect() {
         calls = [:]
-        matches = []
-        cancelSources()
+        matches = nil
+        driver?.cancel()
+        driver = nil
         bus = nil
         releaseInhibitor()
         coordinator = SleepCoordinator()
@@ -121,19 +120,6 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     ]
 
     // MARK: - Dispatch integration
-
-    private func watch(_ bus: SDBus) throws(SDBusError) {
-        driver = try SDBusDispatchDriver(bus: bus, queue: queue) { [weak self] error in self?.lost(error) }
-    }
-
-    private func cancelSources() {
-        driver?.cancel()
-        driver = nil
-    }
-
-    private func pump() {
-        driver?.pump()
-    }
 
     /// sd-bus failed: the connection is gone.
     private func lost(_ error: SDBusError) {
@@ -227,22 +213,6 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
 
     // MARK: - Signals
 
-    private static let signalHandler: SDBusHandler = { message, userdata, _ in
-        guard let message, let userdata else { return 0 }
-        let monitor = Unmanaged<LogindSleepMonitor>.fromOpaque(userdata).takeUnretainedValue()
-        monitor.handleSignal(SDBusMessage(borrowing: message))
-        return 0
-    }
-
-    private static let matchInstalledHandler: SDBusHandler = { message, userdata, _ in
-        guard let message, let userdata else { return 0 }
-        let monitor = Unmanaged<LogindSleepMonitor>.fromOpaque(userdata).takeUnretainedValue()
-        if let error = SDBusMessage(borrowing: message).error {
-            monitor.log.warning("sleep: the bus refused a match rule: \(error)")
-        }
-        return 0
-    }
-
     private func handleSignal(_ message: SDBusMessage) {
         guard let member = message.member else { return }
         if member == "NameOwnerChanged" && message.interface == "org.freedesktop.DBus" {
@@ -299,7 +269,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
                     guard let self else { return }
                     self.queue.async {
                         self.perform(self.coordinator.sleepPrepared())
-                        self.pump()
+                        self.driver?.pump()
                     }
                 }
             case .resume:
