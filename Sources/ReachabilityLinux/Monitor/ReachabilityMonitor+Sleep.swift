@@ -29,14 +29,7 @@ extension ReachabilityMonitor {
         onQueue {
             guard socket != nil else { return }
             do {
-                let before = table
-                table = try dumpKernelState()
-                // No dump tells what routers announced: keep what has not run out (their
-                // lifetimes run on boot time, which counts the sleep).
-                table.adoptAnnouncements(from: before)
-                linkVerdicts = [:]
-                rebuild = true
-                dirty = true
+                try reread()
             } catch {
                 log.error("re-reading the kernel's state after wake failed: \(error)")
             }

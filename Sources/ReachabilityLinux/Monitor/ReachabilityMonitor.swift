@@ -433,13 +433,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         }
         if overrun {
             do {
-                let before = table
-                table = try dumpKernelState()
-                // No dump tells what routers announced: keep it for the links still there.
-                table.adoptAnnouncements(from: before)
-                linkVerdicts = [:]
-                rebuild = true
-                dirty = true
+                try reread()
                 pendingReason = Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel")
             } catch {
                 log.error("re-dump after overrun failed: \(error)")
@@ -456,6 +450,19 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         }
         if dirtyReadStarted == nil { dirtyReadStarted = readStarted }
         scheduleEvaluation()
+    }
+
+    /// Reads the kernel's state again in place of the table (after an overrun, after a wake) and
+    /// has the next evaluation rebuild every slice. No dump tells what routers announced: what
+    /// has not run out is kept for the links still there (lifetimes run on boot time, which
+    /// counts a sleep).
+    func reread() throws {
+        let before = table
+        table = try dumpKernelState()
+        table.adoptAnnouncements(from: before)
+        linkVerdicts = [:]
+        rebuild = true
+        dirty = true
     }
 
     /// Dumps links, addresses, routes and rules on a second, short-lived socket in the same namespace.
