@@ -31,6 +31,13 @@ done
 
 # --- The container's files.
 make -s install DESTDIR="$upper" PREFIX=/usr/local BIN_DIR="$bin_dir" >/dev/null
+# python-dbusmock (in .venv, over the system's python3-dbus) stands in for logind below. The
+# container's systemd mounts its own /tmp, where a checkout may live, so the package is copied
+# into the container's tree rather than run from the checkout.
+dbusmock_dir=$("$PWD/.venv/bin/python" -c 'import dbus, dbusmock, os; print(os.path.dirname(dbusmock.__file__))' 2>/dev/null) ||
+  { fail "python-dbusmock missing in .venv: run scripts/deps.sh"; exit 1; }
+mkdir -p "$upper/usr/local/lib/reachd-test/python"
+cp -r "$dbusmock_dir" "$upper/usr/local/lib/reachd-test/python/"
 mkdir -p "$upper/etc/reachd/reachd.conf.d" "$upper/etc/reachd/dispatcher.conf.d" "$upper/etc/systemd/system" \
          "$upper/usr/local/libexec" "$upper/var/lib/dispatch-test/runs"
 # The check goes to the server in the container's own uplink namespace, every second.
@@ -180,12 +187,10 @@ wait_for 10 "needs-internet.service active again" active needs-internet.service
 # sleep reachd-internet.target and the unit PartOf= it stop at once (no HoldSec=) and reachd's
 # inhibitor goes; after wake they start again once the fresh check says full, and the
 # inhibitor is taken again.
-venv_python=$PWD/.venv/bin/python
-"$venv_python" -c 'import dbusmock, dbus' 2>/dev/null ||
-  { fail "python-dbusmock missing in .venv: run scripts/deps.sh"; exit 1; }
 inside systemctl stop systemd-logind.service >/dev/null 2>&1 || true
 inside systemctl mask --runtime systemd-logind.service >/dev/null 2>&1 || true
-inside systemd-run --quiet --unit logind-mock "$venv_python" -m dbusmock --system --template logind
+inside systemd-run --quiet --unit logind-mock --setenv=PYTHONPATH=/usr/local/lib/reachd-test/python \
+  /usr/bin/python3 -m dbusmock --system --template logind
 wait_for 20 "the stand-in logind on the system bus" inside busctl status org.freedesktop.login1
 login1() { inside busctl call org.freedesktop.login1 /org/freedesktop/login1 "$@"; }
 reachd_inhibits() { [[ $(login1 org.freedesktop.login1.Manager ListInhibitors 2>/dev/null) == *'"sleep" "reachd"'*'"delay"'* ]]; }
