@@ -63,6 +63,28 @@ public final class PrivateBus: @unchecked Sendable {
     deinit { stop() }
 }
 
+extension PrivateBus {
+    /// Starts python-dbusmock with `template` on this bus as its system bus, and waits until it
+    /// owns `name` (killing it when it never does).
+    public func startMock(template: String, parameters: [String] = [], owning name: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.venvPython)
+        process.arguments = ["-m", "dbusmock", "--system", "--template", template] + parameters
+        var environment = childEnvironment()
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard waitUntil(timeout: 20, { hasOwner(name) }) else {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw MockError(description: "the dbusmock \(template) never owned \(name)")
+        }
+        return process
+    }
+}
+
 /// The `modemmanager_reachd` dbusmock template running on a `PrivateBus` as ModemManager.
 /// `kill()` and `start()` play a ModemManager crash and restart.
 public final class ModemManagerMock: @unchecked Sendable {
@@ -81,21 +103,8 @@ public final class ModemManagerMock: @unchecked Sendable {
 
     /// Starts the mock and waits until it owns ModemManager's name.
     public func start() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Paths.venvPython)
-        process.arguments = ["-m", "dbusmock", "--system", "--template", "\(Paths.packageRoot)/Tests/python/modemmanager_reachd.py",
-                             "--parameters", parameters]
-        var environment = childEnvironment()
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        guard waitUntil(timeout: 20, { bus.hasOwner(Self.name) }) else {
-            kill()
-            throw MockError(description: "the dbusmock ModemManager never owned \(Self.name)")
-        }
+        process = try bus.startMock(template: "\(Paths.packageRoot)/Tests/python/modemmanager_reachd.py",
+                                    parameters: ["--parameters", parameters], owning: Self.name)
     }
 
     /// SIGKILL, as a crash: no goodbye, the bus announces the name's loss.

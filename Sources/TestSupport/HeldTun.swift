@@ -7,7 +7,7 @@ public final class HeldTun: @unchecked Sendable {
     public let name: String
     /// Where the SYNs seen are listed, one `address:port` a line.
     public let synLog: String
-    private let process = Process()
+    private let process: Process
 
     public init(namespace: TestNamespace, name: String) throws {
         self.name = name
@@ -32,12 +32,7 @@ public final class HeldTun: @unchecked Sendable {
                     with open("\(synLog)", "a") as log:
                         log.write("%s:%d\\n" % (socket.inet_ntoa(packet[16:20]), port))
         """
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.environment = childEnvironment()
-        process.arguments = ["netns", "exec", namespace.name, "/usr/bin/python3", "-c", script]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try namespace.startPython(script)
     }
 
     /// The SYNs seen so far.

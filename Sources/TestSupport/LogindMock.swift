@@ -14,20 +14,7 @@ public final class LogindMock: @unchecked Sendable {
         try Requirement.dbusMock.check()
         try Requirement.busctl.check()
         self.bus = bus
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Paths.venvPython)
-        process.arguments = ["-m", "dbusmock", "--system", "--template", "logind"]
-        var environment = childEnvironment()
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        guard waitUntil(timeout: 20, { bus.hasOwner(Self.name) }) else {
-            kill()
-            throw MockError(description: "the dbusmock logind never owned \(Self.name)")
-        }
+        process = try bus.startMock(template: "logind", owning: Self.name)
     }
 
     /// Emits `PrepareForSleep(start)` from logind's own connection (the mock's `EmitSignal`).

@@ -68,6 +68,19 @@ public final class TestNamespace: @unchecked Sendable {
     }
 
     /// Runs `ip -n NAME ARGS`.
+    /// Starts `/usr/bin/python3 -c script` inside the namespace, its output discarded: the
+    /// small helpers that hold a tun or listen for tests. The caller stops the process.
+    public func startPython(_ script: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        process.environment = childEnvironment()
+        process.arguments = ["netns", "exec", name, "/usr/bin/python3", "-c", script]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     @discardableResult
     public func ip(_ args: String, check: Bool = true) throws -> String {
         try sh("ip -n \(name) \(args)", check: check).output

@@ -77,7 +77,7 @@ func monitorConfiguration(_ namespace: TestNamespace, sysfs: FakeSysfs) -> Reach
 
 /// A tun device attached by a small python process (a tun without a reader has no carrier).
 final class TunReader {
-    let process = Process()
+    let process: Process
 
     init(namespace: TestNamespace, name: String) throws {
         let script = """
@@ -91,12 +91,7 @@ final class TunReader {
             except OSError:
                 time.sleep(0.1)
         """
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.environment = childEnvironment()
-        process.arguments = ["netns", "exec", namespace.name, "/usr/bin/python3", "-c", script]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try namespace.startPython(script)
     }
 
     /// SIGKILL: children of the test process inherit a mask that blocks SIGTERM.
