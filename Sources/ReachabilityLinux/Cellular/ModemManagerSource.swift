@@ -33,7 +33,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     private var matches: SDBusSignalMatches?
     /// A forged NameOwnerChanged was logged (once per source).
     private var reportedForgedOwnerChange = false
-    private var calls: [ObjectIdentifier: PendingCall] = [:]
+    private var calls = SDBusPendingCalls<CallPurpose>()
     /// ModemManager's unique bus name while it is known to run; signals from others are ignored.
     private var owner: String?
     private var model = ModemManagerModel()
@@ -138,7 +138,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     private func disconnect() {
         answered = false
         signalAnswerWaiters()
-        calls = [:]
+        calls.removeAll()
         matches = nil
         driver?.cancel()
         driver = nil
@@ -170,26 +170,19 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     // MARK: - Calls
 
-    /// What a pending method call was for; its address is the callback's userdata.
-    private final class PendingCall {
-        enum Purpose { case managedObjects, bearer(String) }
-        let purpose: Purpose
-        weak var source: ModemManagerSource?
-        var slot: SDBusSlot?
-        init(_ purpose: Purpose, source: ModemManagerSource) { self.purpose = purpose; self.source = source }
-    }
+    /// What a method call in flight is for.
+    private enum CallPurpose { case managedObjects, bearer(String) }
 
-    private func call(_ purpose: PendingCall.Purpose, path: String, interface: String, member: String,
+    private func call(_ purpose: CallPurpose, path: String, interface: String, member: String,
                       argument: String? = nil) throws(SDBusError) {
         guard let bus else { return }
         let message = try bus.methodCall(destination: ModemManagerDBus.service, path: path, interface: interface, member: member)
         // Never start ModemManager by bus activation: reachd only watches.
         message.setAutoStart(false)
         if let argument { try message.append(argument) }
-        let pending = PendingCall(purpose, source: self)
-        pending.slot = try bus.callAsync(message, callback: Self.replyHandler, userdata: Unmanaged.passUnretained(pending).toOpaque(),
-                                         timeoutMicroseconds: Self.callTimeoutMicroseconds)
-        calls[ObjectIdentifier(pending)] = pending
+        try calls.send(message, on: bus, for: purpose, timeoutMicroseconds: Self.callTimeoutMicroseconds) { [weak self] reply, purpose in
+            self?.handleReply(reply, for: purpose)
+        }
     }
 
     private func requestManagedObjects() {
@@ -202,8 +195,8 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     /// Asks for the properties of bearers that modems list and we don't know yet.
     private func requestBearers() {
-        let pendingBearers = Set(calls.values.compactMap { call -> String? in
-            if case let .bearer(path) = call.purpose { return path }
+        let pendingBearers = Set(calls.purposes.compactMap { purpose -> String? in
+            if case let .bearer(path) = purpose { return path }
             return nil
         })
         for path in model.unknownBearers where !pendingBearers.contains(path) {
@@ -216,17 +209,8 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         }
     }
 
-    private static let replyHandler: SDBusHandler = { message, userdata, _ in
-        guard let message, let userdata else { return 0 }
-        let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
-        pending.source?.handleReply(SDBusMessage(borrowing: message), for: pending)
-        return 0
-    }
-
-    private func handleReply(_ message: SDBusMessage, for pending: PendingCall) {
-        // sd-bus holds its own reference to the slot while this runs.
-        calls[ObjectIdentifier(pending)] = nil
-        switch pending.purpose {
+    private func handleReply(_ message: SDBusMessage, for purpose: CallPurpose) {
+        switch purpose {
         case .managedObjects:
             answered = true
             if let error = message.error {
@@ -285,7 +269,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     private func nameOwnerChanged(to newOwner: String?) {
         // Whatever was pending was asked of the previous owner.
-        calls = [:]
+        calls.removeAll()
         model.reset()
         owner = nil
         if let newOwner {
@@ -306,8 +290,8 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     /// After the model changed: fetch bearers it now needs, and publish once none is pending.
     private func changed() {
         requestBearers()
-        let waitingForBearers = calls.values.contains { call in
-            if case .bearer = call.purpose { return true }
+        let waitingForBearers = calls.purposes.contains { purpose in
+            if case .bearer = purpose { return true }
             return false
         }
         if !waitingForBearers {

@@ -34,7 +34,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     /// Runs `bus` on `queue` while connected.
     private var driver: SDBusDispatchDriver?
     private var matches: SDBusSignalMatches?
-    private var calls: [ObjectIdentifier: PendingCall] = [:]
+    private var calls = SDBusPendingCalls<CallPurpose>()
     private var coordinator = SleepCoordinator()
     /// The inhibitor's file descriptor (our duplicate of the one logind sent).
     private var inhibitor: Int32?
@@ -103,7 +103,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     }
 
     private func disconnect() {
-        calls = [:]
+        calls.removeAll()
         matches = nil
         driver?.cancel()
         driver = nil
@@ -132,37 +132,23 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
 
     // MARK: - Calls
 
-    private final class PendingCall {
-        enum Purpose { case nameOwner, inhibit }
-        let purpose: Purpose
-        weak var monitor: LogindSleepMonitor?
-        var slot: SDBusSlot?
-        init(_ purpose: Purpose, monitor: LogindSleepMonitor) { self.purpose = purpose; self.monitor = monitor }
-    }
+    /// What a method call in flight is for.
+    private enum CallPurpose { case nameOwner, inhibit }
 
-    private func call(_ purpose: PendingCall.Purpose, destination: String, path: String, interface: String, member: String,
+    private func call(_ purpose: CallPurpose, destination: String, path: String, interface: String, member: String,
                       arguments: [String]) throws(SDBusError) {
         guard let bus else { return }
         let message = try bus.methodCall(destination: destination, path: path, interface: interface, member: member)
         // Never start logind by bus activation: reachd only follows it.
         message.setAutoStart(false)
         for argument in arguments { try message.append(argument) }
-        let pending = PendingCall(purpose, monitor: self)
-        pending.slot = try bus.callAsync(message, callback: Self.replyHandler, userdata: Unmanaged.passUnretained(pending).toOpaque(),
-                                         timeoutMicroseconds: Self.callTimeoutMicroseconds)
-        calls[ObjectIdentifier(pending)] = pending
+        try calls.send(message, on: bus, for: purpose, timeoutMicroseconds: Self.callTimeoutMicroseconds) { [weak self] reply, purpose in
+            self?.handleReply(reply, for: purpose)
+        }
     }
 
-    private static let replyHandler: SDBusHandler = { message, userdata, _ in
-        guard let message, let userdata else { return 0 }
-        let pending = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
-        pending.monitor?.handleReply(SDBusMessage(borrowing: message), for: pending)
-        return 0
-    }
-
-    private func handleReply(_ message: SDBusMessage, for pending: PendingCall) {
-        calls[ObjectIdentifier(pending)] = nil
-        switch pending.purpose {
+    private func handleReply(_ message: SDBusMessage, for purpose: CallPurpose) {
+        switch purpose {
         case .nameOwner:
             if let error = message.error {
                 if error.name != "org.freedesktop.DBus.Error.NameHasNoOwner" {
