@@ -52,11 +52,7 @@ public final class PrivateBus: @unchecked Sendable {
     }
 
     public func stop() {
-        if process.isRunning {
-            // SIGKILL: children of a Dispatch worker thread inherit its blocked signals, SIGTERM included.
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -110,10 +106,7 @@ public final class ModemManagerMock: @unchecked Sendable {
     /// SIGKILL, as a crash: no goodbye, the bus announces the name's loss.
     public func kill() {
         guard let process else { return }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
         self.process = nil
     }
 

@@ -131,10 +131,7 @@ serve_udp(udp)
     }
 
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
         try? FileManager.default.removeItem(at: directory)
         for path in resolverDirectories { try? FileManager.default.removeItem(atPath: path) }
         resolverDirectories = []

@@ -42,7 +42,7 @@ public final class HeldTun: @unchecked Sendable {
 
     /// SIGKILL: children of the test process inherit a mask that blocks SIGTERM.
     public func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        process.killAndWait()
         try? FileManager.default.removeItem(atPath: synLog)
     }
 

@@ -39,10 +39,7 @@ public final class LogindMock: @unchecked Sendable {
     /// SIGKILL, as a crash: the bus announces the name's loss.
     public func kill() {
         guard let process else { return }
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
         self.process = nil
     }
 

@@ -164,11 +164,7 @@ server.serve_forever()
     }
 
     public func stop() {
-        if process.isRunning {
-            // SIGKILL: a child spawned from a Dispatch worker inherits its blocked SIGTERM.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
         try? FileManager.default.removeItem(at: directory)
     }
 

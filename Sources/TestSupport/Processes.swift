@@ -102,7 +102,7 @@ public final class Child: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        process.killAndWait()
     }
 }
 
@@ -158,5 +158,15 @@ extension Process {
         standardError = FileHandle.nullDevice
         try run()
         return waitUntil(timeout: timeout) { FileManager.default.fileExists(atPath: path) }
+    }
+}
+
+extension Process {
+    /// SIGKILL, when still running, and the wait for its end. Not SIGTERM: a child spawned from a
+    /// Dispatch worker thread inherits that thread's blocked signals, SIGTERM included.
+    public func killAndWait() {
+        guard isRunning else { return }
+        kill(processIdentifier, SIGKILL)
+        waitUntilExit()
     }
 }

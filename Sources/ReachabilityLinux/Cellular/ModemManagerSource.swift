@@ -27,13 +27,10 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     package let queueConfinement: QueueConfinement
 
     // Everything below is confined to `queue`.
-    private var bus: SDBus?
-    /// Runs `bus` on `queue` while connected.
-    private var driver: SDBusDispatchDriver?
-    private var matches: SDBusSignalMatches?
+    /// The bus while connected.
+    private var connection: SDBusConnection<CallPurpose>?
     /// A forged NameOwnerChanged was logged (once per source).
     private var reportedForgedOwnerChange = false
-    private var calls = SDBusPendingCalls<CallPurpose>()
     /// ModemManager's unique bus name while it is known to run; signals from others are ignored.
     private var owner: String?
     private var model = ModemManagerModel()
@@ -65,12 +62,6 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         self.queueConfinement = QueueConfinement(queue)
     }
 
-    deinit {
-        // Nothing can call back any more: our slots go with us. Only the sources need cancelling.
-        driver?.cancel()
-        driver = nil
-    }
-
     /// Connects and asks ModemManager for its modems; the answer arrives later through `onChange`.
     /// Never fails: without a bus the source logs it and stays inert. Callable from any thread.
     public func start() {
@@ -87,7 +78,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         let semaphore = DispatchSemaphore(value: 0)
         let done: Bool = onQueue {
             self.connect()
-            if self.answered || self.bus == nil { return true }
+            if self.answered || self.connection == nil { return true }
             self.answerWaiters.append(semaphore)
             return false
         }
@@ -112,37 +103,31 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     /// True while connected to a bus (whether or not ModemManager runs).
     public var isConnected: Bool {
-        onQueue { bus != nil }
+        onQueue { connection != nil }
     }
 
     // MARK: - Connection
 
     private func connect() {
-        guard bus == nil else { return }
+        guard connection == nil else { return }
         do {
-            let bus = if let busAddress { try SDBus.connect(address: busAddress) } else { try SDBus.system() }
-            self.bus = bus
-            driver = try SDBusDispatchDriver(bus: bus, queue: queue) { [weak self] error in self?.lost(error) }
-            matches = try SDBusSignalMatches(bus: bus, rules: Self.matchRules,
+            connection = try SDBusConnection(address: busAddress, queue: queue, rules: Self.matchRules,
                                              onSignal: { [weak self] in self?.handleSignal($0) },
-                                             onRefused: { [weak self] in self?.log.warning("ModemManager: the bus refused a match rule: \($0)") })
+                                             onRefused: { [weak self] in self?.log.warning("ModemManager: the bus refused a match rule: \($0)") },
+                                             onLost: { [weak self] in self?.lost($0) })
             requestManagedObjects()
         } catch {
             log.notice("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
             disconnect()
             return
         }
-        driver?.pump()
+        connection?.pump()
     }
 
     private func disconnect() {
         answered = false
         signalAnswerWaiters()
-        calls.removeAll()
-        matches = nil
-        driver?.cancel()
-        driver = nil
-        bus = nil
+        connection = nil
         owner = nil
         model.reset()
     }
@@ -175,12 +160,12 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     private func call(_ purpose: CallPurpose, path: String, interface: String, member: String,
                       argument: String? = nil) throws(SDBusError) {
-        guard let bus else { return }
-        let message = try bus.methodCall(destination: ModemManagerDBus.service, path: path, interface: interface, member: member)
+        guard let connection else { return }
+        let message = try connection.bus.methodCall(destination: ModemManagerDBus.service, path: path, interface: interface, member: member)
         // Never start ModemManager by bus activation: reachd only watches.
         message.setAutoStart(false)
         if let argument { try message.append(argument) }
-        try calls.send(message, on: bus, for: purpose, timeoutMicroseconds: Self.callTimeoutMicroseconds) { [weak self] reply, purpose in
+        try connection.send(message, for: purpose, timeoutMicroseconds: Self.callTimeoutMicroseconds) { [weak self] reply, purpose in
             self?.handleReply(reply, for: purpose)
         }
     }
@@ -195,7 +180,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     /// Asks for the properties of bearers that modems list and we don't know yet.
     private func requestBearers() {
-        let pendingBearers = Set(calls.purposes.compactMap { purpose -> String? in
+        let pendingBearers = Set((connection?.callsInFlight ?? []).compactMap { purpose -> String? in
             if case let .bearer(path) = purpose { return path }
             return nil
         })
@@ -269,7 +254,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     private func nameOwnerChanged(to newOwner: String?) {
         // Whatever was pending was asked of the previous owner.
-        calls.removeAll()
+        connection?.cancelCalls()
         model.reset()
         owner = nil
         if let newOwner {
@@ -290,7 +275,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     /// After the model changed: fetch bearers it now needs, and publish once none is pending.
     private func changed() {
         requestBearers()
-        let waitingForBearers = calls.purposes.contains { purpose in
+        let waitingForBearers = (connection?.callsInFlight ?? []).contains { purpose in
             if case .bearer = purpose { return true }
             return false
         }

@@ -8,7 +8,7 @@ import Glibc
 /// bus's descriptor, a write source resumed only while sd-bus has something to send, and a timer
 /// for sd-bus's own time-outs. `pump()` lets sd-bus do all it can (`sd_bus_process` until it
 /// returns 0), then re-arms the write source and the timer from `sd_bus_get_events` and
-/// `sd_bus_get_timeout`. ModemManagerSource and LogindSleepMonitor each own one.
+/// `sd_bus_get_timeout`. Each `SDBusConnection` owns one.
 final class SDBusDispatchDriver {
     private let bus: SDBus
     private let onFailure: (SDBusError) -> Void

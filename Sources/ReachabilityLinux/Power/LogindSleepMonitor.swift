@@ -30,11 +30,8 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     private let onSleep: @Sendable (_ prepared: @escaping @Sendable () -> Void) -> Void
     private let onWake: @Sendable () -> Void
     // Everything below is confined to `queue`.
-    private var bus: SDBus?
-    /// Runs `bus` on `queue` while connected.
-    private var driver: SDBusDispatchDriver?
-    private var matches: SDBusSignalMatches?
-    private var calls = SDBusPendingCalls<CallPurpose>()
+    /// The bus while connected.
+    private var connection: SDBusConnection<CallPurpose>?
     private var coordinator = SleepCoordinator()
     /// The inhibitor's file descriptor (our duplicate of the one logind sent).
     private var inhibitor: Int32?
@@ -60,7 +57,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     }
 
     deinit {
-        driver?.cancel()
+        // The connection goes with this object, and with it every callback.
         if let inhibitor { close(inhibitor) }
     }
 
@@ -84,14 +81,12 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     // MARK: - Connection
 
     private func connect() {
-        guard bus == nil else { return }
+        guard connection == nil else { return }
         do {
-            let bus = if let busAddress { try SDBus.connect(address: busAddress) } else { try SDBus.system() }
-            self.bus = bus
-            driver = try SDBusDispatchDriver(bus: bus, queue: queue) { [weak self] error in self?.lost(error) }
-            matches = try SDBusSignalMatches(bus: bus, rules: Self.matchRules,
+            connection = try SDBusConnection(address: busAddress, queue: queue, rules: Self.matchRules,
                                              onSignal: { [weak self] in self?.handleSignal($0) },
-                                             onRefused: { [weak self] in self?.log.warning("sleep: the bus refused a match rule: \($0)") })
+                                             onRefused: { [weak self] in self?.log.warning("sleep: the bus refused a match rule: \($0)") },
+                                             onLost: { [weak self] in self?.lost($0) })
             try call(.nameOwner, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                      interface: "org.freedesktop.DBus", member: "GetNameOwner", arguments: [Self.service])
         } catch {
@@ -99,15 +94,11 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
             disconnect()
             return
         }
-        driver?.pump()
+        connection?.pump()
     }
 
     private func disconnect() {
-        calls.removeAll()
-        matches = nil
-        driver?.cancel()
-        driver = nil
-        bus = nil
+        connection = nil
         releaseInhibitor()
         coordinator = SleepCoordinator()
     }
@@ -137,12 +128,12 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
 
     private func call(_ purpose: CallPurpose, destination: String, path: String, interface: String, member: String,
                       arguments: [String]) throws(SDBusError) {
-        guard let bus else { return }
-        let message = try bus.methodCall(destination: destination, path: path, interface: interface, member: member)
+        guard let connection else { return }
+        let message = try connection.bus.methodCall(destination: destination, path: path, interface: interface, member: member)
         // Never start logind by bus activation: reachd only follows it.
         message.setAutoStart(false)
         for argument in arguments { try message.append(argument) }
-        try calls.send(message, on: bus, for: purpose, timeoutMicroseconds: Self.callTimeoutMicroseconds) { [weak self] reply, purpose in
+        try connection.send(message, for: purpose, timeoutMicroseconds: Self.callTimeoutMicroseconds) { [weak self] reply, purpose in
             self?.handleReply(reply, for: purpose)
         }
     }
@@ -255,7 +246,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
                     guard let self else { return }
                     self.queue.async {
                         self.perform(self.coordinator.sleepPrepared())
-                        self.driver?.pump()
+                        self.connection?.pump()
                     }
                 }
             case .resume:
