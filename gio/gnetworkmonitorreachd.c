@@ -576,6 +576,23 @@ return_from_state (GTask *task)
   g_object_unref (task);
 }
 
+/* A step of a Check failed. A cancellation ends the task with it; anything else (a read error,
+ * reachd hung up or is not there) answers from the state the module has. Takes `error` (which
+ * may be NULL: reachd closed the connection without an answer). */
+static void
+check_step_failed (GTask *task, GError *error)
+{
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_task_return_error (task, error);
+      g_object_unref (task);
+      return;
+    }
+  g_debug ("reachd: Check: %s", error != NULL ? error->message : "reachd closed the connection");
+  g_clear_error (&error);
+  return_from_state (task);
+}
+
 static gboolean
 check_retry_cb (gpointer user_data)
 {
@@ -597,16 +614,7 @@ check_read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (reply == NULL)
     {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          g_task_return_error (task, error);
-          g_object_unref (task);
-          return;
-        }
-      /* A read error, or reachd hung up without an answer. */
-      g_debug ("reachd: Check: %s", error != NULL ? error->message : "reachd closed the connection");
-      g_clear_error (&error);
-      return_from_state (task);
+      check_step_failed (task, error);
       return;
     }
   parser = json_parser_new_immutable ();
@@ -675,15 +683,7 @@ check_written_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (!g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, &error))
     {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          g_task_return_error (task, error);
-          g_object_unref (task);
-          return;
-        }
-      g_debug ("reachd: Check: %s", error->message);
-      g_error_free (error);
-      return_from_state (task);
+      check_step_failed (task, error);
       return;
     }
   check->input = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM (check->connection)));
@@ -701,15 +701,7 @@ check_connected_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   check->connection = g_socket_client_connect_finish (G_SOCKET_CLIENT (source), result, &error);
   if (check->connection == NULL)
     {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          g_task_return_error (task, error);
-          g_object_unref (task);
-          return;
-        }
-      g_debug ("reachd: Check: %s", error->message);
-      g_error_free (error);
-      return_from_state (task);
+      check_step_failed (task, error);
       return;
     }
   /* The NUL that ends the string ends the varlink message. */

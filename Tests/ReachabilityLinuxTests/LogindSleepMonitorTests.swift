@@ -19,10 +19,21 @@ final class SleepRecorder: @unchecked Sendable {
     }
     func log(_ line: String) { lock.withLock { _logs.append(line) } }
 
-    func makeMonitor(busAddress: String) -> LogindSleepMonitor {
-        LogindSleepMonitor(busAddress: busAddress, log: LogSink(threshold: .debug) { [self] _, line in log(line) },
-                           onSleep: { [self] prepared in record("sleep", prepared: prepared) },
-                           onWake: { [self] in record("wake") })
+    /// A recorder and its started monitor on `bus`, once the monitor holds logind's inhibitor.
+    static func monitorHoldingInhibitor(on bus: PrivateBus) throws -> (SleepRecorder, LogindSleepMonitor) {
+        let recorder = SleepRecorder()
+        let monitor = recorder.startMonitor(busAddress: bus.address)
+        try #require(waitUntil(timeout: 10) { monitor.holdsInhibitor }, "\(recorder.logs)")
+        return (recorder, monitor)
+    }
+
+    /// A monitor that tells this recorder, started.
+    func startMonitor(busAddress: String) -> LogindSleepMonitor {
+        let monitor = LogindSleepMonitor(busAddress: busAddress, log: LogSink(threshold: .debug) { [self] _, line in log(line) },
+                                         onSleep: { [self] prepared in record("sleep", prepared: prepared) },
+                                         onWake: { [self] in record("wake") })
+        monitor.start()
+        return monitor
     }
 }
 
@@ -33,11 +44,8 @@ extension SystemTests {
     @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func sleepAndWakeWithADelayInhibitor() throws {
         let bus = try PrivateBus()
         let logind = try LogindMock(bus: bus)
-        let recorder = SleepRecorder()
-        let monitor = recorder.makeMonitor(busAddress: bus.address)
-        monitor.start()
+        let (recorder, monitor) = try SleepRecorder.monitorHoldingInhibitor(on: bus)
         defer { monitor.stop() }
-        #expect(waitUntil(timeout: 10) { monitor.holdsInhibitor }, "\(recorder.logs)")
         #expect(try logind.inhibitors() == ["sleep reachd delay"])
 
         try logind.prepareForSleep(true)
@@ -63,11 +71,8 @@ extension SystemTests {
     @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func forgedPrepareForSleepChangesNothing() throws {
         let bus = try PrivateBus()
         let logind = try LogindMock(bus: bus)
-        let recorder = SleepRecorder()
-        let monitor = recorder.makeMonitor(busAddress: bus.address)
-        monitor.start()
+        let (recorder, monitor) = try SleepRecorder.monitorHoldingInhibitor(on: bus)
         defer { monitor.stop() }
-        #expect(waitUntil(timeout: 10) { monitor.holdsInhibitor }, "\(recorder.logs)")
 
         let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/fake_prepare_for_sleep.py '\(bus.address)'")
         #expect((Int(sent.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "\(sent.output)")
@@ -86,8 +91,7 @@ extension SystemTests {
     @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func withoutLogindNothingChanges() throws {
         let bus = try PrivateBus()
         let recorder = SleepRecorder()
-        let monitor = recorder.makeMonitor(busAddress: bus.address)
-        monitor.start()
+        let monitor = recorder.startMonitor(busAddress: bus.address)
         defer { monitor.stop() }
         #expect(waitUntil(timeout: 10) { recorder.logs.contains { $0.contains("logind is not running") } }, "\(recorder.logs)")
         #expect(!monitor.followsLogind && !monitor.holdsInhibitor)
