@@ -38,7 +38,7 @@ extension SystemTests {
         #expect(await eventually(timeout: 15) { events.count >= 1 }, "\(daemon.child.stderr)")
         #expect(events.all.map(\.current.status) == [.wwan4G])
 
-        let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/fake_name_owner_changed.py '\(bus.address)'")
+        let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/forge_signal.py '\(bus.address)' modemmanager-vanished")
         // Broadcast and addressed to each other connection, the daemon's among them.
         #expect((Int(sent.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "\(sent.output)")
         #expect(await eventually(timeout: 15) { daemon.child.stderr.contains("ignoring NameOwnerChanged from :") }, "\(daemon.child.stderr)")

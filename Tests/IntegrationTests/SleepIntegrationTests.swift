@@ -43,7 +43,7 @@ extension SystemTests {
 
         // A local peer forges logind's signal, broadcast and addressed to reachd: nothing happens
         // (the subscriber's next event, below, is the real sleep's).
-        let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/fake_prepare_for_sleep.py '\(bus.address)'")
+        let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/forge_signal.py '\(bus.address)' prepare-for-sleep")
         #expect((Int(sent.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "\(sent.output)")
         #expect(waitUntil(timeout: 10) { daemon.child.stderr.contains("ignoring PrepareForSleep from :") }, "\(daemon.child.stderr)")
         #expect(try logind.inhibitors() == ["sleep reachd delay"])

@@ -74,7 +74,7 @@ extension SystemTests {
         let (recorder, monitor) = try SleepRecorder.monitorHoldingInhibitor(on: bus)
         defer { monitor.stop() }
 
-        let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/fake_prepare_for_sleep.py '\(bus.address)'")
+        let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/forge_signal.py '\(bus.address)' prepare-for-sleep")
         #expect((Int(sent.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "\(sent.output)")
         #expect(waitUntil(timeout: 10) { recorder.logs.contains { $0.contains("ignoring PrepareForSleep from :") } }, "\(recorder.logs)")
         #expect(monitor.holdsInhibitor)

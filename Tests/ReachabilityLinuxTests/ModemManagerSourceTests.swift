@@ -53,7 +53,7 @@ extension SystemTests {
         #expect(waitUntil(timeout: 10) { source.modems == [lteModem] })
         let reportsBefore = recorder.reports.count
 
-        let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/fake_name_owner_changed.py '\(bus.address)'")
+        let sent = try sh("\(Binaries.python) \(Paths.packageRoot)/Tests/python/forge_signal.py '\(bus.address)' modemmanager-vanished")
         #expect((Int(sent.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "\(sent.output)")
         #expect(waitUntil(timeout: 10) { recorder.logs.contains { $0.contains("ignoring NameOwnerChanged from :") } }, "\(recorder.logs)")
         #expect(source.modems == [lteModem])
