@@ -43,9 +43,6 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     /// Callers of `start(waitingUpTo:)` waiting for that.
     private var answerWaiters: [DispatchSemaphore] = []
 
-    /// Method calls time out after this long (a hung ModemManager must not leave us waiting 25 s).
-    static let callTimeoutMicroseconds: UInt64 = 10_000_000
-
     /// - Parameters:
     ///   - queue: the serial queue that owns the source (the monitor's `queue`); `onChange` runs on it.
     ///   - busAddress: a D-Bus address (`unix:path=…`) to use instead of the system bus (tests);
@@ -159,15 +156,9 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     private enum CallPurpose { case managedObjects, bearer(String) }
 
     private func call(_ purpose: CallPurpose, path: String, interface: String, member: String,
-                      argument: String? = nil) throws(SDBusError) {
-        guard let connection else { return }
-        let message = try connection.bus.methodCall(destination: ModemManagerDBus.service, path: path, interface: interface, member: member)
-        // Never start ModemManager by bus activation: reachd only watches.
-        message.setAutoStart(false)
-        if let argument { try message.append(argument) }
-        try connection.send(message, for: purpose, timeoutMicroseconds: Self.callTimeoutMicroseconds) { [weak self] reply, purpose in
-            self?.handleReply(reply, for: purpose)
-        }
+                      arguments: [String] = []) throws(SDBusError) {
+        try connection?.call(destination: ModemManagerDBus.service, path: path, interface: interface, member: member,
+                             arguments: arguments, for: purpose) { [weak self] reply, purpose in self?.handleReply(reply, for: purpose) }
     }
 
     private func requestManagedObjects() {
@@ -187,7 +178,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         for path in model.unknownBearers where !pendingBearers.contains(path) {
             do {
                 try call(.bearer(path), path: path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
-                         argument: ModemManagerDBus.bearerInterface)
+                         arguments: [ModemManagerDBus.bearerInterface])
             } catch {
                 model.apply(bearer: path, getAllReply: nil)
             }

@@ -20,8 +20,6 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     static let service = "org.freedesktop.login1"
     static let path = "/org/freedesktop/login1"
     static let manager = "org.freedesktop.login1.Manager"
-    /// Method calls time out after this long.
-    static let callTimeoutMicroseconds: UInt64 = 10_000_000
 
     public let queue: DispatchQueue
     package let queueConfinement: QueueConfinement
@@ -128,14 +126,8 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
 
     private func call(_ purpose: CallPurpose, destination: String, path: String, interface: String, member: String,
                       arguments: [String]) throws(SDBusError) {
-        guard let connection else { return }
-        let message = try connection.bus.methodCall(destination: destination, path: path, interface: interface, member: member)
-        // Never start logind by bus activation: reachd only follows it.
-        message.setAutoStart(false)
-        for argument in arguments { try message.append(argument) }
-        try connection.send(message, for: purpose, timeoutMicroseconds: Self.callTimeoutMicroseconds) { [weak self] reply, purpose in
-            self?.handleReply(reply, for: purpose)
-        }
+        try connection?.call(destination: destination, path: path, interface: interface, member: member,
+                             arguments: arguments, for: purpose) { [weak self] reply, purpose in self?.handleReply(reply, for: purpose) }
     }
 
     private func handleReply(_ message: SDBusMessage, for purpose: CallPurpose) {
