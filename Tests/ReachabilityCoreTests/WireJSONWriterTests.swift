@@ -157,8 +157,8 @@ import Testing
     /// Every field of every object is there, `null` for an absent optional.
     @Test func everyFieldIsPresent() throws {
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
-                                       "ipv4", "ipv6", "gateways", "flags", "interfaces", "probe", "since", "simulated", "routing",
-                                       "ipv4Connectivity", "ipv6Connectivity"]
+                                       "ipv4", "ipv6", "gateways", "gatewaysOmitted", "flags", "interfaces", "probe", "since",
+                                       "simulated", "routing", "ipv4Connectivity", "ipv6Connectivity"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
                                           "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity"]
         let cellularKeys: Set<String> = ["generation", "accessTechnology", "modem", "interface", "signalQuality", "roaming"]

@@ -73,14 +73,15 @@ public enum Classifier {
         }
 
         // The routers the transport's traffic goes through: the physical paths' and the tunnel's underlay.
-        var gateways: [String] = []
+        var routers = Set<Router>()
         if let primaryLink {
             var routes = paths.flatMap { $0.decision.routes }
             if let underlayRoute { routes.append(underlayRoute) }
             for route in routes where route.oif == primaryLink.index {
-                if let gateway = route.gateway, !gateways.contains(gateway) { gateways.append(gateway) }
+                if let gateway = route.gateway { routers.insert(Router(family: route.family, address: gateway)) }
             }
         }
+        let (gateways, gatewaysOmitted) = Router.bounded(routers)
 
         var flags: [ReachabilityFlag] = []
         if reachable { flags.append(.reachable) }
@@ -102,7 +103,7 @@ public enum Classifier {
             ipv4: !paths[0].decision.routes.isEmpty,
             ipv6: !paths[1].decision.routes.isEmpty,
             gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since,
-            routing: paths.map { $0.routePath(linkName: { slices[$0]?.link?.name }) })
+            routing: paths.map { $0.routePath(linkName: { slices[$0]?.link?.name }) }, gatewaysOmitted: gatewaysOmitted)
         var verdict = snapshot.verdict
         if let way = ProbePath(path), verdict.path != way, let known = snapshot.standbyVerdicts[way.index],
            let from = previous.flatMap(ProbePath.init), from.index != way.index {

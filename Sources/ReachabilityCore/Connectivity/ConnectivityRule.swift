@@ -7,7 +7,8 @@ import FoundationEssentials
 ///
 /// - Not reachable: `none`, with a probe `{result: none, error: "not reachable: …"}` (null when
 ///   no check URL is known: checks disabled, or none published yet).
-/// - Reachable, and the checker's latest verdict is about this very path: that verdict.
+/// - Reachable, and the checker's latest verdict is about this very path (or one that differs in
+///   its routers or captive-portal API URI alone): that verdict.
 /// - Reachable after not being reachable (or at start), no verdict for this path yet:
 ///   `unknown`, probe null — "not checked yet", never a false "no internet".
 /// - Moving between two reachable paths, no verdict for the new one yet: the old verdict stays
@@ -69,7 +70,10 @@ public enum ConnectivityRule {
             guard let url = verdict?.probe?.url ?? previous?.probe?.url else { return (.none, nil) }
             return (.none, ProbeVerdict.notReachable(url: url, at: now))
         }
-        if let verdict, verdict.path == path {
+        if let verdict, path.isSameNetwork(as: verdict.path) {
+            // Routers that come and go (or a new captive-portal API URI) leave the check's
+            // verdict standing: the check binds to the interface and its addresses, and another
+            // is due within the network's floor.
             guard let probe = verdict.probe, probe.result != .none else {
                 // Not checked (or disabled) for this path; a "none" verdict for a reachable
                 // path would contradict it and cannot come from a check that ran.

@@ -1,6 +1,8 @@
 /// The part of a `Status` a connectivity verdict depends on: the interface apps' packets leave
-/// by (the tunnel when one carries the path, else the primary), its addresses and the gateways. When it changes, the last verdict is about another network and
-/// the check runs again at once.
+/// by (the tunnel when one carries the path, else the primary), its addresses and the gateways.
+/// When the interface or its addresses change, the last verdict is about another network and
+/// the check runs again at once; the routers and the captive-portal API URI alone (which anyone
+/// on the link can change at any rate) are checked again within the network's floor.
 public struct ProbePath: Equatable, Hashable, Sendable {
     /// The interface the check binds to (SO_BINDTODEVICE).
     public var interface: String
@@ -69,12 +71,21 @@ public struct ProbePath: Equatable, Hashable, Sendable {
         return own ?? Way(interface: interface, index: index, addresses: addresses)
     }
 
-    /// True when `other` is this path with another captive-portal API URI (or none): a change
-    /// that router advertisements alone make, at any rate anyone on the link sends them.
-    public func differsOnlyInCaptivePortalAPI(from other: ProbePath?) -> Bool {
-        guard var other, other.captivePortalApi != captivePortalApi else { return false }
+    /// True when `other` is this path with other routers or another captive-portal API URI (or
+    /// both): what the routers on the link change with every advertisement, at any rate. The
+    /// check binds to the interface and its addresses, so its verdict holds for either, and a
+    /// check under way for one of them is not restarted for the other.
+    public func differsOnlyInAnnouncements(from other: ProbePath?) -> Bool {
+        guard var other, other != self else { return false }
+        other.gateways = gateways
         other.captivePortalApi = captivePortalApi
         return other == self
+    }
+
+    /// True when a verdict about `other` is one about this path: the same path, or one whose
+    /// routers or captive-portal API URI alone differ (`differsOnlyInAnnouncements`).
+    public func isSameNetwork(as other: ProbePath?) -> Bool {
+        other == self || differsOnlyInAnnouncements(from: other)
     }
 
     /// The addresses without their prefix length (`192.168.1.20`).

@@ -6,8 +6,10 @@ import FoundationEssentials
 ///
 /// The rules:
 /// - at start, and at once on every change of the primary path (`ProbePath`: interface,
-///   addresses, gateways); a check still running for the old path is cancelled and its result
-///   ignored;
+///   addresses); a check still running for the old path is cancelled and its result ignored;
+/// - a change of the path's routers or captive-portal API URI alone (`ProbePath.differsOnlyInAnnouncements`:
+///   what router advertisements change, at any rate) cancels nothing: a check under way answers
+///   for the new path too, and another follows within the network's floor;
 /// - every `interval` while the verdict is `full` (or `unknown`);
 /// - while `portal` or `limited`, again after a backoff that starts at `initialBackoff` and
 ///   doubles up to `interval`, so a login at a captive portal is noticed within seconds;
@@ -19,10 +21,10 @@ import FoundationEssentials
 ///   `minManualInterval` of the last check on the same path it gets that check's verdict, so a
 ///   flood of requests makes at most one HTTP request per interval;
 /// - disabled: nothing runs, connectivity is `unknown` (no probe), requests answer `disabled`;
-/// - the network's floor: anyone on the link can change the captive-portal API URI with every
-///   router advertisement, so a check that asks an API, and a check for a change that only
-///   concerns the API URI, starts at most once per interface every `networkFloor` seconds; one
-///   that comes sooner waits for the floor and then takes the newest path (docs/captive-portal.md);
+/// - the network's floor: anyone on the link can change the captive-portal API URI and the
+///   routers with every router advertisement, so a check that asks an API, and a check for a
+///   change that only concerns those, starts at most once per interface every `networkFloor`
+///   seconds; one that comes sooner waits for the floor and then takes the newest path;
 /// - a check that found no free thread is no verdict: it is tried again after `busyRetry`.
 public struct ProbeScheduler: Sendable {
     /// The connectivity check's settings: the `[Connectivity]` section as it is, the one key of
@@ -117,6 +119,9 @@ public struct ProbeScheduler: Sendable {
     private var lastCheck: (probe: Probe, at: ClockReading)?
     /// When a check last started on each interface (the network's floor counts from it).
     private var lastStart: [String: ClockReading] = [:]
+    /// The path's routers or API URI changed while a check was under way: another check follows
+    /// that one (within the network's floor) instead of cancelling it.
+    private var recheckAfterFlight = false
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -135,10 +140,23 @@ public struct ProbeScheduler: Sendable {
     public mutating func pathChanged(_ newPath: ProbePath?, now: ClockReading) -> [Action] {
         guard started, newPath != path else { return [] }
         let wasReachable = path != nil
-        let apiOnly = path.map { $0.differsOnlyInCaptivePortalAPI(from: newPath) } ?? false
+        let announcementsOnly = path.map { $0.differsOnlyInAnnouncements(from: newPath) } ?? false
         path = newPath
+        guard configuration.enabled else { lastCheck = nil; return [] }
+        if announcementsOnly, let newPath {
+            // The check binds to the interface and its addresses: one under way answers for the
+            // new routers (or URI) too, and a flood of them can neither cancel checks nor start
+            // more than the floor allows.
+            if inFlight != nil {
+                recheckAfterFlight = true
+                return []
+            }
+            if timer != nil && armedFloorTimer { return [] }
+            var actions: [Action] = []
+            if timer != nil { actions.append(.cancelTimer); timer = nil }
+            return actions + begin(newPath, now: now, apiOnly: true)
+        }
         lastCheck = nil
-        guard configuration.enabled else { return [] }
         var actions = stopRunning()
         backoff = nil
         if newPath != nil && !wasReachable && published == Connectivity.none {
@@ -146,7 +164,7 @@ public struct ProbeScheduler: Sendable {
             actions.append(.publish(nil))
             published = nil
         }
-        return actions + checkOrPublishNone(now: now, apiOnly: apiOnly)
+        return actions + checkOrPublishNone(now: now)
     }
 
     /// A check finished. Results of cancelled (stale) checks are ignored.
@@ -175,6 +193,12 @@ public struct ProbeScheduler: Sendable {
             // asked in a loop.
             delay = min(delay, max(configuration.firstBackoff, CaptivePortalAPI.recheckDelay(secondsRemaining: seconds)))
         }
+        if recheckAfterFlight, let path {
+            // The routers or the API URI changed while it ran: the newest path is checked when
+            // the floor allows.
+            recheckAfterFlight = false
+            return actions + begin(path, now: now, apiOnly: true)
+        }
         let timerID = makeID()
         timer = timerID
         actions.append(.schedule(after: delay, timer: timerID))
@@ -186,6 +210,8 @@ public struct ProbeScheduler: Sendable {
     public mutating func probeBusy(id: Int) -> [Action] {
         guard started, id == inFlight else { return [] }
         inFlight = nil
+        // The retry reads the newest path.
+        recheckAfterFlight = false
         if timer != nil { return [] }
         let timerID = makeID()
         timer = timerID
@@ -277,8 +303,8 @@ public struct ProbeScheduler: Sendable {
     }
 
     /// How long a check of `path` must wait for the network's floor; nil: it may start now.
-    /// The floor holds for a check that asks an API, and for one after a change of the API URI
-    /// alone (`apiOnly`: the withdrawal of an URI, which asks no API, as much as a new one).
+    /// The floor holds for a check that asks an API, and for one after a change of the routers
+    /// or the API URI alone (`apiOnly`: the withdrawal of an URI, which asks no API, as much as a new one).
     private func floorWait(_ path: ProbePath, now: ClockReading, apiOnly: Bool) -> TimeInterval? {
         guard path.captivePortalApi != nil || apiOnly, let last = lastStart[path.interface] else { return nil }
         let since = now.seconds(since: last)
@@ -303,6 +329,7 @@ public struct ProbeScheduler: Sendable {
         if let inFlight { actions.append(.cancelProbe(id: inFlight)); self.inFlight = nil }
         if timer != nil { actions.append(.cancelTimer); timer = nil }
         armedFloorTimer = false
+        recheckAfterFlight = false
         return actions
     }
 

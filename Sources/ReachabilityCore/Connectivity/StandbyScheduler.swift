@@ -6,8 +6,8 @@ import FoundationEssentials
 ///
 /// The rules:
 /// - an uplink that becomes standby (or whose path changes) is checked at once, but a change of
-///   its captive-portal API URI alone waits for its next check (router advertisements can make
-///   that change at any rate, and the network's floor holds on standby links too); one that is no
+///   its routers or captive-portal API URI alone waits for its next check (router advertisements
+///   can make those changes at any rate, and the network's floor holds on standby links too); one that is no
 ///   longer standby (it became the primary, lost its route, or `CheckStandby=` leaves it out)
 ///   stops being checked and its verdict is withdrawn (`publish(…, nil)`);
 /// - each is checked again every `standbyInterval` while its verdict is `full`, `unknown` or
@@ -71,9 +71,10 @@ public struct StandbyScheduler: Sendable {
         }
         var actions: [Action] = []
         for index in uplinks.keys.sorted() where wanted[index] != uplinks[index]?.path {
-            if let path = wanted[index], uplinks[index]?.path.differsOnlyInCaptivePortalAPI(from: path) == true {
-                // Anyone on the link can change the API URI with every advertisement: the new
-                // one is asked at the uplink's next turn, its verdict stays until then.
+            if let path = wanted[index], uplinks[index]?.path.differsOnlyInAnnouncements(from: path) == true {
+                // Anyone on the link can change the API URI, and add routers, with every
+                // advertisement: the new ones are asked at the uplink's next turn, its verdict
+                // stays until then.
                 uplinks[index]?.path = path
                 continue
             }

@@ -87,6 +87,7 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","expensive":"#); bool(status.expensive)
         raw(#","flags":"#); array(status.flags) { $0.string($1.rawValue) }
         raw(#","gateways":"#); strings(status.gateways)
+        raw(#","gatewaysOmitted":"#); int(status.gatewaysOmitted)
         raw(#","interfaces":"#); array(status.interfaces) { $0.write($1) }
         raw(#","ipv4":"#); bool(status.ipv4)
         raw(#","ipv4Connectivity":"#); string(status.ipv4Connectivity.rawValue)

@@ -75,13 +75,17 @@ public struct RouteState: Equatable, Hashable, Sendable {
     public var oif: Int
     public var metric: UInt32
     public var type: RouteType
+    /// The kernel learned the route from a router advertisement (`proto ra`, RTPROT_RA): anyone
+    /// on the link can add and remove such routes at any rate, so the monitor merges their
+    /// changes as it merges the advertisements' options.
+    public var fromRouterAdvertisement: Bool
 
     public init(family: AddressFamily, table: UInt32 = RouteState.mainTable, destination: String? = nil,
                 prefixLength: Int = 0, gateway: String? = nil, oif: Int, metric: UInt32 = 0,
-                type: RouteType = .unicast) {
+                type: RouteType = .unicast, fromRouterAdvertisement: Bool = false) {
         self.family = family; self.table = table; self.destination = destination
         self.prefixLength = prefixLength; self.gateway = gateway; self.oif = oif
-        self.metric = metric; self.type = type
+        self.metric = metric; self.type = type; self.fromRouterAdvertisement = fromRouterAdvertisement
     }
 
     /// A default route: prefix length 0 (`nl_addr2str` prints its destination as "none").

@@ -218,6 +218,7 @@ public struct Status: Codable, Equatable, Sendable {
         var ipv4: Bool
         var ipv6: Bool
         var gateways: [String]
+        var gatewaysOmitted: Int
         var flags: [ReachabilityFlag]
         var interfaces: [Interface]
         var probe: Probe?
@@ -283,9 +284,18 @@ public struct Status: Codable, Equatable, Sendable {
     public var ipv6: Bool {
         _read { yield box.fields.ipv6 } _modify { yield &fieldsForWriting.ipv6 }
     }
+    /// The routers of the primary's routes on the path: IPv4 before IPv6, each family in
+    /// address order, at most `maximumGateways` (`gatewaysOmitted` counts the rest).
     public var gateways: [String] {
         _read { yield box.fields.gateways } _modify { yield &fieldsForWriting.gateways }
     }
+    /// How many more routers there are than `gateways` lists. Anyone on a link can announce a
+    /// router (each a default route of its own), so the list is bounded.
+    public var gatewaysOmitted: Int {
+        _read { yield box.fields.gatewaysOmitted } _modify { yield &fieldsForWriting.gatewaysOmitted }
+    }
+    /// The most routers `gateways` lists.
+    public static let maximumGateways = 8
     public var flags: [ReachabilityFlag] {
         _read { yield box.fields.flags } _modify { yield &fieldsForWriting.flags }
     }
@@ -314,11 +324,12 @@ public struct Status: Codable, Equatable, Sendable {
                 vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
                 since: Date, simulated: Bool = false, routing: [RoutePath] = [],
-                ipv4Connectivity: Connectivity = .none, ipv6Connectivity: Connectivity = .none) {
+                ipv4Connectivity: Connectivity = .none, ipv6Connectivity: Connectivity = .none,
+                gatewaysOmitted: Int = 0) {
         box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity,
                          ipv4Connectivity: ipv4Connectivity, ipv6Connectivity: ipv6Connectivity, primary: primary,
                          vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
-                         gateways: gateways, flags: flags, interfaces: interfaces, probe: probe,
+                         gateways: gateways, gatewaysOmitted: gatewaysOmitted, flags: flags, interfaces: interfaces, probe: probe,
                          since: since, simulated: simulated, routing: routing))
     }
 
@@ -341,7 +352,7 @@ public struct Status: Codable, Equatable, Sendable {
     /// The top-level fields an event reports in `changes` (`since` is never one of them).
     public enum Field: String, CaseIterable, Comparable, Sendable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, flags, interfaces, probe, simulated, routing
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
 
@@ -377,6 +388,7 @@ public struct Status: Codable, Equatable, Sendable {
         case .ipv4: return ipv4 != other.ipv4
         case .ipv6: return ipv6 != other.ipv6
         case .gateways: return gateways != other.gateways
+        case .gatewaysOmitted: return gatewaysOmitted != other.gatewaysOmitted
         case .flags: return flags != other.flags
         case .interfaces: return interfaces != other.interfaces
         case .simulated: return simulated != other.simulated
@@ -414,7 +426,7 @@ public struct Status: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, flags, interfaces, probe, since, simulated, routing
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing
     }
 
     public init(from decoder: Decoder) throws {
@@ -443,7 +455,9 @@ public struct Status: Codable, Equatable, Sendable {
                   ipv4Connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .ipv4Connectivity)
                       ?? (try c.decode(Bool.self, forKey: .ipv4) ? c.decode(Connectivity.self, forKey: .connectivity) : .none),
                   ipv6Connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .ipv6Connectivity)
-                      ?? (try c.decode(Bool.self, forKey: .ipv6) ? c.decode(Connectivity.self, forKey: .connectivity) : .none))
+                      ?? (try c.decode(Bool.self, forKey: .ipv6) ? c.decode(Connectivity.self, forKey: .connectivity) : .none),
+                  // A daemon from before the bound listed every router.
+                  gatewaysOmitted: try c.decodeIfPresent(Int.self, forKey: .gatewaysOmitted) ?? 0)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -455,6 +469,7 @@ public struct Status: Codable, Equatable, Sendable {
         try c.encode(vpn, forKey: .vpn); try c.encode(cellular, forKey: .cellular)
         try c.encode(expensive, forKey: .expensive); try c.encode(ipv4, forKey: .ipv4)
         try c.encode(ipv6, forKey: .ipv6); try c.encode(gateways, forKey: .gateways)
+        try c.encode(gatewaysOmitted, forKey: .gatewaysOmitted)
         try c.encode(flags, forKey: .flags); try c.encode(interfaces, forKey: .interfaces)
         try c.encode(probe, forKey: .probe); try c.encode(Timestamp.string(from: since), forKey: .since)
         try c.encode(simulated, forKey: .simulated); try c.encode(routing, forKey: .routing)

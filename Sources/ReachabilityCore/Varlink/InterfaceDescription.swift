@@ -87,7 +87,10 @@ type Status (
   expensive: bool,
   ipv4: bool,
   ipv6: bool,
+  # The routers of the primary's routes on the path: IPv4 first, each family in address
+  # order, at most 8; gatewaysOmitted counts the rest (anyone on a link can announce routers).
   gateways: []string,
+  gatewaysOmitted: int,
   flags: []string,
   interfaces: []Interface,
   probe: ?Probe,

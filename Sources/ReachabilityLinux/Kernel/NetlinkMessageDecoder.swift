@@ -131,9 +131,11 @@ enum NetlinkMessageDecoder {
         // Without RTA_MULTIPATH the route's own RTA_OIF and RTA_GATEWAY are its one next hop.
         if hops.isEmpty { hops = [(oif, gateway)] }
         let routeType = RouteLookup.routeType(rtm: body[7])
+        let fromRouterAdvertisement = body[5] == UInt8(RTPROT_RA)
         return hops.map { hop in
             let route = RouteState(family: family, table: table, destination: prefixLength == 0 ? nil : destination,
-                                   prefixLength: prefixLength, gateway: hop.gateway, oif: hop.oif, metric: metric, type: routeType)
+                                   prefixLength: prefixLength, gateway: hop.gateway, oif: hop.oif, metric: metric, type: routeType,
+                                   fromRouterAdvertisement: fromRouterAdvertisement)
             return removed ? .routeRemoved(route) : .routeAdded(route, replace: replace)
         }
     }

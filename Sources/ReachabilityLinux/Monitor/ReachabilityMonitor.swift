@@ -325,6 +325,16 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                                + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
                 }
                 continue
+            case .routeAdded(let route, _) where route.fromRouterAdvertisement,
+                 .routeRemoved(let route) where route.fromRouterAdvertisement:
+                // A router on the link added or withdrew it (a new link-local source is a new
+                // router, and a new route): merged like the advertisements' options.
+                var announced: Set<Int> = []
+                table.apply(change, touching: &announced, contents: &contentsTouched)
+                touched.formUnion(announced)
+                drainAnnounced.formUnion(announced)
+                if !announced.isEmpty { dirty = true }
+                continue
             case .link, .addressAdded, .addressRemoved, .routeAdded, .routeRemoved: break
             }
             table.apply(change, touching: &touched, contents: &contentsTouched)
