@@ -64,6 +64,43 @@ print("%.3f" % (time.monotonic() - start))
         return Double(output.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
+    static let rotationScript = #"""
+import socket, struct, sys, time
+ifname, routers, count, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
+s.setsockopt(socket.IPPROTO_IPV6, 78, 1)  # IPV6_FREEBIND: a source address that is not this host's
+# Not back to this namespace, whose kernel would take the routers as its own and then refuse
+# their addresses as sources (EINVAL).
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_LOOP, 0)
+index = socket.if_nametoindex(ifname)
+def advertise(router, lifetime):
+    source = socket.inet_pton(socket.AF_INET6, "fe80::1:%x:%x" % (router >> 16, router & 0xffff))
+    ra = struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, lifetime, 0, 0)
+    s.sendmsg([ra], [(socket.IPPROTO_IPV6, socket.IPV6_PKTINFO, source + struct.pack("@I", index))], 0, ("ff02::1", 0, 0, index))
+start = time.monotonic()
+for i in range(count):
+    advertise(i + 1, 1800)
+    if i >= routers:
+        advertise(i + 1 - routers, 0)
+    delay = start + (i + 1) / rate - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+print("%.3f" % (time.monotonic() - start))
+"""#
+
+    /// Starts announcing `count` routers out of `interface` in `namespace`, `perSecond` of them a
+    /// second, each from a link-local address of its own (a default route in the other side's
+    /// kernel), `routers` of them at a time: each new one past that number comes with the oldest
+    /// one's withdrawal (router lifetime 0). What a busy or hostile dual-stack LAN does to the
+    /// routing table. The sender prints the seconds it took when it ends.
+    public static func rotateRouters(from namespace: TestNamespace, interface: String, routers: Int, count: Int,
+                                     perSecond: Double) throws -> Child {
+        try waitForLinkLocal(namespace, interface)
+        return try Child(ipCommand, ["netns", "exec", namespace.name, "python3", "-c", rotationScript, interface,
+                                     String(routers), String(count), String(perSecond)])
+    }
+
     /// Waits until the interface's link-local address has passed duplicate address detection:
     /// the kernel ignores advertisements from anything else.
     private static func waitForLinkLocal(_ namespace: TestNamespace, _ interface: String) throws {
