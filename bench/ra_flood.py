@@ -12,12 +12,16 @@ come from up0 (a raw ICMPv6 socket, as tests' RouterAdvertiser sends them).
     server saw;
   - flood R: two captive-portal URIs alternating, R advertisements a second for --seconds:
     reachd's CPU over that window as % of one core, the API requests and checks the servers saw,
-    the events a subscriber got and reachd's log lines.
+    the events a subscriber got and reachd's log lines;
+  - rotating routers R: `--routers` routers at a time, each from a link-local address of its own
+    (a `proto ra` default route in reachd's namespace), a new one and the oldest one's withdrawal
+    R times a second for --seconds: the same figures, and the most gateways a status listed.
 
   sudo bench/ra_flood.py --reachd .build/release/reachd [--reachctl …] [--rates 100,1000]
+                        [--rotate-rates 200] [--routers 500]
 Root only; removes its namespaces and processes whatever happens.
 """
-import argparse, os, shutil, signal, subprocess, sys, tempfile, threading, time
+import argparse, json, os, shutil, signal, subprocess, sys, tempfile, threading, time
 
 ID = os.getpid()
 HOST, NET = f"rf{ID}-h", f"rf{ID}-u"
@@ -74,6 +78,28 @@ while time.monotonic() - start < seconds:
 print(i)
 '''
 
+ROTATE = r'''
+import socket, struct, sys, time
+ifname, routers, rate, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
+s.setsockopt(socket.IPPROTO_IPV6, 78, 1)  # IPV6_FREEBIND
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_LOOP, 0)
+index = socket.if_nametoindex(ifname)
+def advertise(router, lifetime):
+    source = socket.inet_pton(socket.AF_INET6, "fe80::1:%x:%x" % (router >> 16, router & 0xffff))
+    ra = struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, lifetime, 0, 0)
+    s.sendmsg([ra], [(socket.IPPROTO_IPV6, socket.IPV6_PKTINFO, source + struct.pack("@I", index))], 0, ("ff02::1", 0, 0, index))
+start = time.monotonic(); i = 0
+while time.monotonic() - start < seconds:
+    i += 1
+    advertise(i, 1800)
+    if i > routers: advertise(i - routers, 0)
+    delay = start + i / rate - time.monotonic()
+    if delay > 0: time.sleep(delay)
+print(i)
+'''
+
 
 def sh(cmd, check=True):
     return subprocess.run(cmd, shell=True, check=check, capture_output=True, text=True).stdout
@@ -98,6 +124,8 @@ def main():
     parser.add_argument("--rates", default="100,1000")
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--probes", type=int, default=60)
+    parser.add_argument("--rotate-rates", default="200")
+    parser.add_argument("--routers", type=int, default=500)
     args = parser.parse_args()
     reachctl = args.reachctl or os.path.join(os.path.dirname(args.reachd), "reachctl")
     work = tempfile.mkdtemp(prefix="ra_flood-")
@@ -109,6 +137,8 @@ def main():
         sh(f"ip -n {HOST} link add eth0 type veth peer name up0 netns {NET}")
         sh(f"ip netns exec {HOST} sysctl -qw net.ipv6.conf.eth0.accept_ra=1")
         sh(f"ip -n {HOST} addr add 10.78.0.2/24 dev eth0")
+        # A global IPv6 address: the routers' default routes then give IPv6 a path.
+        sh(f"ip -n {HOST} addr add fd78::2/64 dev eth0 nodad")
         sh(f"ip -n {NET} addr add 10.78.0.1/24 dev up0")
         sh(f"ip -n {HOST} link set eth0 up")
         sh(f"ip -n {NET} link set up0 up")
@@ -156,7 +186,7 @@ def main():
         p.send_signal(signal.SIGTERM); p.wait()
 
         # 2. Floods of alternating URIs.
-        for rate in [float(r) for r in args.rates.split(",")]:
+        for rate in [float(r) for r in args.rates.split(",") if r]:
             label = f"flood{int(rate)}"
             p, sock, log = daemon("http://10.78.0.1:8080/generate_204", label)
             monitor = subprocess.Popen([reachctl, "monitor", "--json", "--socket", sock], stdout=subprocess.PIPE, text=True)
@@ -174,6 +204,31 @@ def main():
             lines = sum(1 for _ in open(log)) - lines_before
             print(f"flood {rate:.0f} RA/s: {sent} RAs in {window:.1f} s; reachd CPU {100 * used / window:.1f} % of a core; "
                   f"{api1 - api0} API requests, {check1 - check0} checks, {len(events) - events_before} events, {lines} log lines")
+            monitor.terminate(); monitor.wait()
+            p.send_signal(signal.SIGTERM); p.wait()
+
+        # 3. Routers that come and go.
+        for rate in [float(r) for r in args.rotate_rates.split(",") if r]:
+            label = f"rotate{int(rate)}"
+            p, sock, log = daemon("http://10.78.0.1:8080/generate_204", label)
+            monitor = subprocess.Popen([reachctl, "monitor", "--json", "--socket", sock], stdout=subprocess.PIPE, text=True)
+            processes.append(monitor)
+            events = []
+            threading.Thread(target=lambda: events.extend(iter(monitor.stdout.readline, "")), daemon=True).start()
+            time.sleep(0.5)
+            lines_before = sum(1 for _ in open(log))
+            events_before, (_, check0), cpu0, t0 = len(events), counts(), cpu(p.pid), time.monotonic()
+            sent = sh(f"ip netns exec {NET} {sys.executable} -c '{ROTATE}' up0 {args.routers} {rate} {args.seconds}").strip()
+            window = time.monotonic() - t0
+            used = cpu(p.pid) - cpu0
+            _, check1 = counts()
+            lines = sum(1 for _ in open(log)) - lines_before
+            flood = events[events_before:]
+            most = max((len(json.loads(line)["current"]["gateways"]) for line in flood), default=0)
+            size = max((len(line) for line in flood), default=0)
+            print(f"rotating routers {rate:.0f}/s ({args.routers} at a time): {sent} routers in {window:.1f} s; "
+                  f"reachd CPU {100 * used / window:.1f} % of a core; {check1 - check0} checks, {len(flood)} events "
+                  f"(largest {size} bytes, at most {most} gateways listed), {lines} log lines")
             monitor.terminate(); monitor.wait()
             p.send_signal(signal.SIGTERM); p.wait()
     finally:
