@@ -203,7 +203,7 @@ struct MonitorMachine {
         for action in actions {
             switch action {
             case .evaluate(let evaluation):
-                switch tracker.update(evaluation, table: table, scheduler: scheduler, verdict: Self.verdict, now: now.wall) {
+                switch tracker.update(evaluation, table: table, reported: scheduler.reported, verdict: Self.verdict, now: now.wall) {
                 case .none:
                     scheduler.evaluated(emitted: false)
                 case .emit(let event):
@@ -211,7 +211,7 @@ struct MonitorMachine {
                     recorded.append(Recorded(event: event, input: input, sleeps: sleeps, wakes: wakes, note: note))
                 }
             case .initialize:
-                tracker = StatusTracker(snapshot: scheduler.snapshot(of: table, verdict: Self.verdict), now: now.wall)
+                tracker = StatusTracker(snapshot: scheduler.reported.snapshot(of: table, verdict: Self.verdict), now: now.wall)
             case .arm(let timer, let after):
                 timers[timer] = now.uptime + after
             case .cancel(let timer):

@@ -13,9 +13,9 @@ public struct LinkVerdict: Equatable, Sendable {
     }
 }
 
-extension MonitorScheduler {
-    /// The whole picture: the kernel's `table`, as `verdict` names its links, with the modems
-    /// and verdicts the scheduler holds.
+extension MonitorScheduler.Reported {
+    /// The whole picture: the kernel's `table`, as `verdict` names its links, with these modems
+    /// and verdicts.
     public func snapshot(of table: KernelStateTable, verdict: (LinkFacts) -> LinkVerdict) -> NetworkSnapshot {
         var kinds: [Int: InterfaceKind] = [:], metered: Set<Int> = [], ignored: Set<Int> = []
         for (index, facts) in table.links {
@@ -32,14 +32,15 @@ extension MonitorScheduler {
 }
 
 extension StatusTracker {
-    /// Classifies as `evaluation` (an action of `scheduler`) says: the whole picture again, or
-    /// only the slices of the indexes it names (the tracker lends the addresses and routes of
-    /// those whose link alone changed), with the modems, rules and verdict when they changed.
-    /// What the monitor does with `.evaluate`; the scheduler's property tests do the same.
-    public mutating func update(_ evaluation: MonitorScheduler.Evaluation, table: KernelStateTable, scheduler: MonitorScheduler,
-                                verdict: (LinkFacts) -> LinkVerdict, now: Date) -> Action {
+    /// Classifies as `evaluation` (an action of `MonitorScheduler`) says, with what the
+    /// scheduler holds (`reported`): the whole picture again, or only the slices of the indexes
+    /// it names (the tracker lends the addresses and routes of those whose link alone changed),
+    /// with the modems, rules and verdict when they changed. What the monitor does with
+    /// `.evaluate`; the scheduler's property tests do the same.
+    public mutating func update(_ evaluation: MonitorScheduler.Evaluation, table: KernelStateTable,
+                                reported: MonitorScheduler.Reported, verdict: (LinkFacts) -> LinkVerdict, now: Date) -> Action {
         if evaluation.whole {
-            return update(scheduler.snapshot(of: table, verdict: verdict), reason: evaluation.reason, now: now)
+            return update(reported.snapshot(of: table, verdict: verdict), reason: evaluation.reason, now: now)
         }
         var slices: [LinkSlice] = []
         slices.reserveCapacity(evaluation.touched.count)
@@ -53,8 +54,8 @@ extension StatusTracker {
             slices.append(table.slice(at: index, kind: decided.kind, metered: decided.metered, ignored: decided.ignored,
                                       previous: previous))
         }
-        return update(slices: slices, modems: evaluation.modems ? scheduler.modems : nil,
-                      verdict: evaluation.verdict ? (scheduler.probe, scheduler.probePath) : nil,
+        return update(slices: slices, modems: evaluation.modems ? reported.modems : nil,
+                      verdict: evaluation.verdict ? (reported.probe, reported.probePath) : nil,
                       rules: evaluation.rules ? table.rules : nil, reason: evaluation.reason, now: now)
     }
 }

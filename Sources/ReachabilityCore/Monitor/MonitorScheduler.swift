@@ -181,13 +181,24 @@ public struct MonitorScheduler: Sendable {
     public private(set) var running = false
     /// `start` ran once: the status has numbered events someone may have seen.
     private var everStarted = false
-    /// The modems ModemManager reports.
-    public private(set) var modems: [ModemState] = []
-    /// The checker's verdict (nil: none, or dropped by a sleep) and the path it is about.
-    public private(set) var probe: Probe?
-    public private(set) var probePath: ProbePath?
-    /// The standby uplinks' verdicts by interface index.
-    public private(set) var standbyVerdicts: [Int: Probe] = [:]
+    /// What the monitor was told that its table does not hold: classified with the table.
+    public struct Reported: Equatable, Sendable {
+        /// The modems ModemManager reports.
+        public var modems: [ModemState] = []
+        /// The checker's verdict (nil: none, or dropped by a sleep) and the path it is about.
+        public var probe: Probe?
+        public var probePath: ProbePath?
+        /// The standby uplinks' verdicts by interface index.
+        public var standbyVerdicts: [Int: Probe] = [:]
+
+        public init() {}
+    }
+
+    public private(set) var reported = Reported()
+    public var modems: [ModemState] { reported.modems }
+    public var probe: Probe? { reported.probe }
+    public var probePath: ProbePath? { reported.probePath }
+    public var standbyVerdicts: [Int: Probe] { reported.standbyVerdicts }
     /// The timers armed, with their deadlines (uptime).
     public private(set) var armed: [Timer: TimeInterval] = [:]
     /// Between `sleep` and `wake`.
@@ -248,8 +259,8 @@ public struct MonitorScheduler: Sendable {
     /// next announcement deadline now.
     public mutating func kernelChanged(_ changes: KernelChanges, nextExpiry: TimeInterval?, now: ClockReading) -> [Action] {
         guard running else { return [] }
-        pending.touched.formUnion(changes.touched)
-        pending.contents.formUnion(changes.contents)
+        pending.touched.absorb(changes.touched)
+        pending.contents.absorb(changes.contents)
         if changes.rules { pending.rules = true }
         if changes.overrun {
             reread = .overrun(changes)
@@ -257,23 +268,26 @@ public struct MonitorScheduler: Sendable {
         }
         // An option that changed nothing shown may still move a deadline (an advertisement that
         // comes without the captive-portal URI its router announced ends it a little later).
-        let expiry = expiry(nextExpiry, now: now)
+        var actions: [Action] = []
+        expiry(nextExpiry, now: now, into: &actions)
         if changes.other {
             pending.dirty = true
             if pending.readStarted == nil { pending.readStarted = changes.readStarted }
-            return expiry + scheduleEvaluation(now: now)
+            scheduleEvaluation(now: now, into: &actions)
+        } else if !changes.announced.isEmpty {
+            // Router announcements alone: at most about one classification a second per interface.
+            pending.dirty = true
+            announcementsChanged(changes.announced, now: now, into: &actions)
         }
-        guard !changes.announced.isEmpty else { return expiry }
-        // Router announcements alone: at most about one classification a second per interface.
-        pending.dirty = true
-        return expiry + announcementsChanged(changes.announced, now: now)
+        return actions
     }
 
     /// The re-read asked by `.rereadKernel` is done (or failed: the table is as it was).
     public mutating func kernelReread(succeeded: Bool, nextExpiry: TimeInterval?, now: ClockReading) -> [Action] {
         guard let cause = reread else { return [] }
         reread = nil
-        let expiry = expiry(nextExpiry, now: now)
+        var actions: [Action] = []
+        expiry(nextExpiry, now: now, into: &actions)
         if succeeded { pending.whole = true }
         switch cause {
         case .overrun(let changes):
@@ -282,31 +296,32 @@ public struct MonitorScheduler: Sendable {
                 pending.ask(.resync, Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel"))
             }
             if changes.other || !changes.announced.isEmpty { pending.dirty = true }
-            guard pending.dirty else { return expiry }
+            guard pending.dirty else { return actions }
             if pending.readStarted == nil { pending.readStarted = changes.readStarted }
-            return expiry + scheduleEvaluation(now: now)
+            scheduleEvaluation(now: now, into: &actions)
         case .wake(let awaitingCheck):
             // Connectivity comes back only from a check after the wake.
-            probe = nil
+            reported.probe = nil
             pending.verdict = true
             pending.ask(.resumed, Reason(code: .resumed, detail: "woke from sleep; state re-read from the kernel"))
-            let actions = evaluate(now: now)
+            evaluate(now: now, into: &actions)
             wake = .classifying(awaitingCheck: awaitingCheck)
-            return expiry + actions
         }
+        return actions
     }
 
     /// The expiry timer's `.expireAnnouncements` is done: the announcements of `touched` ran out.
     public mutating func announcementsExpired(touched: Set<Int>, contents: Set<Int>, nextExpiry: TimeInterval?,
                                               now: ClockReading) -> [Action] {
-        pending.touched.formUnion(touched)
-        pending.contents.formUnion(contents)
+        pending.touched.absorb(touched)
+        pending.contents.absorb(contents)
         var actions: [Action] = []
         if !touched.isEmpty {
             pending.dirty = true
-            actions = announcementsChanged(touched, now: now)
+            announcementsChanged(touched, now: now, into: &actions)
         }
-        return actions + expiry(nextExpiry, now: now)
+        expiry(nextExpiry, now: now, into: &actions)
+        return actions
     }
 
     // MARK: What others tell the monitor
@@ -316,8 +331,8 @@ public struct MonitorScheduler: Sendable {
     /// while asleep, is dropped.
     public mutating func verdict(_ probe: Probe?, path: ProbePath?, began: TimeInterval?, now: ClockReading) -> [Action] {
         if probe != nil, !counts(began: began ?? now.uptime) { return [] }
-        self.probe = probe
-        probePath = path
+        reported.probe = probe
+        reported.probePath = path
         pending.verdict = true
         var checkAfterWake = false
         if probe != nil, wake == .awaitingCheck {
@@ -333,9 +348,9 @@ public struct MonitorScheduler: Sendable {
     /// `interface` names it in the reason. Shown as that interface's connectivity.
     public mutating func standbyVerdict(_ probe: Probe?, index: Int, interface: String?, began: TimeInterval?,
                                         now: ClockReading) -> [Action] {
-        guard standbyVerdicts[index] != probe else { return [] }
+        guard reported.standbyVerdicts[index] != probe else { return [] }
         if probe != nil, !counts(began: began ?? now.uptime) { return [] }
-        standbyVerdicts[index] = probe
+        reported.standbyVerdicts[index] = probe
         pending.whole = true
         pending.ask(.standby, Reason(code: .probeResult, interface: interface, detail: "standby uplink"))
         return evaluate(now: now)
@@ -343,7 +358,7 @@ public struct MonitorScheduler: Sendable {
 
     /// ModemManager's modems (reason `modemChanged`, derived).
     public mutating func modemsChanged(_ modems: [ModemState], now: ClockReading) -> [Action] {
-        self.modems = modems
+        reported.modems = modems
         pending.modems = true
         return evaluate(now: now)
     }
@@ -362,19 +377,22 @@ public struct MonitorScheduler: Sendable {
     public mutating func sleep(now: ClockReading) -> [Action] {
         asleep = true
         wake = nil
-        return (pending.isEmpty ? [] : evaluate(now: now)) + [.dropVerdicts]
+        var actions: [Action] = []
+        if !pending.isEmpty { evaluate(now: now, into: &actions) }
+        actions.append(.dropVerdicts)
+        return actions
     }
 
     /// The status's path as the sleep finds it (`.dropVerdicts`): the dropped verdict is said to
     /// be about it, so that no older verdict stays in its place (a failover's standby verdict,
     /// or one of a path the checker had not seen yet).
     public mutating func dropVerdicts(path: ProbePath?, now: ClockReading) -> [Action] {
-        probe = nil
-        probePath = path
+        reported.probe = nil
+        reported.probePath = path
         pending.verdict = true
-        if !standbyVerdicts.isEmpty {
+        if !reported.standbyVerdicts.isEmpty {
             // What the standby checks said before the sleep says nothing after it.
-            standbyVerdicts = [:]
+            reported.standbyVerdicts = [:]
             pending.whole = true
         }
         pending.ask(.sleeping, Reason(code: .sleeping, detail: "the machine is going to sleep"))
@@ -412,11 +430,13 @@ public struct MonitorScheduler: Sendable {
         case .debounce:
             return evaluate(now: now)
         case .announcements:
+            var actions: [Action] = []
             switch merge.timerFired(now: now.uptime) {
-            case .evaluate: return scheduleEvaluation(now: now)
-            case .hold(let until): return arm(.announcements, at: until + Self.announcementSlack, now: now)
-            case .none: return []
+            case .evaluate: scheduleEvaluation(now: now, into: &actions)
+            case .hold(let until): arm(.announcements, at: until + Self.announcementSlack, now: now, into: &actions)
+            case .none: break
             }
+            return actions
         case .expiry:
             expiryDeadline = nil
             return [.expireAnnouncements]
@@ -431,27 +451,33 @@ public struct MonitorScheduler: Sendable {
     static let announcementSlack: TimeInterval = 0.001
 
     /// Announcements alone changed on `indexes`: classify now, or hold them for the merge timer.
-    private mutating func announcementsChanged(_ indexes: Set<Int>, now: ClockReading) -> [Action] {
-        pending.announced.formUnion(indexes)
+    private mutating func announcementsChanged(_ indexes: Set<Int>, now: ClockReading, into actions: inout [Action]) {
+        pending.announced.absorb(indexes)
         switch merge.announced(indexes, now: now.uptime) {
-        case .evaluate: return scheduleEvaluation(now: now)
-        case .hold(let until): return arm(.announcements, at: until + Self.announcementSlack, now: now)
-        case .none: return []
+        case .evaluate: scheduleEvaluation(now: now, into: &actions)
+        case .hold(let until): arm(.announcements, at: until + Self.announcementSlack, now: now, into: &actions)
+        case .none: break
         }
     }
 
     /// Netlink changes: classify now, or when `Debounce=` has passed since the first of them.
-    private mutating func scheduleEvaluation(now: ClockReading) -> [Action] {
-        guard configuration.debounce > 0 else { return evaluate(now: now) }
-        guard armed[.debounce] == nil else { return [] }
-        return arm(.debounce, at: now.uptime + configuration.debounce, now: now)
+    private mutating func scheduleEvaluation(now: ClockReading, into actions: inout [Action]) {
+        guard configuration.debounce > 0 else { return evaluate(now: now, into: &actions) }
+        guard armed[.debounce] == nil else { return }
+        arm(.debounce, at: now.uptime + configuration.debounce, now: now, into: &actions)
     }
 
     /// Classify now: everything pending goes out with it, held announcements included.
     private mutating func evaluate(now: ClockReading) -> [Action] {
         var actions: [Action] = []
-        for timer in [Timer.debounce, .announcements] where armed.removeValue(forKey: timer) != nil {
-            actions.append(.cancel(timer))
+        evaluate(now: now, into: &actions)
+        return actions
+    }
+
+    private mutating func evaluate(now: ClockReading, into actions: inout [Action]) {
+        if !armed.isEmpty {
+            if armed.removeValue(forKey: .debounce) != nil { actions.append(.cancel(.debounce)) }
+            if armed.removeValue(forKey: .announcements) != nil { actions.append(.cancel(.announcements)) }
         }
         merge.evaluated(pending.announced, now: now.uptime)
         let evaluation = Evaluation(reason: pending.reason?.reason, whole: pending.whole, touched: pending.touched,
@@ -459,21 +485,26 @@ public struct MonitorScheduler: Sendable {
                                     verdict: pending.verdict, readStarted: pending.readStarted)
         pending = Pending()
         actions.append(.evaluate(evaluation))
-        return actions
     }
 
     /// The expiry timer follows the table's next deadline.
-    private mutating func expiry(_ next: TimeInterval?, now: ClockReading) -> [Action] {
-        guard running, next != expiryDeadline || (next != nil && armed[.expiry] == nil) else { return [] }
-        var actions: [Action] = []
+    private mutating func expiry(_ next: TimeInterval?, now: ClockReading, into actions: inout [Action]) {
+        guard running, next != expiryDeadline || (next != nil && armed[.expiry] == nil) else { return }
         if armed.removeValue(forKey: .expiry) != nil { actions.append(.cancel(.expiry)) }
         expiryDeadline = next
-        guard let next else { return actions }
-        return actions + arm(.expiry, at: next + Self.expirySlack, now: now)
+        guard let next else { return }
+        arm(.expiry, at: next + Self.expirySlack, now: now, into: &actions)
     }
 
-    private mutating func arm(_ timer: Timer, at deadline: TimeInterval, now: ClockReading) -> [Action] {
+    private mutating func arm(_ timer: Timer, at deadline: TimeInterval, now: ClockReading, into actions: inout [Action]) {
         armed[timer] = deadline
-        return [.arm(timer, after: max(0, deadline - now.uptime))]
+        actions.append(.arm(timer, after: max(0, deadline - now.uptime)))
+    }
+}
+
+extension Set {
+    /// `formUnion`, without hashing anything when this set is empty (it takes the other's storage).
+    fileprivate mutating func absorb(_ other: Set<Element>) {
+        if isEmpty { self = other } else if !other.isEmpty { formUnion(other) }
     }
 }

@@ -22,8 +22,8 @@ extension StandbyProbeTarget {
 extension ReachabilityMonitor: StandbyProbeTarget {
     /// Read from the status last published, without waiting for the monitor's queue.
     public var standbyUplinks: [StandbyUplink] {
-        let (indexed, status) = publishedPicture
-        return StandbyUplink.all(in: indexed, status: status)
+        let (slices, status) = publishedPicture
+        return StandbyUplink.all(in: slices, status: status)
     }
 
     /// Re-classifies; a change is an event with reason `probeResult` naming the interface.

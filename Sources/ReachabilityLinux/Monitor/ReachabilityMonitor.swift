@@ -59,8 +59,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     private struct Published {
         var status: Status
-        /// The picture `status` was classified from (the standby check asks for its uplinks).
-        var indexed: IndexedSnapshot
+        /// The slices `status` was classified from (the standby check asks for its uplinks).
+        var slices: [Int: LinkSlice]
         var overruns = 0
         var configuration: Configuration
     }
@@ -131,7 +131,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         self.scheduler = MonitorScheduler(configuration: MonitorScheduler.Configuration(configuration.monitor))
         let tracker = StatusTracker(firstSequence: configuration.firstSequence, now: clock.now().wall)
         self.tracker = tracker
-        self.published = Mutex(Published(status: tracker.status, indexed: tracker.indexed, configuration: configuration))
+        self.published = Mutex(Published(status: tracker.status, slices: tracker.indexed.slices, configuration: configuration))
         self.queueConfinement = QueueConfinement(queue)
     }
 
@@ -284,7 +284,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             case .evaluate(let evaluation):
                 classify(evaluation, now: now)
             case .initialize:
-                tracker = StatusTracker(snapshot: scheduler.snapshot(of: table, verdict: verdict(for:)),
+                tracker = StatusTracker(snapshot: scheduler.reported.snapshot(of: table, verdict: verdict(for:)),
                                         firstSequence: config.firstSequence, now: now.wall)
                 publish()
             case .arm(let timer, let seconds):
@@ -359,14 +359,15 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// Reads everything the socket holds, then hands what changed to the scheduler.
     private func drain() {
         guard let socket else { return }
-        let readStarted = clock.now().uptime
+        // One reading for the whole drain: the messages' receipt, the debounce, the timing.
+        let now = clock.now()
         var changes = MonitorScheduler.KernelChanges()
-        changes.readStarted = readStarted
+        changes.readStarted = now.uptime
         reading: while true {
-            switch socket.receive({ handle($0, receivedAt: readStarted, into: &changes) }) {
+            switch socket.receive({ handle($0, receivedAt: now.uptime, into: &changes) }) {
             case .received: continue
             case .foreign(let port):
-                let (allowed, suppressed) = logLimits.foreign.admit(now: clock.now().uptime)
+                let (allowed, suppressed) = logLimits.foreign.admit(now: now.uptime)
                 if allowed {
                     log.warning("dropped a netlink message sent by another process (port \(port)), not the kernel"
                                 + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
@@ -381,7 +382,6 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                 break reading
             }
         }
-        let now = clock.now()
         perform(scheduler.kernelChanged(changes, nextExpiry: table.nextAnnouncementDeadline, now: now), now: now)
     }
 
@@ -433,7 +433,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// hands the event, if any, to the observers.
     private func classify(_ evaluation: MonitorScheduler.Evaluation, now: ClockReading) {
         // Only what messages touched is read again (unless whole); the tracker keeps the other slices.
-        let action = tracker.update(evaluation, table: table, scheduler: scheduler, verdict: verdict(for:), now: now.wall)
+        let action = tracker.update(evaluation, table: table, reported: scheduler.reported, verdict: verdict(for:), now: now.wall)
         publish()
         switch action {
         case .none:
@@ -473,16 +473,16 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     }
 
     private func publish() {
-        let status = tracker.status, indexed = tracker.indexed
+        let status = tracker.status, slices = tracker.indexed.slices
         published.withLock {
             $0.status = status
-            $0.indexed = indexed
+            $0.slices = slices
         }
     }
 
-    /// The status and the picture it was classified from, as other threads see them.
-    var publishedPicture: (indexed: IndexedSnapshot, status: Status) {
-        if queueConfinement.isCurrent { return (tracker.indexed, tracker.status) }
-        return published.withLock { ($0.indexed, $0.status) }
+    /// The status and the slices it was classified from, as other threads see them.
+    var publishedPicture: (slices: [Int: LinkSlice], status: Status) {
+        if queueConfinement.isCurrent { return (tracker.indexed.slices, tracker.status) }
+        return published.withLock { ($0.slices, $0.status) }
     }
 }
