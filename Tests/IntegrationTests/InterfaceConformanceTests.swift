@@ -79,5 +79,62 @@ extension SystemTests {
                 "\(String(describing: changed))")
         #expect(bodies.last?["previous"] is [String: Any])
     }
+
+    /// python's reference client (its proxy validates every call and reply against the served
+    /// description) drives every method, error and reply shape: a status that carries a probe,
+    /// Probe, Check and HostNotFound, Subscribe with its errors, a resume and a subscriber too
+    /// slow to read, Simulate refused, the standard errors, and ProbeDisabled after a reload.
+    @Test(.needsRoot(), .requires(.pythonVarlink))
+    func theReferenceClientReadsEveryReply() throws {
+        try Requirement.pythonVarlink.check()
+        let host = try TestNamespace(tag: "r"), uplink = try TestNamespace(tag: "ru")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink, subnet: 77)
+        let server = try ProbeServer(in: uplink, mode: .noContent)
+        defer { server.stop() }
+        let daemon = try DaemonUnderTest(namespace: host, config: ProbeIntegrationTests.config())
+        defer { daemon.stop() }
+        #expect(waitUntil(timeout: 15) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true },
+                "\(daemon.child.stderr)")
+        let script = Paths.file("Tests/python/varlink_reference_client.py")
+        func steps(_ names: [String], as user: String? = nil) throws -> [String: (ok: Bool, detail: String)] {
+            let command = [Binaries.python, script, daemon.socketPath] + names
+            let result = user.map { try? run("/usr/bin/setpriv", ["--reuid=\($0)", "--regid=nogroup", "--clear-groups"] + command) }
+                ?? (try? run(command[0], Array(command.dropFirst())))
+            var found: [String: (ok: Bool, detail: String)] = [:]
+            for line in (result?.stdout ?? "").split(separator: "\n") {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                      let step = object["step"] as? String else { continue }
+                let detail = (try? JSONSerialization.data(withJSONObject: object["detail"] ?? NSNull(), options: [.fragmentsAllowed]))
+                    .map { String(decoding: $0, as: UTF8.self) } ?? ""
+                found[step] = (object["ok"] as? Bool == true, detail)
+            }
+            #expect(found.count == names.count, "\(names): \(result?.stdout ?? "") \(result?.stderr ?? "")")
+            return found
+        }
+        let names = ["description", "status", "probe", "check:10.77.0.1:8080", "notfound:no-such-host.invalid",
+                     "expectedmore", "badchange", "nointerface", "nomethod", "subscribe", "tooslow"]
+        for (step, outcome) in try steps(names).sorted(by: { $0.key < $1.key }) {
+            #expect(outcome.ok, "\(step): \(outcome.detail)")
+        }
+        // The README's python example, as printed there, against this daemon: the status, then
+        // the initial event (its loop runs until it is stopped).
+        let readme = try String(contentsOfFile: Paths.file("README.md"), encoding: .utf8)
+        let example = try #require(readme.components(separatedBy: "```python\n").dropFirst().first?.components(separatedBy: "```").first)
+        #expect(example.contains("unix:/run/reachd/io.reachd.Reachability"))
+        let local = example.replacingOccurrences(of: "unix:/run/reachd/io.reachd.Reachability", with: "unix:" + daemon.socketPath)
+        let program = try Child(Binaries.python, ["-c", local])
+        defer { program.signal(SIGTERM); program.wait() }
+        #expect(waitUntil(timeout: 10) { program.lines.count >= 2 }, "\(program.lines) \(program.stderr)")
+        #expect(program.lines.prefix(2) == ["ethernet", "initial ethernet"], "\(program.lines) \(program.stderr)")
+
+        // Someone else may read, not simulate (the socket's directory is mkdtemp's 0700).
+        chmod(daemon.directory, 0o755)
+        #expect(try steps(["denied", "status"], as: "nobody")["denied"]?.ok == true)
+        // Checks turned off by a reload: Probe() answers ProbeDisabled.
+        try (ProbeIntegrationTests.config(enabled: false)).write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        daemon.child.signal(SIGHUP)
+        #expect(waitUntil(timeout: 10) { (try? steps(["disabled"]))?["disabled"]?.ok == true }, "\(daemon.child.stderr.suffix(1000))")
+    }
 }
 }

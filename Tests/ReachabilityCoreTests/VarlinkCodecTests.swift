@@ -145,6 +145,22 @@ import Testing
         #expect(text == InterfaceDescription.reachability + "\n")
     }
 
+    /// Types and methods share one namespace: python's reference `varlink` package keeps one
+    /// member per name, so a type named like a method hides it (or the method the type) and its
+    /// client rejects every reply that carries that type.
+    @Test func noTypeIsNamedLikeAMethodOrAnError() {
+        func names(_ keyword: String) -> [String] {
+            InterfaceDescription.reachability.split(separator: "\n").compactMap { line in
+                guard line.hasPrefix(keyword + " ") else { return nil }
+                return String(line.dropFirst(keyword.count + 1).prefix { $0.isLetter || $0.isNumber })
+            }
+        }
+        let types = names("type"), methods = names("method"), errors = names("error")
+        #expect(types.contains("ConnectivityProbe") && methods.contains("Probe") && errors.contains("HostNotFound"))
+        let all = types + methods + errors
+        #expect(Set(all).count == all.count, "\(all.sorted())")
+    }
+
     // That the running daemon serves exactly this text, and every reply matches it, is checked
     // by an independent client: IntegrationTests' InterfaceConformanceTests.
 

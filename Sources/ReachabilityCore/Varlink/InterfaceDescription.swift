@@ -40,7 +40,8 @@ type Cellular (
 
 # The last connectivity check; venueInfoUrl, secondsRemaining, bytesRemaining and
 # canExtendSession are what a captive-portal API (RFC 8908) said, source is "ra" when one answered.
-type Probe (
+# (Named apart from the method Probe: a varlink interface is one namespace of members.)
+type ConnectivityProbe (
   url: string,
   result: (unknown, none, portal, limited, full),
   httpStatus: ?int,
@@ -93,7 +94,7 @@ type Status (
   gatewaysOmitted: int,
   flags: []string,
   interfaces: []Interface,
-  probe: ?Probe,
+  probe: ?ConnectivityProbe,
   since: string,
   # True while a simulation (Simulate) is in effect.
   simulated: bool,
@@ -161,7 +162,7 @@ method Subscribe(after: ?int, statusOnly: ?bool, changes: ?[]string) -> (event: 
 
 method Check(host: string, port: ?int) -> (result: HostCheck)
 
-method Probe() -> (probe: Probe)
+method Probe() -> (probe: ConnectivityProbe)
 
 # For root and members of the configured simulation group. Every subscriber sees the given
 # status (fields not given come from the real one) with "simulated" true and reason
