@@ -174,3 +174,46 @@ struct CombineCase: CustomTestStringConvertible, Sendable {
         #expect(old.ipv6Connectivity == .none)
     }
 }
+
+/// `connectivity` is the better of the two families in every status, failovers included: a
+/// standby uplink's verdict (one connection, no family named) shown at a failover is not
+/// `internet: full (IPv4: unknown, IPv6: none)`.
+@Suite struct FamilyRuleTests {
+    @Test(arguments: [(true, false), (false, true), (true, true)])
+    func aVerdictWithoutFamiliesKeepsTheRule(ipv4: Bool, ipv6: Bool) {
+        let status = reachable(ipv4: ipv4, ipv6: ipv6)
+        let path = ProbePath(status)
+        let standby = probe(.full)
+        let applied = ConnectivityRule.apply(to: status, previous: nil, verdict: .init(probe: standby, path: path), now: t0)
+        #expect(applied.connectivity == .full)
+        #expect(Connectivity.best(applied.ipv4Connectivity, applied.ipv6Connectivity) == applied.connectivity,
+                "IPv4 \(applied.ipv4Connectivity), IPv6 \(applied.ipv6Connectivity)")
+        #expect(applied.ipv4Connectivity == (ipv4 ? .full : .none))
+    }
+
+    /// A failover through the classifier: eth0 goes, wlan0's standby verdict (no family named)
+    /// is shown at once, and the rule holds in that event.
+    @Test func aFailoverEventKeepsTheRule() {
+        func link(_ index: Int, _ name: String, carrier: Bool = true) -> LinkState {
+            LinkState(index: index, name: name, kind: .ethernet, up: true, carrier: carrier, operstate: carrier ? "up" : "down")
+        }
+        let addresses: Set<AddressState> = [AddressState(ifindex: 2, family: .ipv4, address: "10.0.0.2", prefixLength: 24),
+                         AddressState(ifindex: 3, family: .ipv4, address: "10.1.0.2", prefixLength: 24)]
+        let routes: Set<RouteState> = [RouteState(family: .ipv4, gateway: "10.0.0.1", oif: 2, metric: 100),
+                                       RouteState(family: .ipv4, gateway: "10.1.0.1", oif: 3, metric: 200)]
+        var before = NetworkSnapshot(links: [2: link(2, "eth0"), 3: link(3, "wlan0")], addresses: addresses, routes: routes)
+        let first = Classifier.classify(before, since: t0)
+        before.setVerdict(Probe(url: url, result: Connectivity.full, httpStatus: 204, checkedAt: t0, ipv4Result: Connectivity.full),
+                          path: ProbePath(first))
+        before.standbyVerdicts = [3: probe(Connectivity.full)]
+        let checked = Classifier.classify(before, since: t0, previous: first)
+        #expect(checked.connectivity == .full && checked.primary?.name == "eth0")
+        var after = before
+        after.links[2] = link(2, "eth0", carrier: false)
+        let failover = Classifier.classify(after, since: t0, previous: checked)
+        #expect(failover.primary?.name == "wlan0")
+        #expect(failover.connectivity == .full)
+        #expect(Connectivity.best(failover.ipv4Connectivity, failover.ipv6Connectivity) == failover.connectivity,
+                "IPv4 \(failover.ipv4Connectivity), IPv6 \(failover.ipv6Connectivity)")
+    }
+}
