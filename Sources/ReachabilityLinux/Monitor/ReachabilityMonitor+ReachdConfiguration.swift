@@ -7,5 +7,6 @@ extension ReachabilityMonitor.Configuration {
         self.init()
         monitor = config.monitor
         interfaces = config.interfaces
+        connectivityCheckEnabled = config.connectivity.enabled
     }
 }
