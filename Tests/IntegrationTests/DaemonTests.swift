@@ -59,6 +59,31 @@ extension ServiceSystemTests {
         }
     }
 
+    /// A socket whose owner accepts and never says a word: `wait` is 69 like every other
+    /// command, not 1 ("the network is not up" is reachd's word, and it said nothing).
+    @Test func waitExits69WhenTheDaemonNeverAnswers() throws {
+        let directory = try temporaryDirectory()
+        let path = directory + "/io.reachd.Reachability"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 8) == 0)
+        defer { close(fd); unlink(path); rmdir(directory) }
+        // The backlog holds the connections: connected, never answered.
+        for command in [["wait", "--timeout", "2"], ["wait", "--internet", "--timeout", "2", "-q"]] {
+            let result = try run(Binaries.reachctl, command + ["--socket", path])
+            #expect(result.status == 69, "\(command): \(result.stderr)")
+            #expect(result.stderr == "reachctl: reachd did not answer within 2 s (socket \(path))\n", "\(command)")
+        }
+    }
+
     @Test func usageErrorsExit2() throws {
         #expect(try run(Binaries.reachctl, ["status", "--bogus"]).status == 2)
         #expect(try run(Binaries.reachctl, []).status == 2)
