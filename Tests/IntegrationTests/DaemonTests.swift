@@ -30,17 +30,7 @@ extension ServiceSystemTests {
     @Test func reachctlExits69WhenTheDaemonHangsUp() throws {
         let directory = try temporaryDirectory()
         let path = directory + "/io.reachd.Reachability"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(fd >= 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0 && listen(fd, 8) == 0)
+        let fd = try Self.listening(at: path)
         defer { close(fd); unlink(path); rmdir(directory) }
         // Accepts and closes until the listening socket is shut down.
         let acceptor = Thread {
@@ -64,8 +54,20 @@ extension ServiceSystemTests {
     @Test func waitExits69WhenTheDaemonNeverAnswers() throws {
         let directory = try temporaryDirectory()
         let path = directory + "/io.reachd.Reachability"
+        let fd = try Self.listening(at: path)
+        defer { close(fd); unlink(path); rmdir(directory) }
+        // The backlog holds the connections: connected, never answered.
+        for command in [["wait", "--timeout", "2"], ["wait", "--internet", "--timeout", "2", "-q"]] {
+            let result = try run(Binaries.reachctl, command + ["--socket", path])
+            #expect(result.status == 69, "\(command): \(result.stderr)")
+            #expect(result.stderr == "reachctl: reachd did not answer within 2 s (socket \(path))\n", "\(command)")
+        }
+    }
+
+    /// A Unix stream socket listening at `path`, where no daemon answers.
+    static func listening(at path: String) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(fd >= 0)
+        guard fd >= 0 else { throw SetupError("socket: errno \(errno)") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -74,14 +76,8 @@ extension ServiceSystemTests {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        #expect(bound == 0 && listen(fd, 8) == 0)
-        defer { close(fd); unlink(path); rmdir(directory) }
-        // The backlog holds the connections: connected, never answered.
-        for command in [["wait", "--timeout", "2"], ["wait", "--internet", "--timeout", "2", "-q"]] {
-            let result = try run(Binaries.reachctl, command + ["--socket", path])
-            #expect(result.status == 69, "\(command): \(result.stderr)")
-            #expect(result.stderr == "reachctl: reachd did not answer within 2 s (socket \(path))\n", "\(command)")
-        }
+        guard bound == 0, listen(fd, 8) == 0 else { close(fd); throw SetupError("bind/listen \(path): errno \(errno)") }
+        return fd
     }
 
     @Test func usageErrorsExit2() throws {
