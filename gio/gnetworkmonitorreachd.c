@@ -53,6 +53,10 @@
  * always handled whole (json-glib parses it in one go). */
 #define DISPATCH_BUDGET_US (2 * G_TIME_SPAN_MILLISECOND)
 #define READ_CHUNK 16384
+/* GLib dispatches only the most urgent sources that are ready: a subscription at the default
+ * priority that always had bytes would keep every idle source of the app (GTK's drawing at
+ * G_PRIORITY_HIGH_IDLE + 20, idle callbacks) from running. Events wait for those instead. */
+#define SUBSCRIPTION_PRIORITY G_PRIORITY_DEFAULT_IDLE
 /* can_reach in total, Busy answers and their waits included: reachd gives up on a name after
  * 5 s; past this the answer comes from the last status. */
 #define CHECK_TIMEOUT_US (10 * G_TIME_SPAN_SECOND)
@@ -117,10 +121,11 @@ wake_source_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
 static GSourceFuncs wake_source_funcs = { NULL, NULL, wake_source_dispatch, NULL, NULL, NULL };
 
 static GSource *
-wake_source_new (GMainContext *context, GSourceFunc callback, gpointer user_data)
+wake_source_new (GMainContext *context, gint priority, GSourceFunc callback, gpointer user_data)
 {
   GSource *source = g_source_new (&wake_source_funcs, sizeof (GSource));
 
+  g_source_set_priority (source, priority);
   g_source_set_callback (source, callback, user_data, NULL);
   g_source_set_ready_time (source, -1);
   g_source_attach (source, context);
@@ -153,7 +158,9 @@ struct _ReachdConnection
 {
   GSocket *socket;
   GSource *source;
+  gint priority;
   gpointer fd_tag;
+  GIOCondition condition;    /* what the source polls the socket for */
   GBytes *request;
   gsize sent;
   ReachdFramer framer;
@@ -204,6 +211,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (ReachdConnection, connection_unref)
 static void
 connection_arm (ReachdConnection *connection, gboolean more_buffered)
 {
+  GIOCondition condition = g_bytes_get_size (connection->request) > connection->sent ? G_IO_OUT : G_IO_IN;
   gint64 ready = connection->deadline;
 
   if (connection->partial_deadline >= 0 && (ready < 0 || connection->partial_deadline < ready))
@@ -211,8 +219,12 @@ connection_arm (ReachdConnection *connection, gboolean more_buffered)
   if (more_buffered)
     ready = 0;
   g_source_set_ready_time (connection->source, ready);
-  g_source_modify_unix_fd (connection->source, connection->fd_tag,
-                           g_bytes_get_size (connection->request) > connection->sent ? G_IO_OUT : G_IO_IN);
+  /* Each change wakes the context up: only when there is one. */
+  if (condition != connection->condition)
+    {
+      g_source_modify_unix_fd (connection->source, connection->fd_tag, condition);
+      connection->condition = condition;
+    }
 }
 
 /* Moves the connection's source to `context` (init reads the first reply on a private one). */
@@ -221,7 +233,9 @@ connection_attach (ReachdConnection *connection, GMainContext *context, gboolean
 {
   g_clear_pointer (&connection->source, source_destroy_and_unref);
   connection->source = g_source_new (&wake_source_funcs, sizeof (GSource));
-  connection->fd_tag = g_source_add_unix_fd (connection->source, g_socket_get_fd (connection->socket), G_IO_OUT);
+  connection->condition = G_IO_OUT;
+  connection->fd_tag = g_source_add_unix_fd (connection->source, g_socket_get_fd (connection->socket), connection->condition);
+  g_source_set_priority (connection->source, connection->priority);
   g_source_set_callback (connection->source, connection_dispatch, connection, NULL);
   g_source_attach (connection->source, context);
   connection_arm (connection, more_buffered);
@@ -229,14 +243,15 @@ connection_attach (ReachdConnection *connection, GMainContext *context, gboolean
 
 /* NULL with an error when the connection fails at once (no socket file, refused). */
 static ReachdConnection *
-connection_new (const gchar *path, GBytes *request, GMainContext *context, const ReachdConnectionFuncs *funcs,
-                gpointer user_data, GError **error)
+connection_new (const gchar *path, GBytes *request, GMainContext *context, gint priority,
+                const ReachdConnectionFuncs *funcs, gpointer user_data, GError **error)
 {
   g_autoptr(ReachdConnection) connection = g_rc_box_new0 (ReachdConnection);
   g_autoptr(GSocketAddress) address = g_unix_socket_address_new (path);
   g_autoptr(GError) local = NULL;
 
   connection->request = g_bytes_ref (request);
+  connection->priority = priority;
   connection->deadline = -1;
   connection->partial_deadline = -1;
   connection->funcs = funcs;
@@ -545,7 +560,7 @@ subscribe (GNetworkMonitorReachd *self, GMainContext *context, gint64 deadline)
 
   self->answered = FALSE;
   self->subscribed_at = g_get_monotonic_time ();
-  self->subscription = connection_new (path, request, context, &subscription_funcs, self, &error);
+  self->subscription = connection_new (path, request, context, SUBSCRIPTION_PRIORITY, &subscription_funcs, self, &error);
   if (self->subscription == NULL)
     subscription_lost (self, error);
   else
@@ -596,7 +611,7 @@ g_network_monitor_reachd_initable_init (GInitable *initable, GCancellable *cance
     }
   self->initializing = FALSE;
   reachd_state_copy (&self->announced, &self->state);
-  self->announce_source = wake_source_new (self->context, announce_cb, self);
+  self->announce_source = wake_source_new (self->context, SUBSCRIPTION_PRIORITY, announce_cb, self);
   g_debug ("reachd: subscribed (sequence %" G_GINT64_FORMAT ")", self->sequence);
   /* Whatever came after the first reply is handled on the monitor's context; a connection
    * already lost (reachd answered and hung up) is tried again from there. */
@@ -774,7 +789,8 @@ check_start (GTask *task)
   g_autoptr(GError) error = NULL;
 
   check->attempts++;
-  check->connection = connection_new (path, check->request, g_task_get_context (task), &check_funcs, task, &error);
+  check->connection = connection_new (path, check->request, g_task_get_context (task), G_PRIORITY_DEFAULT, &check_funcs,
+                                      task, &error);
   if (check->connection == NULL)
     check_return_from_state (task, error->message);
 }

@@ -13,7 +13,9 @@ g_network_monitor_get_default() and a main loop. Prints one JSON object per line
 <state> is "available", "metered", "connectivity" (local, limited, portal, full) and "ticks",
 the count of a 10 ms timeout source so far, with "maxGapMs", the longest time between two of
 its ticks: how long the main loop was held, "gapsOver50Ms", and "maxBusyGapMs", the most CPU
-time the process spent between two ticks (held by work, not by other processes); "iterations", the main-loop iterations so far;
+time the process spent between two ticks (held by work, not by other processes);
+"maxDrawGapMs", the longest gap of a 16 ms timer at GTK's drawing priority (HIGH_IDLE + 20,
+which any source at the default priority that is always ready would starve); "iterations", the main-loop iterations so far;
 "rssKiB" and "peakRssKiB" (VmRSS, VmHWM); "cpuSeconds", the process's CPU time; "monotonic" is
 CLOCK_MONOTONIC when it was printed (bench/gio.py compares it with its own). "reach" and
 "reachDone" carry "ms", how long the call took.
@@ -52,18 +54,18 @@ CONNECTIVITY = {
 
 
 class Ticker:
-    """A 10 ms timeout source: counts its ticks, the longest gap between two, how many gaps were
-    over 50 ms, and the most CPU time the process spent between two ticks (the loop held by
-    work, not by a busy machine that ran something else)."""
+    """A timeout source (10 ms at the default priority): counts its ticks, the longest gap
+    between two, how many gaps were over 50 ms, and the most CPU time the process spent between
+    two ticks (the loop held by work, not by a busy machine that ran something else)."""
 
-    def __init__(self):
+    def __init__(self, period_ms=10, priority=GLib.PRIORITY_DEFAULT):
         self.count = 0
         self.max_gap = 0.0
         self.max_busy = 0.0
         self.long_gaps = 0
         self.last = time.monotonic()
         self.last_cpu = time.process_time()
-        GLib.timeout_add(10, self.tick)
+        GLib.timeout_add(period_ms, self.tick, priority=priority)
 
     def tick(self):
         now, cpu = time.monotonic(), time.process_time()
@@ -165,6 +167,8 @@ def main():
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM})
 
     ticker = Ticker()
+    # As GTK's frame clock draws: every 16 ms, below the default priority.
+    drawer = Ticker(16, GLib.PRIORITY_HIGH_IDLE + 20)
     iterations = Iterations()
     counter = SignalCounter(iterations) if args.count_signals else None
     created = {}
@@ -179,6 +183,7 @@ def main():
             "maxGapMs": round(ticker.max_gap * 1000, 1),
             "gapsOver50Ms": ticker.long_gaps,
             "maxBusyGapMs": round(ticker.max_busy * 1000, 1),
+            "maxDrawGapMs": round(drawer.max_gap * 1000, 1),
             "iterations": iterations.count,
             "cpuSeconds": round(time.process_time(), 3),
             "monotonic": time.monotonic(),
