@@ -330,7 +330,6 @@ connection_receive (ReachdConnection *connection, gint64 budget_end, gboolean *m
     {
       const gchar *message = NULL;
       gsize length = 0;
-      gssize n;
 
       if (reachd_framer_next (&connection->framer, &message, &length, error))
         {
@@ -342,8 +341,8 @@ connection_receive (ReachdConnection *connection, gint64 budget_end, gboolean *m
       else
         {
           g_autoptr(GError) local = NULL;
+          gssize n = g_socket_receive (connection->socket, (gchar *) buffer, sizeof buffer, NULL, &local);
 
-          n = g_socket_receive (connection->socket, (gchar *) buffer, sizeof buffer, NULL, &local);
           if (n < 0 && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
             break;
           if (n < 0)
