@@ -10,10 +10,11 @@ Debian's python3-gi (Tests/python/gio_monitor.py) against a reachd in a network 
   the module and without;
 - floods (no reachd, no root: Tests/python/hostile_reachd.py on a socket in a temporary
   directory): events alternating connectivity and metered, 10,000 a second and as fast as the
-  socket takes them, for --flood-seconds; the app's CPU per event (its CPU during the flood,
+  socket takes them, and events of almost 1 MiB (the module's limit) as fast, for --flood-seconds; the app's CPU per event (its CPU during the flood,
   less what it spends idle as long, divided by the events sent), network-changed per event,
   the longest gap of its 10 ms timer (how long the main loop was held; and the most CPU the
-  app spent between two ticks) and of a 16 ms timer at GTK's drawing priority. With --before DIR
+  app spent between two ticks) and of a 16 ms timer at GTK's drawing priority; and how often
+  the module connects to a server that answers and hangs up every time. With --before DIR
   the same for the module in DIR (e.g. main's, built into /tmp/gio-before), side by side.
 
     bench/gio.py [--reachd PATH] [--changes 100] [--runs 10] [--before DIR] [--flood-runs 3] [--flood-seconds 3]
@@ -135,12 +136,12 @@ class Server:
         self.process.wait()
 
 
-def flood_once(directory, modules, rate, seconds):
+def flood_once(directory, modules, rate, seconds, mode="flood"):
     """One flood against the module in `modules`: (events, app CPU s, network-changed, longest
     stall ms, most network-changed in one iteration, most CPU ms between two timer ticks,
     longest gap of a timer at GTK's drawing priority), or None when the last event never came."""
     arguments = ["--seconds", str(seconds), "--delay", "0.5"] + (["--rate", str(rate)] if rate else [])
-    server = Server(directory, "flood", arguments)
+    server = Server(directory, mode, arguments)
     app = App(environment(server.path, modules=modules), ["--count-signals"])
     try:
         ready = app.next("ready")
@@ -174,16 +175,41 @@ def idle_cpu(directory, modules, seconds):
         server.stop()
 
 
+def hangups(modules_by_label, seconds=13.0):
+    """A server that answers every subscription and hangs up: how often each module connects
+    after its first 3 s."""
+    directory = tempfile.mkdtemp(prefix="rbh-")
+    try:
+        for label, modules in modules_by_label:
+            server = Server(directory, "hangup")
+            app = App(environment(server.path, modules=modules))
+            try:
+                app.next("ready")
+                time.sleep(seconds)
+            finally:
+                app.stop()
+                server.stop()
+            accepted = [json.loads(line)["monotonic"] for line in server.process.stdout.read().splitlines()
+                        if '"accepted"' in line]
+            first = accepted[0] if accepted else 0
+            late = [t for t in accepted if t - first >= 3]
+            print(f"hang-ups, {label}: {len(accepted)} connections in {seconds:.0f} s, {len(late)} after the first 3 s "
+                  f"({len(late) / (seconds - 3):.1f} a second); at {[round(t - first, 1) for t in accepted[:10]]} s")
+    finally:
+        subprocess.run(["rm", "-rf", directory])
+
+
 def floods(modules_by_label, runs, seconds):
     """Prints the flood figures of each module, one line per module and rate."""
     directory = tempfile.mkdtemp(prefix="rbf-")
     try:
-        for rate in (10_000, None):
+        for rate, mode in ((10_000, "flood"), (None, "flood"), (None, "big")):
             for label, modules in modules_by_label:
                 idle = idle_cpu(directory, modules, seconds + 0.5)
-                results = [flood_once(directory, modules, rate, seconds) for _ in range(runs)]
+                results = [flood_once(directory, modules, rate, seconds, mode) for _ in range(runs)]
                 done = [r for r in results if r is not None]
-                name = f"{rate:,} events/s" if rate else "as fast as the socket takes them"
+                name = (f"{rate:,} events/s" if rate else "as fast as the socket takes them") + \
+                    (", events of almost 1 MiB" if mode == "big" else "")
                 if not done:
                     print(f"flood, {name}, {label}: the last event never arrived")
                     continue
@@ -222,6 +248,7 @@ def main():
     modules = [("after", MODULES)] + ([("before", os.path.abspath(args.before))] if args.before else [])
     if args.flood_only:
         floods(modules, args.flood_runs, args.flood_seconds)
+        hangups(modules)
         return 0
     if os.geteuid() != 0:
         sys.exit("bench/gio.py: needs root (a network namespace, Simulate)")
@@ -308,8 +335,9 @@ def main():
             print(f"{name} of the app: {with_module / 1024:.2f} MiB with the module, {without / 1024:.2f} MiB without "
                   f"(+{(with_module - without):.0f} KiB)")
 
-        # 4. Floods (no reachd needed).
+        # 4. Floods and hang-ups (no reachd needed).
         floods(modules, args.flood_runs, args.flood_seconds)
+        hangups(modules)
     finally:
         for app in apps:
             if app.process.poll() is None:

@@ -23,6 +23,10 @@ Modes (the good state is: reachable over eth0, connectivity full, not metered):
   flood          Subscribe: good; after --delay s, events alternating connectivity full/portal
                  and metered as fast as the socket takes them (or --rate a second) for
                  --seconds s, then one final event (limited, metered); then silence
+  hangup         every connection: the good initial event, then a hang-up
+  big            Subscribe: good; after --delay s, valid events of almost 1 MiB (the module's
+                 limit; a Status with 4,000 interfaces) alternating full/portal for --seconds s,
+                 then the final event (limited, metered)
   cycle          the first --seconds s each connection fails in another way (the good initial
                  event then a hang-up; a hang-up before answering; garbage; 100,000 "[";
                  an error reply); then for --gap s there is no socket at all; then every
@@ -125,9 +129,36 @@ def flood(conn, seconds, rate):
     emit(flooded=events + 1, seconds=round(time.monotonic() - started, 3))
 
 
+def big_flood(conn, seconds):
+    """Events just under the module's 1 MiB limit, as fast as the socket takes them."""
+    interfaces = [{"name": f"veth{i}", "index": i, "kind": "ethernet", "up": True, "carrier": True,
+                   "operstate": "up", "addresses": [f"10.{i // 256 % 256}.{i % 256}.1/24"], "metered": False}
+                  for i in range(4000)]
+    events = []
+    for i, connectivity in enumerate(("full", "portal")):
+        current = status(connectivity)
+        current["interfaces"] = interfaces
+        message = event(2000 + i, current)
+        while len(message) > 1024 * 1024:
+            current["interfaces"] = current["interfaces"][:-50]
+            message = event(2000 + i, current)
+        events.append(message)
+    started = time.monotonic()
+    count = 0
+    while time.monotonic() - started < seconds:
+        conn.send(events[count % 2])
+        count += 1
+    conn.send(event(999_999, status("limited", metered=True)))
+    emit(flooded=count + 1, seconds=round(time.monotonic() - started, 3), bytes=len(events[0]))
+
+
 def serve(mode, conn, args, phase):
     """One connection, as the mode says. False: hang up now."""
     first = conn.number == 1
+    if mode == "hangup":
+        conn.next_call()
+        conn.send(GOOD)
+        return False
     if mode == "cycle" and phase() == "fail":
         kind = (conn.number - 1) % 5
         if kind == 0:
@@ -174,6 +205,10 @@ def serve(mode, conn, args, phase):
                 conn.send(GOOD)
                 time.sleep(args.delay)
                 flood(conn, args.seconds, args.rate)
+            elif mode == "big":
+                conn.send(GOOD)
+                time.sleep(args.delay)
+                big_flood(conn, args.seconds)
             else:
                 conn.send(GOOD)
         elif method.endswith(".Check"):
@@ -217,7 +252,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("path")
     parser.add_argument("mode", choices=["good", "deep-initial", "deep-later", "deep-check", "huge", "huge-check",
-                                         "trickle-check", "flood", "cycle"])
+                                         "trickle-check", "flood", "big", "hangup", "cycle"])
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--delay", type=float, default=0.5)
     parser.add_argument("--gap", type=float, default=3.0)
