@@ -2,7 +2,9 @@
 # Installs what building and testing reachd needs, idempotently: Debian packages only when one
 # is missing (with one `apt-get update` first), and the python test client in .venv.
 # The GIO module (gio/) needs GLib's and json-glib's headers; its tests python3-gi and the
-# desktop portal. `deps.sh deb` adds what `make deb` needs (debhelper, lintian).
+# desktop portal. `deps.sh deb` adds what `make deb` needs (debhelper, lintian); `deps.sh fuzz`
+# a clang with libFuzzer for the GIO module's fuzz target (Debian's clang, unless the one on
+# PATH, e.g. the Swift toolchain's, already links -fsanitize=fuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +12,14 @@ APT_PACKAGES=(pkg-config libnl-3-dev libnl-route-3-dev libsystemd-dev libssl-dev
               dbus-daemon python3-dbus systemd-container prometheus curl
               libglib2.0-dev libglib2.0-bin libjson-glib-dev python3-gi gir1.2-glib-2.0 xdg-desktop-portal)
 if [ "${1:-}" = deb ]; then APT_PACKAGES+=(debhelper lintian); fi
+if [ "${1:-}" = fuzz ]; then
+  probe=$(mktemp -d)
+  echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void) d; (void) n; return 0; }' > "$probe/probe.c"
+  if ! "${FUZZ_CC:-clang}" -fsanitize=fuzzer,address,undefined -o "$probe/probe" "$probe/probe.c" >/dev/null 2>&1; then
+    APT_PACKAGES+=(clang)
+  fi
+  rm -rf "$probe"
+fi
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
