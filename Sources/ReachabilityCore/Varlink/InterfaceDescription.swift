@@ -1,6 +1,8 @@
 /// The `io.reachd.Reachability` varlink interface description (docs/protocol.md), served by
 /// `GetInterfaceDescription`. `io.reachd.Reachability.varlink` next to this file is the same text,
-/// shipped for tools; a test keeps the two identical.
+/// shipped for tools; a test keeps the two identical. No two members share a name (the type of
+/// the last check is `ConnectivityProbe`, not `Probe` like the method): python's reference
+/// `varlink` package keeps one member per name. Type names never go on the wire.
 public enum InterfaceDescription {
     public static let reachability = """
 # Network reachability of this machine, as reachd sees it: which path traffic takes,
@@ -40,7 +42,7 @@ type Cellular (
 
 # The last connectivity check; venueInfoUrl, secondsRemaining, bytesRemaining and
 # canExtendSession are what a captive-portal API (RFC 8908) said, source is "ra" when one answered.
-type Probe (
+type ConnectivityProbe (
   url: string,
   result: (unknown, none, portal, limited, full),
   httpStatus: ?int,
@@ -90,7 +92,7 @@ type Status (
   gateways: []string,
   flags: []string,
   interfaces: []Interface,
-  probe: ?Probe,
+  probe: ?ConnectivityProbe,
   since: string,
   # True while a simulation (Simulate) is in effect.
   simulated: bool,
@@ -158,7 +160,7 @@ method Subscribe(after: ?int, statusOnly: ?bool, changes: ?[]string) -> (event: 
 
 method Check(host: string, port: ?int) -> (result: HostCheck)
 
-method Probe() -> (probe: Probe)
+method Probe() -> (probe: ConnectivityProbe)
 
 # For root and members of the configured simulation group. Every subscriber sees the given
 # status (fields not given come from the real one) with "simulated" true and reason
