@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build build-tests deps gio test test-debug test-checks test-release run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
+.PHONY: all build build-tests deps gio test test-debug test-checks test-release run clean bench fuzz check-units check-man check-install check-systemd install uninstall release external-package-test
 .PHONY: deb deb-deps check-static check-deb
 
 all: build
@@ -31,7 +31,7 @@ test: build-tests
 test-debug:
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) SWIFT="$(SWIFT)" scripts/run-tests.sh --skip-build $(BUILD_FLAGS)
 
-test-checks: check-units check-install check-systemd
+test-checks: check-units check-man check-install check-systemd
 
 test-release: check-static check-deb
 
@@ -92,6 +92,10 @@ release: deps
 
 check-units:
 	@scripts/check-units.sh
+
+# The man pages: mandoc's linter, and no paragraph rendered as one run-together word.
+check-man:
+	@scripts/check-man.sh
 
 check-install:
 	@scripts/test-install.sh
