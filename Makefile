@@ -53,8 +53,8 @@ $(GIO_MODULE): gio/gnetworkmonitorreachd.c
 	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -fPIC -fvisibility=hidden -shared -Wl,-z,defs $(GIO_LDFLAGS) \
 	  -o $@ $< $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
 
-# An outside package that depends on this one by path builds the README's Swift snippet and
-# runs it against a reachd in a test namespace (scratch build in .build/external-package).
+# An outside package that depends on this one by path builds the README's Swift examples as
+# shown and runs the first against a reachd in a test namespace (scratch build in .build/external-package).
 external-package-test: build
 	@SWIFT="$(SWIFT)" REACHD_BIN_DIR=$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path) Tests/ExternalPackage/run.sh
 
