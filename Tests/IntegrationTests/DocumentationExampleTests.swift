@@ -28,6 +28,23 @@ import Glibc
         }
     }
 
+    /// The configuration examples marked `<!-- example: PROGRAM --check-config -->` pass the
+    /// program's own check, as files of the name they show.
+    @Test func everyConfigurationExampleIsAccepted() throws {
+        let checked = Self.examples.filter { $0.configChecker != nil }
+        #expect(checked.count >= 3)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        for example in checked {
+            let program = example.configChecker ?? ""
+            #expect(["reachd", "reachd-dispatcher"].contains(program), "\(example): \(program)")
+            let path = directory.path + "/example.conf"
+            try (example.body.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+            let result = try run(Binaries.directory + "/" + program, ["--check-config", "--config", path])
+            #expect(result.status == 0, "\(example): \(program) --check-config: \(result.stdout) \(result.stderr)")
+        }
+    }
+
     /// A story or an output a scenario gives belongs to a command of an example run on it: an
     /// example whose command was edited loses neither silently.
     @Test func everyStoryBelongsToADocumentedCommand() {
@@ -66,6 +83,11 @@ import Glibc
         ```console
         $ iw dev
         ```
+        ````markdown
+        ```console
+        $ reachctl status
+        ```
+        ````
         """
         let found = DocumentationExamples.examples(in: text, file: "x.md")
         #expect(found.map(\.line) == [2, 9, 13])
@@ -152,8 +174,11 @@ extension ServiceSystemTests {
         print("figures: documentation examples took \(String(format: "%.1f", Date().timeIntervalSince(started))) s, three at a time: "
               + durations.withLock { $0 }.joined(separator: ", "))
         let elsewhere = examples.filter { $0.runBy != nil }
+            + examples.filter { $0.configChecker != nil }.map {
+                DocumentationExample(file: $0.file, line: $0.line, language: $0.language, mark: "checked by DocumentationExampleMarkTests", body: [])
+            }
         print("documentation examples: \(runnable.count) run here, \(elsewhere.count) by other checks"
-              + elsewhere.map { " (\($0): \($0.runBy ?? ""))" }.joined() + ", \(notRun.count) not run"
+              + elsewhere.map { "\n  \($0): \($0.runBy ?? $0.mark ?? "")" }.joined() + "\n\(notRun.count) not run"
               + notRun.map { "\n  \($0): not run (\($0.notRunReason ?? ""))" }.joined())
     }
 }

@@ -31,8 +31,14 @@ struct DocumentationExample: Sendable, CustomStringConvertible {
         return "make " + mark[range.upperBound...].trimmingCharacters(in: .whitespaces)
     }
 
+    /// The program that checks a configuration example (`<!-- example: reachd --check-config -->`).
+    var configChecker: String? {
+        guard let mark, mark.hasSuffix(" --check-config") else { return nil }
+        return String(mark.dropLast(" --check-config".count))
+    }
+
     /// The situation the block runs in, for a block this test runs.
-    var scenario: String? { notRunReason == nil && runBy == nil ? mark : nil }
+    var scenario: String? { notRunReason == nil && runBy == nil && configChecker == nil ? mark : nil }
 
     /// A console transcript: each `$ ` line with the output shown under it.
     var steps: [ConsoleStep] {
@@ -89,12 +95,16 @@ enum DocumentationExamples {
         while index < lines.count {
             let line = lines[index]
             guard line.hasPrefix("```") else { index += 1; continue }
-            let language = line.dropFirst(3).trimmingCharacters(in: .whitespaces)
+            // A fence closes with at least as many backticks as it opened with (CommonMark), so
+            // a block may show another block.
+            let fence = line.prefix { $0 == "`" }
+            let language = line.dropFirst(fence.count).trimmingCharacters(in: .whitespaces)
             var end = index + 1
-            while end < lines.count && !lines[end].hasPrefix("```") { end += 1 }
+            while end < lines.count && !(lines[end].hasPrefix(fence) && lines[end].allSatisfy { $0 == "`" }) { end += 1 }
             let body = Array(lines[(index + 1)..<min(end, lines.count)])
             let mark = index > 0 ? Self.mark(lines[index - 1]) : nil
-            if mark != nil || language == "console" || body.contains(where: { $0.hasPrefix("$ ") }) {
+            // A markdown block shows how examples are written; it is none.
+            if language != "markdown", mark != nil || language == "console" || body.contains(where: { $0.hasPrefix("$ ") }) {
                 examples.append(DocumentationExample(file: file, line: index + 1, language: language, mark: mark, body: body))
             }
             index = end + 1
