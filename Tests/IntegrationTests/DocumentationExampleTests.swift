@@ -255,20 +255,22 @@ struct ExampleScenario: Sendable {
             try stage.uplink("wlan0", subnet: 0, ipv6: false)
             try stage.waitForStatus("internet: full")
         }),
-        // No uplink yet: an IPv4 veth appears, gets an address, comes up, gets a default route,
-        // then loses carrier (the README's monitor).
+        // No uplink yet: an IPv4 veth appears, gets an address, comes up, gets carrier (its
+        // peer comes up) and a default route, then loses carrier (the README's monitor). Each
+        // step is one message of the kernel's: a link brought up with carrier would be two (the
+        // flags at once, the operstate when the kernel's link watch next runs, 0 to 1 s later),
+        // which reachd reports as one event or two depending on that timing.
         "veth-appears": ExampleScenario(setup: { stage in
             _ = try stage.uplinkNamespace()
             try stage.startDaemon(until: "offline")
-        }, stories: ["reachctl monitor          # an IPv4 veth uplink appears, gets an address, comes up, gets a route, loses carrier": [
+        }, stories: ["reachctl monitor          # an IPv4 veth uplink appears, gets an address, comes up, gets carrier and a route, loses carrier": [
             StoryStep(afterLines: 1) { stage in
                 try stage.host.ip("link add eth0 type veth peer name up0 netns \(stage.uplinks[0].name)")
                 try stage.uplinks[0].ip("addr add 10.0.0.1/24 dev up0")
-                try stage.uplinks[0].ip("link set up0 up")
             },
             StoryStep(afterLines: 2) { try $0.host.ip("addr add 10.0.0.2/24 dev eth0") },
             StoryStep(afterLines: 3) { try $0.host.ip("link set eth0 up") },
-            // The second linkUp is the kernel settling operstate.
+            StoryStep(afterLines: 4) { try $0.uplinks[0].ip("link set up0 up") },
             StoryStep(afterLines: 5) { try $0.host.ip("route add default via 10.0.0.1") },
             StoryStep(afterLines: 7) { try $0.uplinks[0].ip("link set up0 down") },
         ]]),
@@ -300,20 +302,20 @@ struct ExampleScenario: Sendable {
             try stage.uplink("eth0", subnet: 0, ipv6: false)
             try stage.startDaemon(until: "online", extra: "[Connectivity]\nEnabled=no\n")
         }),
-        // eth0 down with an address; it comes up, then gets a default route (docs/monitor.md).
-        // Its IPv6 link-local address takes 3 s through duplicate address detection (instead of
-        // 1), so that its event comes last, as shown.
-        "eth0-comes-up": ExampleScenario(setup: { stage in
+        // eth0 up with an address, its cable unplugged (the peer down); the cable is plugged in,
+        // then a default route added (docs/monitor.md). Its IPv6 link-local address takes 3 s
+        // through duplicate address detection (instead of 1), so that its event comes last.
+        "eth0-plugged-in": ExampleScenario(setup: { stage in
             let uplink = try stage.uplinkNamespace()
             try stage.host.ip("link add eth0 type veth peer name up0 netns \(uplink.name)")
             try uplink.ip("addr add 10.0.0.1/24 dev up0")
-            try uplink.ip("link set up0 up")
             try stage.host.exec("sysctl -qw net.ipv6.conf.eth0.disable_ipv6=0 net.ipv6.neigh.eth0.retrans_time_ms=3000")
             try stage.host.ip("addr add 10.0.0.2/24 dev eth0")
+            try stage.host.ip("link set eth0 up")
             try stage.startDaemon(until: "offline")
         }, stories: ["reachctl monitor": [
-            StoryStep(afterLines: 1) { try $0.host.ip("link set eth0 up") },
-            StoryStep(afterLines: 3) { try $0.host.ip("route add default via 10.0.0.1") },
+            StoryStep(afterLines: 1) { try $0.uplinks[0].ip("link set up0 up") },
+            StoryStep(afterLines: 2) { try $0.host.ip("route add default via 10.0.0.1") },
         ]]),
     ]
 }
