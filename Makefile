@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build build-tests deps gio test test-debug test-checks test-release run clean bench fuzz check-gio-fuzz check-units check-install check-systemd install uninstall release external-package-test
+.PHONY: all build build-tests deps gio test test-debug test-checks test-release run clean bench fuzz check-gio-fuzz check-units check-man check-install check-systemd install uninstall release external-package-test
 .PHONY: deb deb-deps check-static check-deb
 
 all: build
@@ -31,7 +31,7 @@ test: build-tests
 test-debug:
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) SWIFT="$(SWIFT)" scripts/run-tests.sh --skip-build $(BUILD_FLAGS)
 
-test-checks: check-units check-install check-systemd check-gio-fuzz
+test-checks: check-units check-man check-install check-systemd check-gio-fuzz
 
 test-release: check-static check-deb
 
@@ -68,8 +68,8 @@ $(GIO_MODULE): $(GIO_SOURCES) gio/reachdprotocol.h
 	@mkdir -p $(dir $@)
 	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -o $@ $< $$(pkg-config --cflags --libs gio-2.0)
 
-# An outside package that depends on this one by path builds the README's Swift snippet and
-# runs it against a reachd in a test namespace (scratch build in .build/external-package).
+# An outside package that depends on this one by path builds the README's Swift examples as
+# shown and runs the first against a reachd in a test namespace (scratch build in .build/external-package).
 external-package-test: build
 	@SWIFT="$(SWIFT)" REACHD_BIN_DIR=$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path) Tests/ExternalPackage/run.sh
 
@@ -107,6 +107,10 @@ release: deps
 
 check-units:
 	@scripts/check-units.sh
+
+# The man pages: mandoc's linter, and no paragraph rendered as one run-together word.
+check-man:
+	@scripts/check-man.sh
 
 check-install:
 	@scripts/test-install.sh

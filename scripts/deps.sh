@@ -2,7 +2,8 @@
 # Installs what building and testing reachd needs, idempotently: Debian packages only when one
 # is missing (with one `apt-get update` first), and the python test client in .venv.
 # The GIO module (gio/) needs GLib's and json-glib's headers; its tests python3-gi and the
-# desktop portal. `deps.sh deb` adds what `make deb` needs (debhelper, lintian); `deps.sh fuzz`
+# desktop portal; mandoc lints the man pages (check-man.sh), jq runs in the README's shell
+# example. `deps.sh deb` adds what `make deb` needs (debhelper, lintian); `deps.sh fuzz`
 # a clang with libFuzzer for the GIO module's fuzz target (Debian's clang, unless the one on
 # PATH, e.g. the Swift toolchain's, already links -fsanitize=fuzzer).
 set -euo pipefail
@@ -10,7 +11,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(pkg-config libnl-3-dev libnl-route-3-dev libsystemd-dev libssl-dev openssl iproute2 python3-venv
               dbus-daemon python3-dbus systemd-container prometheus curl
-              libglib2.0-dev libglib2.0-bin libjson-glib-dev python3-gi gir1.2-glib-2.0 xdg-desktop-portal)
+              libglib2.0-dev libglib2.0-bin libjson-glib-dev python3-gi gir1.2-glib-2.0 xdg-desktop-portal
+              mandoc jq)
 if [ "${1:-}" = deb ]; then APT_PACKAGES+=(debhelper lintian); fi
 if [ "${1:-}" = fuzz ]; then
   probe=$(mktemp -d)

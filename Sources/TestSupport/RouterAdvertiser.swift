@@ -199,6 +199,18 @@ public final class TestCertificateAuthority: @unchecked Sendable {
         return ("\(directory)/\(name).pem", "\(directory)/\(name).key")
     }
 
+    /// A certificate for the host name `dnsName` signed by this CA: the paths of the certificate
+    /// and its key.
+    public func serverCertificate(dnsName: String, name: String = "named") throws -> (certificate: String, key: String) {
+        try "basicConstraints=CA:FALSE\nsubjectAltName=DNS:\(dnsName)\nextendedKeyUsage=serverAuth\n"
+            .write(toFile: "\(directory)/\(name).ext", atomically: true, encoding: .utf8)
+        try sh("cd \(directory) && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+               + "-keyout \(name).key -out \(name).csr -subj '/CN=\(dnsName)' 2>&1 && "
+               + "openssl x509 -req -in \(name).csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 "
+               + "-extfile \(name).ext -out \(name).pem 2>&1")
+        return ("\(directory)/\(name).pem", "\(directory)/\(name).key")
+    }
+
     public func remove() { try? FileManager.default.removeItem(atPath: directory) }
 
     deinit { remove() }

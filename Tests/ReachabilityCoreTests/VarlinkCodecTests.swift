@@ -145,22 +145,6 @@ import Testing
         #expect(text == InterfaceDescription.reachability + "\n")
     }
 
-    /// Types and methods share one namespace: python's reference `varlink` package keeps one
-    /// member per name, so a type named like a method hides it (or the method the type) and its
-    /// client rejects every reply that carries that type.
-    @Test func noTypeIsNamedLikeAMethodOrAnError() {
-        func names(_ keyword: String) -> [String] {
-            InterfaceDescription.reachability.split(separator: "\n").compactMap { line in
-                guard line.hasPrefix(keyword + " ") else { return nil }
-                return String(line.dropFirst(keyword.count + 1).prefix { $0.isLetter || $0.isNumber })
-            }
-        }
-        let types = names("type"), methods = names("method"), errors = names("error")
-        #expect(types.contains("ConnectivityProbe") && methods.contains("Probe") && errors.contains("HostNotFound"))
-        let all = types + methods + errors
-        #expect(Set(all).count == all.count, "\(all.sorted())")
-    }
-
     // That the running daemon serves exactly this text, and every reply matches it, is checked
     // by an independent client: IntegrationTests' InterfaceConformanceTests.
 
@@ -193,6 +177,39 @@ import Testing
     /// The limits' addition: the error a caller gets over a limit.
     @Test func carriesTheBusyError() {
         #expect(Self.declarations(InterfaceDescription.reachability).contains { $0.contains("error Busy (retryAfterMs: int)") })
+    }
+
+    /// No two members share a name, and in particular no type is named like a method: python's
+    /// reference `varlink` package keeps one member per name, so a `type Probe` beside `method
+    /// Probe` left it unable to validate a `GetStatus` reply that carries a probe.
+    @Test func noTwoMembersShareAName() {
+        for description in [InterfaceDescription.reachability, InterfaceDescription.service] {
+            let members = Self.memberNames(description)
+            #expect(members.count > 5)
+            #expect(Self.sharedNames(members).isEmpty, "\(Self.sharedNames(members))")
+            let types = Set(members.filter { $0.kind == "type" }.map(\.name))
+            let methods = Set(members.filter { $0.kind == "method" }.map(\.name))
+            #expect(types.isDisjoint(with: methods), "\(types.intersection(methods))")
+        }
+        #expect(Self.memberNames(InterfaceDescription.reachability).contains { $0 == (kind: "type", name: "ConnectivityProbe") })
+        // The check finds the clash this interface once had.
+        let clash = "interface a.b\n\ntype Probe (url: string)\n\nmethod Probe() -> (probe: Probe)\n"
+        #expect(Self.sharedNames(Self.memberNames(clash)) == ["Probe"])
+    }
+
+    /// Each `type`, `method` and `error` of a description: its keyword and name.
+    static func memberNames(_ text: String) -> [(kind: String, name: String)] {
+        declarations(text).compactMap { declaration in
+            let words = declaration.split(separator: " ", maxSplits: 1)
+            guard words.count == 2, ["type", "method", "error"].contains(String(words[0])) else { return nil }
+            let name = words[1].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+            return (String(words[0]), String(name))
+        }
+    }
+
+    /// The names declared more than once, sorted.
+    static func sharedNames(_ members: [(kind: String, name: String)]) -> [String] {
+        Dictionary(grouping: members, by: \.name).filter { $0.value.count > 1 }.keys.sorted()
     }
 
     /// The declarations of a varlink description, comments dropped, white space collapsed.

@@ -102,7 +102,7 @@ public struct Cellular: Codable, Equatable, Hashable, Sendable {
     }
 }
 
-/// The last connectivity check (varlink type `Probe`).
+/// The last connectivity check (varlink type `ConnectivityProbe`).
 public struct Probe: Codable, Equatable, Hashable, Sendable {
     public var url: String
     public var result: Connectivity

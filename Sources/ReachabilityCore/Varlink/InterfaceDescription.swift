@@ -1,6 +1,8 @@
 /// The `io.reachd.Reachability` varlink interface description (docs/protocol.md), served by
 /// `GetInterfaceDescription`. `io.reachd.Reachability.varlink` next to this file is the same text,
-/// shipped for tools; a test keeps the two identical.
+/// shipped for tools; a test keeps the two identical. No two members share a name (the type of
+/// the last check is `ConnectivityProbe`, not `Probe` like the method): python's reference
+/// `varlink` package keeps one member per name. Type names never go on the wire.
 public enum InterfaceDescription {
     public static let reachability = """
 # Network reachability of this machine, as reachd sees it: which path traffic takes,
