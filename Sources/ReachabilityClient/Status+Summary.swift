@@ -5,10 +5,9 @@ extension Status {
     /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
     /// `online · vpn wg0 over ethernet (eth0) · …` under a tunnel, or `offline` (`offline · kill
     /// switch` when a refusing route or rule decides); ` · simulated` at the end while a simulation is on.
-    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. When a
-    /// family's own check answered otherwise, it follows the verdict: `internet: full (IPv6:
-    /// limited)`; a failed check names its step: `internet: limited (DNS)`; with the check off
-    /// (`[Connectivity] Enabled=no`), `internet: not checked`.
+    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. When the
+    /// families' verdicts differ, the other one follows the verdict: `internet: full (IPv6: none)`;
+    /// a failed check names its step: `internet: limited (DNS)`.
     public var summary: String { summary(now: Date()) }
 
     /// The summary with the session time a captive-portal API gave counted down to `now`.
@@ -27,11 +26,7 @@ extension Status {
         if let vpn { transport = "vpn \(vpn.name) over " + transport }
         parts.append(transport)
         if let cellular, let technology = cellular.accessTechnology { parts.append("cellular: \(technology)\(cellular.roaming == true ? ", roaming" : "")") }
-        if connectivityCheckEnabled {
-            parts.append("internet: \(connectivity.rawValue)" + familyNote)
-        } else {
-            parts.append("internet: not checked")
-        }
+        parts.append("internet: \(connectivity.rawValue)" + familyNote)
         if connectivity == .portal, let portal = probe?.portalUrl { parts.append("log in at \(portal)") }
         if let left = probe?.sessionLeft(now: now) { parts.append(left) }
         let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
@@ -53,23 +48,12 @@ extension Status {
         case .unknown, .none: judged = false
         case .portal, .limited, .full: judged = true
         }
-        if judged {
-            if Self.saysSomething(ipv4Connectivity, beside: connectivity) { notes.append("IPv4: \(ipv4Connectivity.rawValue)") }
-            if Self.saysSomething(ipv6Connectivity, beside: connectivity) { notes.append("IPv6: \(ipv6Connectivity.rawValue)") }
+        if judged && ipv4Connectivity != ipv6Connectivity {
+            if ipv4Connectivity != connectivity { notes.append("IPv4: \(ipv4Connectivity.rawValue)") }
+            if ipv6Connectivity != connectivity { notes.append("IPv6: \(ipv6Connectivity.rawValue)") }
         }
         if connectivity != .full, let stage = probe?.failedStage, stage == .resolve { notes.append("DNS") }
         return notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")"
-    }
-
-    /// A family's verdict is worth naming beside the overall one when its check answered
-    /// otherwise (`portal`, `limited`): `none` is a family without a path (the families after
-    /// the verdict already say which have one) and `unknown` one never checked (an address
-    /// literal in `URL=` checks its own family only), neither of them a warning.
-    static func saysSomething(_ family: Connectivity, beside overall: Connectivity) -> Bool {
-        switch family {
-        case .portal, .limited, .full: return family != overall
-        case .unknown, .none: return false
-        }
     }
 
     /// `reachctl status --verbose`'s line about what the primary's network announces, if it
@@ -120,18 +104,15 @@ extension Status {
     /// `interface`, that interface is up with carrier and an address (as
     /// systemd-networkd-wait-online's `--interface`).
     /// With `family`, that family alone: it has a path, and with `internet` its own verdict is full.
-    /// With the check off (`connectivityCheckEnabled` false), a reachable path counts as the
-    /// internet, as NetworkManager takes it with its check off.
     public func satisfies(internet: Bool, interface: String?, family: AddressFamily? = nil) -> Bool {
         guard reachable else { return false }
-        let internetNeeded = internet && connectivityCheckEnabled
         switch family {
         case nil:
-            if internetNeeded && connectivity != .full { return false }
+            if internet && connectivity != .full { return false }
         case .ipv4?:
-            if !ipv4 || (internetNeeded && ipv4Connectivity != .full) { return false }
+            if !ipv4 || (internet && ipv4Connectivity != .full) { return false }
         case .ipv6?:
-            if !ipv6 || (internetNeeded && ipv6Connectivity != .full) { return false }
+            if !ipv6 || (internet && ipv6Connectivity != .full) { return false }
         }
         if let interface {
             guard let link = interfaces.first(where: { $0.name == interface }),

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
@@ -75,21 +74,11 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
 
 /// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [--family ipv4|ipv6] [--stable SEC] [-q]`:
 /// 0 met, 1 timed out. `--family` waits for that family alone (its path, with `--internet` its own verdict).
-/// A daemon that never answers (no first reply within the time-out, or within the one-shot
-/// calls' 30 s) is 69, as for every other command: "the network is not up" is 1 only when
-/// reachd said so.
 func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interface: String?, quiet: Bool,
              stable: Double?, family: AddressFamily? = nil) async -> Never {
     exitOnInterrupt(with: ExitCode.failure)
-    let answered = Atomic<Bool>(false)
-    let silence = timeout > 0 ? min(timeout, client.callTimeout) : client.callTimeout
-    DispatchQueue.global().asyncAfter(deadline: .now() + silence) {
-        guard !answered.load(ordering: .acquiring) else { return }
-        fail("reachd did not answer within \(formatSeconds(silence)) s (socket \(client.socketPath))", code: ExitCode.unavailable)
-    }
     if timeout > 0 {
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-            guard answered.load(ordering: .acquiring) else { return }
             if !quiet { emit("reachctl: timed out after \(formatSeconds(timeout)) s\n", to: .error) }
             ProcessSetup.exit(ExitCode.failure)
         }
@@ -97,7 +86,6 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
     let stability = stable.map { StableWait(seconds: $0, interface: interface, quiet: quiet) }
     do {
         for try await event in client.events() {
-            answered.store(true, ordering: .releasing)
             let met = event.current.satisfies(internet: internet, interface: interface, family: family)
             guard let stability else {
                 if met {

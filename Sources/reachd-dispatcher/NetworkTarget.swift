@@ -5,8 +5,7 @@ import ReachabilityCore
 public enum NetworkTarget: String, CaseIterable, Sendable, Comparable {
     /// `reachd-online.target`: reachable (a usable default route).
     case online
-    /// `reachd-internet.target`: connectivity `full` (the check answered as expected), or, with
-    /// the check off, reachable (as NetworkManager takes it with its check off).
+    /// `reachd-internet.target`: connectivity `full` (the check answered as expected).
     case internet
     /// `reachd-unmetered.target`: reachable over a path that is not `expensive`.
     case unmetered
@@ -18,7 +17,7 @@ public enum NetworkTarget: String, CaseIterable, Sendable, Comparable {
     public func holds(in status: Status) -> Bool {
         switch self {
         case .online: return status.reachable
-        case .internet: return status.reachable && (status.connectivity == .full || !status.connectivityCheckEnabled)
+        case .internet: return status.reachable && status.connectivity == .full
         case .unmetered: return status.reachable && !status.expensive
         }
     }

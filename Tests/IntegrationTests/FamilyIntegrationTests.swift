@@ -183,8 +183,7 @@ extension SystemTests {
         #expect(online?.ipv4 == false && online?.ipv6 == true)
         #expect(online?.ipv4Connectivity == Connectivity.none && online?.ipv6Connectivity == .full)
         #expect(online?.probe?.ipv4Result == nil && online?.probe?.ipv6Result == .full)
-        // IPv4 has no path: the families after the verdict say so; no "(IPv4: none)" note.
-        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: full · IPv6"))
+        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: full (IPv4: none)"))
     }
 
     /// IPv6 alone, no PREF64, but the resolver synthesizes AAAA records in 64:ff9b::/96 (DNS64):

@@ -103,39 +103,5 @@ extension SystemTests {
         #expect(fresh.checkedAt > failedAt)
         EventTruthTests.checkFullStream(monitor.events, "standbyVerdictsAndFailover")
     }
-
-    /// The default configuration's kind of `URL=`, a host name: the standby check resolves it
-    /// as the primary's does (it once had a resolver that admitted no look-up at all, so every
-    /// standby was `limited`), and a failed standby check is a notice that says why.
-    @Test(.needsRoot())
-    func aHostNameURLChecksTheStandbyToo() throws {
-        let host = try TestNamespace(tag: "sn"), first = try TestNamespace(tag: "sna"), second = try TestNamespace(tag: "snb")
-        defer { host.destroy(); first.destroy(); second.destroy() }
-        try host.exec("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
-        _ = try VethUplink(host: host, uplink: first, inner: "eth0", outer: "up0", subnet: 77, metric: 100)
-        _ = try VethUplink(host: host, uplink: second, inner: "eth1", outer: "up1", subnet: 78, metric: 200)
-        try second.ip("addr add 10.77.0.1/32 dev lo")
-        let dns = try DNSServer(in: first, address: "10.77.0.1", records: [("check.test", "A", "10.77.0.1")])
-        defer { dns.stop() }
-        try dns.useAsResolver(for: host)
-        let primaryServer = try ProbeServer(in: first), standbyServer = try ProbeServer(in: second)
-        defer { primaryServer.stop(); standbyServer.stop() }
-        let directory = try TemporaryDirectory()
-        let config = Self.config(textfile: directory.path).replacingOccurrences(of: "http://10.77.0.1:8080/", with: "http://check.test:8080/")
-        // Journal priorities on the lines (`<5>` notice).
-        let daemon = try DaemonUnderTest(namespace: host, config: config, environment: ["JOURNAL_STREAM": "0:0"])
-        defer { daemon.stop() }
-        let status = { try? WireJSON.decoder().decode(Status.self, from: Data(daemon.reachctl(["status", "--json"]).stdout.utf8)) }
-        #expect(waitUntil(timeout: 20) { status()?.connectivity == .full && status().flatMap { Self.interface("eth1", in: $0) }?.connectivity == .full },
-                "\(daemon.child.stderr.suffix(3000))")
-        #expect(standbyServer.requests.contains { $0.contains("check.test") }, "\(standbyServer.requests)")
-
-        // The standby's server goes: its next check fails, and the log says so at notice (<5>).
-        standbyServer.stop()
-        #expect(waitUntil(timeout: 20) { status().flatMap { Self.interface("eth1", in: $0) }?.connectivity == .limited })
-        #expect(waitUntil(timeout: 5) {
-            daemon.child.stderr.split(separator: "\n").contains { $0.hasPrefix("<5>standby check on eth1 failed") }
-        }, "\(daemon.child.stderr.suffix(2000))")
-    }
 }
 }

@@ -220,11 +220,10 @@ let reasonCases: [ReasonCase] = [
         #expect(gained.changes.contains("connectivity") && gained.changes.contains("probe"))
         // The checker publishes "not checked" for the new path: nothing to tell.
         #expect(emit(&tracker, verdict(back, nil), at: 4.5) == nil)
-        // Its answer: the second event, connectivity and probe, and the verdict of the family
-        // it speaks for (a check that names no family speaks for the path's first one).
+        // Its answer: the second event, connectivity and probe only.
         let answered = try #require(emit(&tracker, verdict(back, full(5)), at: 5))
         #expect(answered.reason.code == .probeResult)
-        #expect(answered.changes == ["connectivity", "ipv4Connectivity", "probe"])
+        #expect(answered.changes == ["connectivity", "probe"])
         // A re-check with the same verdict: no event.
         #expect(emit(&tracker, verdict(back, full(300)), at: 300) == nil)
     }

@@ -168,7 +168,7 @@ import Testing
     /// The policy routing additions: the path per family in Status, the rule and kill switch reasons.
     @Test func carriesThePolicyRoutingAdditions() {
         let ours = Self.declarations(InterfaceDescription.reachability)
-        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.hasSuffix("simulated: bool, routing: []RoutePath, connectivityCheckEnabled: bool)") })
+        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.hasSuffix("simulated: bool, routing: []RoutePath)") })
         #expect(ours.contains("type RoutePath (family: (ipv4, ipv6), destination: string, result: (route, unreachable, blackhole, prohibit, none), rule: ?int, table: ?int, interface: ?string, gateway: ?string)"))
         #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement, sleeping, resumed)") })
         #expect(RoutePath.Result.allCases.map(\.rawValue) == ["route", "unreachable", "blackhole", "prohibit", "none"])

@@ -1,5 +1,5 @@
 import Foundation
-@testable import ReachabilityLinux
+import ReachabilityLinux
 import Synchronization
 import ReachabilityCore
 import Testing
@@ -60,17 +60,5 @@ import Testing
         given.cancel()
         let a = pool.submit({}), b = pool.submit({})
         #expect(a && b)   // both queue places are free again
-    }
-
-    /// A pool that makes its threads as jobs need them has none at first; what it can run at
-    /// once is its most threads all the same (the standby checks' resolver once took the
-    /// threads made so far, 0, as its limit and admitted no look-up).
-    @Test func capacityOfALazyPoolIsItsMostThreads() {
-        let lazy = WorkerPool(name: "test-lazy", threads: 3, maxQueued: 1, eager: false)
-        #expect(lazy.threadCount == 0 && lazy.capacity == 3)
-        let eager = WorkerPool(name: "test-eager", threads: 2, maxQueued: 1)
-        #expect(eager.threadCount == 2 && eager.capacity == 2)
-        let resolver = ConnectivityChecker.resolver(timeout: 1, networkNamespace: nil, pool: lazy)
-        #expect(resolver.configuration.maxInFlight == 3)
     }
 }

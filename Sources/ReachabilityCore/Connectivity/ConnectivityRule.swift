@@ -36,15 +36,8 @@ public enum ConnectivityRule {
         let (connectivity, probe) = decide(path: ProbePath(status), previous: previous, verdict: verdict, now: now)
         result.connectivity = connectivity
         result.probe = probe
-        var ipv4Checked = probe?.ipv4Result, ipv6Checked = probe?.ipv6Result
-        if let probe, ipv4Checked == nil, ipv6Checked == nil, probe.result != .none {
-            // A check that names no family (a standby uplink's, shown at a failover, is one
-            // connection) speaks for the path's first family: `connectivity`, the better of the
-            // two, is then its verdict in this very event, not only after the next check.
-            if status.ipv4 { ipv4Checked = probe.result } else if status.ipv6 { ipv6Checked = probe.result }
-        }
-        result.ipv4Connectivity = family(hasPath: status.reachable && status.ipv4, checked: ipv4Checked)
-        result.ipv6Connectivity = family(hasPath: status.reachable && status.ipv6, checked: ipv6Checked)
+        result.ipv4Connectivity = family(hasPath: status.reachable && status.ipv4, checked: probe?.ipv4Result)
+        result.ipv6Connectivity = family(hasPath: status.reachable && status.ipv6, checked: probe?.ipv6Result)
         if status.reachable, status.ipv6, !status.ipv4, probe?.nat64 == true, !result.flags.contains(.nat64) {
             // IPv6 alone, and the check reached the IPv4 internet through DNS64 and NAT64.
             var flags = Set(result.flags)

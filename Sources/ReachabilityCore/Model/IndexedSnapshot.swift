@@ -17,8 +17,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public var probePath: ProbePath?
     /// The standby check's verdicts by interface index (see `NetworkSnapshot.standbyVerdicts`).
     public var standbyVerdicts: [Int: Probe] = [:]
-    /// See `NetworkSnapshot.connectivityCheckEnabled`.
-    public var connectivityCheckEnabled = true
 
     public init() {}
 
@@ -43,7 +41,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
         probe = snapshot.probe
         probePath = snapshot.probePath
         standbyVerdicts = snapshot.standbyVerdicts
-        connectivityCheckEnabled = snapshot.connectivityCheckEnabled
     }
 
     /// The same picture as a flat `NetworkSnapshot`.
@@ -59,7 +56,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
         var snapshot = NetworkSnapshot(links: links, addresses: addresses, routes: routes, modems: modems,
                                        probe: probe, probePath: probePath, rules: rules, announcements: announcements)
         snapshot.standbyVerdicts = standbyVerdicts
-        snapshot.connectivityCheckEnabled = connectivityCheckEnabled
         return snapshot
     }
 
@@ -106,6 +102,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
 
     public static func == (a: IndexedSnapshot, b: IndexedSnapshot) -> Bool {
         a.slices == b.slices && a.modems == b.modems && a.rules == b.rules && a.probe == b.probe && a.probePath == b.probePath
-            && a.standbyVerdicts == b.standbyVerdicts && a.connectivityCheckEnabled == b.connectivityCheckEnabled
+            && a.standbyVerdicts == b.standbyVerdicts
     }
 }

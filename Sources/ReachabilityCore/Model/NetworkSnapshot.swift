@@ -129,8 +129,6 @@ public struct NetworkSnapshot: Equatable, Sendable {
     /// The standby check's last verdict on each uplink other than the primary, by interface
     /// index: `Interface.connectivity`, never `Status.connectivity`.
     public var standbyVerdicts: [Int: Probe] = [:]
-    /// The connectivity check runs (`[Connectivity] Enabled=`): `Status.connectivityCheckEnabled`.
-    public var connectivityCheckEnabled = true
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
                 modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = [],

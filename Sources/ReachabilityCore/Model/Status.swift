@@ -225,7 +225,6 @@ public struct Status: Codable, Equatable, Sendable {
         var since: Date
         var simulated: Bool
         var routing: [RoutePath]
-        var connectivityCheckEnabled: Bool
     }
 
     /// Never written while another `Status` shares it (see `fieldsForWriting`), which is what
@@ -320,25 +319,18 @@ public struct Status: Codable, Equatable, Sendable {
     public var routing: [RoutePath] {
         _read { yield box.fields.routing } _modify { yield &fieldsForWriting.routing }
     }
-    /// False while the connectivity check is off (`[Connectivity] Enabled=no`): `connectivity`
-    /// then stays `unknown` for good, and a reachable path counts as online (`reachctl wait
-    /// --internet`, `reachd-internet.target`), as NetworkManager's `ConnectivityCheckEnabled`.
-    public var connectivityCheckEnabled: Bool {
-        _read { yield box.fields.connectivityCheckEnabled } _modify { yield &fieldsForWriting.connectivityCheckEnabled }
-    }
 
     public init(status: NetworkStatus, reachable: Bool, connectivity: Connectivity, primary: Interface?,
                 vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
                 since: Date, simulated: Bool = false, routing: [RoutePath] = [],
                 ipv4Connectivity: Connectivity = .none, ipv6Connectivity: Connectivity = .none,
-                gatewaysOmitted: Int = 0, connectivityCheckEnabled: Bool = true) {
+                gatewaysOmitted: Int = 0) {
         box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity,
                          ipv4Connectivity: ipv4Connectivity, ipv6Connectivity: ipv6Connectivity, primary: primary,
                          vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
                          gateways: gateways, gatewaysOmitted: gatewaysOmitted, flags: flags, interfaces: interfaces, probe: probe,
-                         since: since, simulated: simulated, routing: routing,
-                         connectivityCheckEnabled: connectivityCheckEnabled))
+                         since: since, simulated: simulated, routing: routing))
     }
 
     /// Equal fields; a copy of the same value is equal at once.
@@ -360,7 +352,7 @@ public struct Status: Codable, Equatable, Sendable {
     /// The top-level fields an event reports in `changes` (`since` is never one of them).
     public enum Field: String, CaseIterable, Comparable, Sendable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing, connectivityCheckEnabled
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
 
@@ -401,7 +393,6 @@ public struct Status: Codable, Equatable, Sendable {
         case .interfaces: return interfaces != other.interfaces
         case .simulated: return simulated != other.simulated
         case .routing: return routing != other.routing
-        case .connectivityCheckEnabled: return connectivityCheckEnabled != other.connectivityCheckEnabled
         case .probe:
             // Only the verdicts are taken out (enums, no copies), the portal URLs only when those agree.
             let verdict = probe?.result, otherVerdict = other.probe?.result
@@ -435,8 +426,7 @@ public struct Status: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing,
-             connectivityCheckEnabled
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing
     }
 
     public init(from decoder: Decoder) throws {
@@ -467,9 +457,7 @@ public struct Status: Codable, Equatable, Sendable {
                   ipv6Connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .ipv6Connectivity)
                       ?? (try c.decode(Bool.self, forKey: .ipv6) ? c.decode(Connectivity.self, forKey: .connectivity) : .none),
                   // A daemon from before the bound listed every router.
-                  gatewaysOmitted: try c.decodeIfPresent(Int.self, forKey: .gatewaysOmitted) ?? 0,
-                  // A daemon from before the field: its check's state is not known; as if on.
-                  connectivityCheckEnabled: try c.decodeIfPresent(Bool.self, forKey: .connectivityCheckEnabled) ?? true)
+                  gatewaysOmitted: try c.decodeIfPresent(Int.self, forKey: .gatewaysOmitted) ?? 0)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -485,6 +473,5 @@ public struct Status: Codable, Equatable, Sendable {
         try c.encode(flags, forKey: .flags); try c.encode(interfaces, forKey: .interfaces)
         try c.encode(probe, forKey: .probe); try c.encode(Timestamp.string(from: since), forKey: .since)
         try c.encode(simulated, forKey: .simulated); try c.encode(routing, forKey: .routing)
-        try c.encode(connectivityCheckEnabled, forKey: .connectivityCheckEnabled)
     }
 }

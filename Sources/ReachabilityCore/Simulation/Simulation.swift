@@ -93,8 +93,7 @@ public struct Simulation: Equatable, Sendable {
             }
             var result = Status(status: .notReachable, reachable: false, connectivity: .none, primary: nil, vpn: nil,
                                 cellular: nil, expensive: false, ipv4: false, ipv6: false, gateways: [], flags: [],
-                                interfaces: real.interfaces, probe: nil, since: now, simulated: true,
-                                connectivityCheckEnabled: real.connectivityCheckEnabled)
+                                interfaces: real.interfaces, probe: nil, since: now, simulated: true)
             if let url = real.probe?.url {
                 result.probe = Probe(url: url, result: .none, error: "not reachable: simulated", checkedAt: now)
             }

@@ -101,10 +101,7 @@ type Status (
   # True while a simulation (Simulate) is in effect.
   simulated: bool,
   # The path per family, IPv4 first: where the policy routing rules and tables send an app.
-  routing: []RoutePath,
-  # False while the connectivity check is off ([Connectivity] Enabled=no): connectivity stays
-  # unknown, and a reachable path counts as online.
-  connectivityCheckEnabled: bool
+  routing: []RoutePath
 )
 
 type Reason (

@@ -83,7 +83,7 @@ extension ConnectivityChecker {
             guard let self else { return }
             self.queue.async {
                 guard self.standby.running.removeValue(forKey: id) != nil else { return }
-                self.logVerdict(probe, interface: path.interface, standby: true)
+                self.log.debug("standby check on \(path.interface): \(probe.summary)")
                 self.performStandby(self.standby.scheduler.probeCompleted(id: id, probe: probe))
             }
         }

@@ -69,7 +69,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private var noticeLogs: [Notice: LogRateLimiter] = [:]
 
     /// The kinds of notice the checker logs, each with its own rate limit.
-    enum Notice: Hashable {
+    private enum Notice: Hashable {
         case checkFailed, apiNotUsed, apiNotBelieved
     }
 
@@ -167,8 +167,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         var configuration = HostResolver.Configuration()
         configuration.timeout = timeout
         configuration.networkNamespace = networkNamespace
-        // A pool that makes its threads as jobs need them has none yet: its capacity counts.
-        configuration.maxInFlight = pool.capacity
+        configuration.maxInFlight = pool.threadCount
         return HostResolver(configuration: configuration, pool: pool)
     }
 
@@ -230,7 +229,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     }
 
     /// Logs a notice unless too many of its kind came lately (10 a minute).
-    func notice(_ kind: Notice, _ line: String) {
+    private func notice(_ kind: Notice, _ line: String) {
         var limiter = noticeLogs[kind] ?? LogRateLimiter(burst: 10, interval: 60)
         let (allowed, suppressed) = limiter.admit(now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
         noticeLogs[kind] = limiter
@@ -290,14 +289,12 @@ public final class ConnectivityChecker: @unchecked Sendable {
 
     /// Every verdict at debug; a check that failed (no answer, an answer that is no portal) at
     /// notice, as NetworkManager reports its connectivity check.
-    /// A failed check of any uplink is a notice that says why; the others are debug lines.
-    func logVerdict(_ probe: Probe, interface: String, standby: Bool = false) {
-        let what = standby ? "standby check" : "connectivity check"
+    private func logVerdict(_ probe: Probe, interface: String) {
         switch probe.result {
         case .limited, .unknown:
-            notice(.checkFailed, "\(what) on \(interface) failed: \(probe.summary)")
+            notice(.checkFailed, "connectivity check on \(interface) failed: \(probe.summary)")
         case .full, .portal, .none:
-            log.debug("\(what) on \(interface): \(probe.summary)")
+            log.debug("connectivity check on \(interface): \(probe.summary)")
         }
     }
 

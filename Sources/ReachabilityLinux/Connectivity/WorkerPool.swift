@@ -20,8 +20,6 @@ public final class WorkerPool: @unchecked Sendable {
     public let name: String
     /// The most threads the pool runs.
     public let maxThreads: Int
-    /// The threads were made at start.
-    private let eager: Bool
     private let state: State
 
     /// - Parameters:
@@ -33,7 +31,6 @@ public final class WorkerPool: @unchecked Sendable {
     public init(name: String, threads: Int, maxQueued: Int, eager: Bool = true) {
         self.name = name
         maxThreads = max(threads, 0)
-        self.eager = eager
         state = State(maxQueued: maxQueued)
         guard eager else { return }
         for _ in 0..<maxThreads {
@@ -44,10 +41,6 @@ public final class WorkerPool: @unchecked Sendable {
 
     /// Threads created so far (fewer than asked when `pthread_create` failed).
     public var threadCount: Int { state.shared.withLock { $0.threads } }
-
-    /// How many jobs can run at once: the threads made at start for an eager pool (fewer than
-    /// asked when `pthread_create` failed), `maxThreads` for one that makes them as jobs need them.
-    public var capacity: Int { eager ? threadCount : maxThreads }
 
     deinit {
         // The threads hold the state, not the pool: they finish what is queued and exit.

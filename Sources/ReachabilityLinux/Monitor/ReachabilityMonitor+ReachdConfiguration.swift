@@ -7,6 +7,5 @@ extension ReachabilityMonitor.Configuration {
         self.init()
         monitor = config.monitor
         interfaces = config.interfaces
-        connectivityCheckEnabled = config.connectivity.enabled
     }
 }

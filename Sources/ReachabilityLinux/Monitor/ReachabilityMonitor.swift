@@ -40,8 +40,6 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         /// The netlink socket's receive buffer in bytes. Big, so that bursts do not overrun it;
         /// tests make it small to provoke overruns.
         public var receiveBufferSize: Int = 8 << 20
-        /// `[Connectivity] Enabled=`: the status says whether the check runs.
-        public var connectivityCheckEnabled = true
 
         public init() {}
     }
@@ -612,7 +610,6 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
         snapshot.probePath = probePath
         snapshot.standbyVerdicts = standbyVerdicts
-        snapshot.connectivityCheckEnabled = config.connectivityCheckEnabled
         return snapshot
     }
 
