@@ -5,8 +5,8 @@ extension Status {
     /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
     /// `online · vpn wg0 over ethernet (eth0) · …` under a tunnel, or `offline` (`offline · kill
     /// switch` when a refusing route or rule decides); ` · simulated` at the end while a simulation is on.
-    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. When the
-    /// families' verdicts differ, the other one follows the verdict: `internet: full (IPv6: none)`;
+    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. When a
+    /// family's own check said something else, it follows the verdict: `internet: full (IPv6: limited)`;
     /// a failed check names its step: `internet: limited (DNS)`.
     public var summary: String { summary(now: Date()) }
 
@@ -37,10 +37,12 @@ extension Status {
 }
 
 extension Status {
-    /// ` (IPv6: limited)` when the families' verdicts differ (the one that is not the overall
-    /// verdict), ` (DNS)` when the check failed at the resolver; empty otherwise. Without an
-    /// overall verdict (`unknown`: not checked, or checks off; `none`) there is nothing to set a
-    /// family against, so no family is named.
+    /// ` (IPv6: limited)` when a family's own check said something else than the overall
+    /// verdict, ` (DNS)` when the check failed at the resolver; empty otherwise. A family is
+    /// named only when its verdict says something: one never checked (`unknown`: not yet, or an
+    /// address-literal URL checks its own family alone) is no warning, and one without a path
+    /// (`none`) is already told by the families at the end of the line (`· IPv4`). Without an
+    /// overall verdict (`unknown`, `none`) there is nothing to set a family against.
     var familyNote: String {
         var notes: [String] = []
         let judged: Bool
@@ -48,9 +50,11 @@ extension Status {
         case .unknown, .none: judged = false
         case .portal, .limited, .full: judged = true
         }
-        if judged && ipv4Connectivity != ipv6Connectivity {
-            if ipv4Connectivity != connectivity { notes.append("IPv4: \(ipv4Connectivity.rawValue)") }
-            if ipv6Connectivity != connectivity { notes.append("IPv6: \(ipv6Connectivity.rawValue)") }
+        for (name, verdict) in [("IPv4", ipv4Connectivity), ("IPv6", ipv6Connectivity)] where judged && verdict != connectivity {
+            switch verdict {
+            case .portal, .limited, .full: notes.append("\(name): \(verdict.rawValue)")
+            case .unknown, .none: break
+            }
         }
         if connectivity != .full, let stage = probe?.failedStage, stage == .resolve { notes.append("DNS") }
         return notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")"

@@ -72,8 +72,15 @@ import Testing
         #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4 + IPv6")
         status.ipv6Connectivity = .limited
         #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv6: limited) · IPv4 + IPv6")
-        status.ipv4Connectivity = .none; status.ipv6Connectivity = .full
-        #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv4: none) · IPv4 + IPv6")
+        status.ipv4Connectivity = .limited; status.ipv6Connectivity = .full
+        #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv4: limited) · IPv4 + IPv6")
+        // A family that says nothing is not named: never checked (an address-literal URL checks
+        // its own family alone), or without a path (the end of the line says which have one).
+        status.ipv4Connectivity = .full; status.ipv6Connectivity = .unknown
+        #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4 + IPv6")
+        status.ipv6 = false; status.ipv6Connectivity = .none
+        #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4")
+        status.ipv6 = true
         status.connectivity = .limited; status.ipv4Connectivity = .limited; status.ipv6Connectivity = .limited
         status.probe = Probe(url: "http://check.test/", result: .limited, error: "timed out", checkedAt: Date(), failedStage: .resolve)
         #expect(status.summary == "online · ethernet (eth1) · internet: limited (DNS) · IPv4 + IPv6")
