@@ -26,7 +26,8 @@ extension Status {
         if let vpn { transport = "vpn \(vpn.name) over " + transport }
         parts.append(transport)
         if let cellular, let technology = cellular.accessTechnology { parts.append("cellular: \(technology)\(cellular.roaming == true ? ", roaming" : "")") }
-        parts.append("internet: \(connectivity.rawValue)" + familyNote)
+        // With the check off, `unknown` is for good, not "not yet": say which.
+        parts.append(connectivityCheck ? "internet: \(connectivity.rawValue)" + familyNote : "internet: not checked")
         if connectivity == .portal, let portal = probe?.portalUrl { parts.append("log in at \(portal)") }
         if let left = probe?.sessionLeft(now: now) { parts.append(left) }
         let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
@@ -108,15 +109,18 @@ extension Status {
     /// `interface`, that interface is up with carrier and an address (as
     /// systemd-networkd-wait-online's `--interface`).
     /// With `family`, that family alone: it has a path, and with `internet` its own verdict is full.
+    /// With the connectivity check off (`connectivityCheck` false) nothing would ever say full:
+    /// `internet` asks for a reachable path alone, as NetworkManager counts a path as full then.
     public func satisfies(internet: Bool, interface: String?, family: AddressFamily? = nil) -> Bool {
         guard reachable else { return false }
+        let checked = internet && connectivityCheck
         switch family {
         case nil:
-            if internet && connectivity != .full { return false }
+            if checked && connectivity != .full { return false }
         case .ipv4?:
-            if !ipv4 || (internet && ipv4Connectivity != .full) { return false }
+            if !ipv4 || (checked && ipv4Connectivity != .full) { return false }
         case .ipv6?:
-            if !ipv6 || (internet && ipv6Connectivity != .full) { return false }
+            if !ipv6 || (checked && ipv6Connectivity != .full) { return false }
         }
         if let interface {
             guard let link = interfaces.first(where: { $0.name == interface }),

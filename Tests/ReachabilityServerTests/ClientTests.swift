@@ -64,6 +64,25 @@ import Testing
         #expect(!Fixture.status(reachable: false).satisfies(internet: false, interface: nil))
     }
 
+    /// With the check off (`[Connectivity] Enabled=no`) `unknown` is for good: the summary says
+    /// so, and `wait --internet` (each family's too) takes a reachable path as online.
+    @Test func checkOff() {
+        var status = Fixture.status(reachable: true, connectivity: .unknown)
+        status.ipv4Connectivity = .unknown
+        #expect(status.summary == "online · ethernet (eth1) · internet: unknown · IPv4")
+        #expect(!status.satisfies(internet: true, interface: nil))
+        status.connectivityCheck = false
+        #expect(status.summary == "online · ethernet (eth1) · internet: not checked · IPv4")
+        #expect(status.satisfies(internet: true, interface: nil))
+        #expect(status.satisfies(internet: true, interface: nil, family: .ipv4))
+        #expect(!status.satisfies(internet: true, interface: nil, family: .ipv6))
+        #expect(!status.satisfies(internet: true, interface: "wlan0"))
+        var offline = Fixture.status(reachable: false)
+        offline.connectivityCheck = false
+        #expect(offline.summary == "offline")
+        #expect(!offline.satisfies(internet: true, interface: nil))
+    }
+
     /// The families' verdicts when they differ, and a failure at the resolver.
     @Test func familyLines() {
         var status = Fixture.status(reachable: true, connectivity: .full)

@@ -17,6 +17,13 @@ private func status(_ kind: NetworkStatus = .ethernet, connectivity: Connectivit
                   interfaces: [primary], probe: probe, since: t0)
 }
 
+/// `status` as a daemon with `[Connectivity] Enabled=no` reports it: connectivity unknown for good.
+private func unchecked(_ kind: NetworkStatus) -> Status {
+    var s = status(kind, connectivity: kind == .notReachable ? .none : .unknown)
+    s.connectivityCheck = false
+    return s
+}
+
 private func event(_ sequence: Int, from previous: Status?, to current: Status, reason: Reason.Code = .probeResult) -> ReachabilityEvent {
     ReachabilityEvent(sequence: sequence, timestamp: t0, event: previous == nil ? .initial : .reachabilityChanged,
                       reason: Reason(code: previous == nil ? .initial : reason), previous: previous, current: current)
@@ -31,6 +38,9 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
         (status(.ethernet, connectivity: .full), true, true, true),
         (status(.wwan4G, connectivity: .full, expensive: true), true, true, false),
         (status(.wifi, connectivity: .portal, expensive: true), true, false, false),
+        // The check off: a reachable path is online, as NetworkManager counts it.
+        (unchecked(.ethernet), true, true, true),
+        (unchecked(.notReachable), false, false, false),
     ])
     func conditions(_ s: Status, _ online: Bool, _ internet: Bool, _ unmetered: Bool) {
         #expect(NetworkTarget.online.holds(in: s) == online)
