@@ -17,8 +17,26 @@ extension ServiceSystemTests {
         for command in [["status"], ["monitor", "--json"], ["wait", "--timeout", "1"]] {
             let result = try run(Binaries.reachctl, command + ["--socket", path])
             #expect(result.status == 69, "\(command)")
-            #expect(result.stderr == "reachctl: reachd is not running (no socket at \(path))\n", "\(command)")
+            #expect(result.stderr == "reachctl: reachd is not running (no socket at \(path))\n"
+                    + "reachctl: start it with 'systemctl start reachd.socket', or with 'make run' in its source tree\n", "\(command)")
         }
+        // A socket file nobody listens on (left by a daemon that was killed) is told apart.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(fd)
+        #expect(bound == 0)
+        defer { unlink(path) }
+        let stale = try run(Binaries.reachctl, ["status", "--socket", path])
+        #expect(stale.status == 69)
+        #expect(stale.stderr.hasPrefix("reachctl: reachd is not running (\(path) is a stale socket: it exists, nobody listens on it)\n"),
+                "\(stale.stderr)")
         // REACHD_SOCKET is honoured the same way.
         var environment = ProcessInfo.processInfo.environment
         environment["REACHD_SOCKET"] = path
@@ -56,6 +74,33 @@ extension ServiceSystemTests {
             let result = try run(Binaries.reachctl, command + ["--socket", path])
             #expect(result.status == 69, "\(command): \(result.stderr)")
             #expect(result.stderr == "reachctl: reachd closed the connection\n", "\(command)")
+        }
+    }
+
+    /// A socket that takes connections and never answers (a stuck daemon: the kernel queues the
+    /// connection, nobody reads): `wait` that has heard nothing by its time-out says reachd did
+    /// not answer and exits 69, not 1 ("not online"), as every other command does.
+    @Test func waitExits69WhenTheDaemonNeverAnswers() throws {
+        let directory = try temporaryDirectory()
+        let path = directory + "/io.reachd.Reachability"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 8) == 0)
+        defer { close(fd); unlink(path); rmdir(directory) }
+        for command in [["wait", "--timeout", "1"], ["wait", "--internet", "--timeout", "1", "-q"],
+                        ["wait", "--stable", "5", "--timeout", "1"]] {
+            let result = try run(Binaries.reachctl, command + ["--socket", path], timeout: 20)
+            #expect(result.status == 69, "\(command): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("reachctl: reachd did not answer within 1 s (it accepted the connection at \(path))"),
+                    "\(command): \(result.stderr)")
         }
     }
 

@@ -126,3 +126,22 @@ import ReachabilityCore
         }
     }
 }
+
+/// What reachctl says when no daemon answers: every path it tried, a stale socket told from a
+/// missing one, and how to start reachd.
+@Suite struct NotRunningMessageTests {
+    @Test(arguments: [
+        ([("/run/reachd/io.reachd.Reachability", false)],
+         "reachd is not running (no socket at /run/reachd/io.reachd.Reachability)"),
+        ([("/run/reachd/io.reachd.Reachability", false), ("/run/user/1000/reachd/io.reachd.Reachability", false)],
+         "reachd is not running (no socket at /run/reachd/io.reachd.Reachability, nor at /run/user/1000/reachd/io.reachd.Reachability)"),
+        ([("/tmp/s", true)],
+         "reachd is not running (/tmp/s is a stale socket: it exists, nobody listens on it)"),
+        ([("/run/reachd/io.reachd.Reachability", true), ("/run/user/1000/reachd/io.reachd.Reachability", false)],
+         "reachd is not running (no socket at /run/user/1000/reachd/io.reachd.Reachability; /run/reachd/io.reachd.Reachability is a stale socket: it exists, nobody listens on it)"),
+    ] as [([(String, Bool)], String)])
+    func message(_ tried: [(String, Bool)], _ first: String) {
+        #expect(NotRunning.message(tried.map { (path: $0.0, exists: $0.1) }) == first)
+        #expect(NotRunning.hint == "start it with 'systemctl start reachd.socket', or with 'make run' in its source tree")
+    }
+}
