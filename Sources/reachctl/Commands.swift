@@ -109,7 +109,16 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
     let style = Style()
     let first = FirstAnswer(socketPath: client.socketPath, seconds: client.callTimeout)
     do {
-        for try await event in client.events(after: after, statusOnly: statusOnly, changes: changes) {
+        // On stderr, so that `--json`'s stdout stays one event per line.
+        let events = client.events(after: after, statusOnly: statusOnly, changes: changes) { change in
+            switch change {
+            case .lost(let reason):
+                emit("reachctl: reachd went away (\(TerminalText.escaped(reason))); waiting for it to come back\n", to: .error)
+            case .restored(let after):
+                emit("reachctl: reachd is back" + (after.map { "; resuming after #\($0)" } ?? "") + "\n", to: .error)
+            }
+        }
+        for try await event in events {
             first.hear()
             if json {
                 printLine(jsonLine(event))

@@ -164,6 +164,29 @@ extension ServiceSystemTests {
         }
     }
 
+    /// `reachctl monitor` says on stderr when reachd goes away and when it is back (stdout keeps
+    /// the events alone), and resumes after the last event it printed.
+    @Test(.needsRoot()) func monitorSaysWhenReachdGoesAwayAndComesBack() throws {
+        let namespace = try TestNamespace(tag: "mon")
+        defer { namespace.destroy() }
+        let daemon = try DaemonUnderTest(namespace: namespace)
+        let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
+        defer { monitor.signal(SIGINT); monitor.wait() }
+        #expect(waitUntil(timeout: 10) { monitor.lines.count >= 1 })
+        let last = try WireJSON.decoder().decode(ReachabilityEvent.self, from: Data(try #require(monitor.lines.last).utf8))
+        daemon.stop()
+        #expect(waitUntil(timeout: 10) { monitor.stderr.contains("reachctl: reachd went away (") }, "\(monitor.stderr)")
+        #expect(monitor.stderr.contains("waiting for it to come back\n"))
+        #expect(!monitor.stderr.contains("is back"))
+        try daemon.start()
+        #expect(waitUntil(timeout: 10) { monitor.stderr.contains("reachctl: reachd is back; resuming after #\(last.sequence)\n") },
+                "\(monitor.stderr)")
+        #expect(monitor.isRunning)
+        // Said once each, and nothing of it on stdout.
+        #expect(monitor.stderr.components(separatedBy: "went away").count == 2, "\(monitor.stderr)")
+        #expect(monitor.lines.allSatisfy { $0.hasPrefix("{") })
+    }
+
     @Test(.needsRoot()) func removesAStaleSocket() throws {
         let ns = try TestNamespace(tag: "s")
         defer { ns.destroy() }
