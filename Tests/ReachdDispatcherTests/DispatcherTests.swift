@@ -159,11 +159,12 @@ extension TargetHoldTests {
         ("[Scripts]\nChanges=status wifi\n", "d.conf:2: [Scripts] Changes=status wifi: unknown status field 'wifi' (expected some of "
             + Status.Field.byName.map(\.rawValue).joined(separator: " ") + ")"),
         ("[Scripts]\nChanges.=vpn\n", "d.conf:2: [Scripts] Changes.=vpn: missing script name glob after 'Changes.' (expected e.g. Changes.50-vpn*=vpn)"),
-        ("[Scripts]\nTimeOut=3\n", "d.conf:2: [Scripts] TimeOut=3: unknown key in section [Scripts] (expected one of Enabled= Timeout= Directories= Changes= Changes.GLOB=)"),
-        ("[Dispatch]\n", "d.conf:1: [Dispatch] unknown section (expected one of [Targets] [Scripts] [Dispatcher])"),
+        ("[Scripts]\nTimeOut=3\n", "d.conf:2: [Scripts] TimeOut=3: unknown key in section [Scripts] (expected one of Enabled= Timeout= Directories= Changes= Changes.GLOB=) (did you mean Timeout=?)"),
+        ("[Scripts]\nChange.vpn=vpn\n", "d.conf:2: [Scripts] Change.vpn=vpn: unknown key in section [Scripts] (expected one of Enabled= Timeout= Directories= Changes= Changes.GLOB=) (did you mean Changes.GLOB=?)"),
+        ("[Dispatch]\n", "d.conf:1: [Dispatch] unknown section (expected one of [Targets] [Scripts] [Dispatcher]) (did you mean [Dispatcher]?)"),
         ("[Dispatcher]\nMinIntervalSec=2h\n", "d.conf:2: [Dispatcher] MinIntervalSec=2h: time span out of range (0 to 1h)"),
         ("[Dispatcher]\nMinIntervalSec=-1\n", "d.conf:2: [Dispatcher] MinIntervalSec=-1: bad time span (expected seconds, e.g. 1 or 500ms)"),
-        ("[Dispatcher]\nMinInterval=1\n", "d.conf:2: [Dispatcher] MinInterval=1: unknown key in section [Dispatcher] (expected one of MinIntervalSec=)"),
+        ("[Dispatcher]\nMinInterval=1\n", "d.conf:2: [Dispatcher] MinInterval=1: unknown key in section [Dispatcher] (expected one of MinIntervalSec=) (did you mean MinIntervalSec=?)"),
         ("[Targets]\nEnabled=maybe\n", "d.conf:2: [Targets] Enabled=maybe: bad boolean (expected yes/no, true/false, on/off or 1/0)"),
     ])
     func badValuesNameFileLineAndKey(_ text: String, _ message: String) {
