@@ -124,7 +124,7 @@ struct InProcessFallbackTests {
     /// The in-process feed's statuses say whether its own check runs, as reachd's do.
     @Test("an in-process feed without the connectivity check says the check is off", .needsRoot())
     func checkOffInProcess() async throws {
-        let network = try TestNetwork(subnet: 123)
+        let network = try TestNetwork(subnet: 129)
         defer { network.destroy() }
         let sysfs = try EmptySysfs()
         var configuration = ReachabilityMonitor.Configuration()
