@@ -168,10 +168,18 @@ import Testing
     /// The policy routing additions: the path per family in Status, the rule and kill switch reasons.
     @Test func carriesThePolicyRoutingAdditions() {
         let ours = Self.declarations(InterfaceDescription.reachability)
-        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.hasSuffix("simulated: bool, routing: []RoutePath)") })
+        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.contains("simulated: bool, routing: []RoutePath,") })
         #expect(ours.contains("type RoutePath (family: (ipv4, ipv6), destination: string, result: (route, unreachable, blackhole, prohibit, none), rule: ?int, table: ?int, interface: ?string, gateway: ?string)"))
         #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement, sleeping, resumed)") })
         #expect(RoutePath.Result.allCases.map(\.rawValue) == ["route", "unreachable", "blackhole", "prohibit", "none"])
+    }
+
+    /// Whether the connectivity check is on: optional, so a strict client of an older
+    /// description, and one of this, both validate either daemon's status.
+    @Test func carriesTheCheckSwitch() {
+        #expect(Self.declarations(InterfaceDescription.reachability).contains {
+            $0.hasPrefix("type Status (") && $0.hasSuffix("routing: []RoutePath, connectivityCheck: ?bool)")
+        })
     }
 
     /// The limits' addition: the error a caller gets over a limit.

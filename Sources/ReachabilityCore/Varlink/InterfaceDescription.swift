@@ -101,7 +101,10 @@ type Status (
   # True while a simulation (Simulate) is in effect.
   simulated: bool,
   # The path per family, IPv4 first: where the policy routing rules and tables send an app.
-  routing: []RoutePath
+  routing: []RoutePath,
+  # False when the connectivity check is off: connectivity stays unknown, and a reachable
+  # path counts as online. Null (an older daemon) means true.
+  connectivityCheck: ?bool
 )
 
 type Reason (
