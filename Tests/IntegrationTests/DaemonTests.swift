@@ -21,17 +21,7 @@ extension ServiceSystemTests {
                     + "reachctl: start it with 'systemctl start reachd.socket', or with 'make run' in its source tree\n", "\(command)")
         }
         // A socket file nobody listens on (left by a daemon that was killed) is told apart.
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        close(fd)
-        #expect(bound == 0)
+        close(try Self.listening(at: path, listen: false))
         defer { unlink(path) }
         let stale = try run(Binaries.reachctl, ["status", "--socket", path])
         #expect(stale.status == 69)
@@ -84,8 +74,8 @@ extension ServiceSystemTests {
         }
     }
 
-    /// A Unix stream socket listening at `path`, where no daemon answers.
-    static func listening(at path: String) throws -> Int32 {
+    /// A Unix stream socket bound at `path` and, with `listen`, listening, where no daemon answers.
+    static func listening(at path: String, listen: Bool = true) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SetupError("socket: errno \(errno)") }
         var address = sockaddr_un()
@@ -96,7 +86,7 @@ extension ServiceSystemTests {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0, listen(fd, 8) == 0 else { close(fd); throw SetupError("bind/listen \(path): errno \(errno)") }
+        guard bound == 0, !listen || Glibc.listen(fd, 8) == 0 else { close(fd); throw SetupError("bind/listen \(path): errno \(errno)") }
         return fd
     }
 

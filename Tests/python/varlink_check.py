@@ -23,17 +23,22 @@ import socket
 import sys
 
 import varlink
-from varlink.scanner import _Array, _CustomType, _Dict, _Enum, _Maybe, _Object, _Struct
+from varlink.scanner import _Alias, _Array, _CustomType, _Dict, _Enum, _Maybe, _Object, _Struct
 
 
 def problem(value, vtype, members, path):
-    """The first way `value` does not match `vtype`, or None."""
+    """The first way `value` does not match `vtype` strictly, or None."""
     if isinstance(vtype, _Maybe):
         return None if value is None else problem(value, vtype.element_type, members, path)
     if value is None:
         return f"{path}: null for a non-optional field"
     if isinstance(vtype, _CustomType):
-        return problem(value, members[vtype.name].type, members, path)
+        member = members.get(vtype.name)
+        if member is None:
+            return f"{path}: type {vtype.name} is not declared"
+        return problem(value, member.type, members, path)
+    if isinstance(vtype, _Alias):
+        return problem(value, vtype.type, members, path)
     if isinstance(vtype, _Struct):
         if not isinstance(value, dict):
             return f"{path}: not an object"

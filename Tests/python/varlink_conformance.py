@@ -32,7 +32,9 @@ import threading
 
 import varlink
 from varlink.client import SimpleClientInterfaceHandler
-from varlink.scanner import _Alias, _Array, _CustomType, _Dict, _Enum, _Error, _Maybe, _Method, _Object, _Struct
+from varlink.scanner import _Alias, _Error, _Method
+
+from varlink_check import problem
 
 INTERFACE = "io.reachd.Reachability"
 
@@ -53,52 +55,6 @@ class RecordingHandler(SimpleClientInterfaceHandler):
         parameters, more = super()._next_varlink_message()
         self.received.append(copy.deepcopy(parameters))
         return parameters, more
-
-
-def problem(value, vtype, members, path):
-    """The first way `value` does not match `vtype` strictly, or None."""
-    if isinstance(vtype, _Maybe):
-        return None if value is None else problem(value, vtype.element_type, members, path)
-    if value is None:
-        return f"{path}: null for a non-optional field"
-    if isinstance(vtype, _CustomType):
-        member = members.get(vtype.name)
-        if member is None:
-            return f"{path}: type {vtype.name} is not declared"
-        return problem(value, member.type, members, path)
-    if isinstance(vtype, _Alias):
-        return problem(value, vtype.type, members, path)
-    if isinstance(vtype, _Struct):
-        if not isinstance(value, dict):
-            return f"{path}: not an object"
-        if set(value) != set(vtype.fields):
-            return f"{path}: fields {sorted(value)} instead of {sorted(vtype.fields)}"
-        for name, ftype in vtype.fields.items():
-            found = problem(value[name], ftype, members, f"{path}.{name}")
-            if found:
-                return found
-        return None
-    if isinstance(vtype, _Enum):
-        return None if value in vtype.fields else f"{path}: {value!r} not in {vtype.fields}"
-    if isinstance(vtype, _Array):
-        if not isinstance(value, list):
-            return f"{path}: not an array"
-        for i, item in enumerate(value):
-            found = problem(item, vtype.element_type, members, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    if isinstance(vtype, (_Dict, _Object, set)):
-        return None
-    if isinstance(vtype, bool):
-        return None if isinstance(value, bool) else f"{path}: not a bool"
-    if isinstance(vtype, int):
-        return None if isinstance(value, int) and not isinstance(value, bool) else f"{path}: not an int"
-    if isinstance(vtype, float):
-        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else f"{path}: not a float"
-    if isinstance(vtype, str):
-        return None if isinstance(value, str) else f"{path}: not a string"
-    return f"{path}: unknown type {vtype!r}"
 
 
 def without_nulls(value):
