@@ -15,8 +15,9 @@ public struct LinkVerdict: Equatable, Sendable {
 
 extension MonitorScheduler.Reported {
     /// The whole picture: the kernel's `table`, as `verdict` names its links, with these modems
-    /// and verdicts.
-    public func snapshot(of table: KernelStateTable, verdict: (LinkFacts) -> LinkVerdict) -> NetworkSnapshot {
+    /// and verdicts; `connectivityCheck`: whether the internet is checked at all.
+    public func snapshot(of table: KernelStateTable, connectivityCheck: Bool = true,
+                         verdict: (LinkFacts) -> LinkVerdict) -> NetworkSnapshot {
         var kinds: [Int: InterfaceKind] = [:], metered: Set<Int> = [], ignored: Set<Int> = []
         for (index, facts) in table.links {
             let decided = verdict(facts)
@@ -27,6 +28,7 @@ extension MonitorScheduler.Reported {
         var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
         snapshot.probePath = probePath
         snapshot.standbyVerdicts = standbyVerdicts
+        snapshot.connectivityCheck = connectivityCheck
         return snapshot
     }
 }
@@ -38,9 +40,11 @@ extension StatusTracker {
     /// with the modems, rules and verdict when they changed. What the monitor does with
     /// `.evaluate`; the scheduler's property tests do the same.
     public mutating func update(_ evaluation: MonitorScheduler.Evaluation, table: KernelStateTable,
-                                reported: MonitorScheduler.Reported, verdict: (LinkFacts) -> LinkVerdict, now: Date) -> Action {
+                                reported: MonitorScheduler.Reported, connectivityCheck: Bool = true,
+                                verdict: (LinkFacts) -> LinkVerdict, now: Date) -> Action {
         if evaluation.whole {
-            return update(reported.snapshot(of: table, verdict: verdict), reason: evaluation.reason, now: now)
+            return update(reported.snapshot(of: table, connectivityCheck: connectivityCheck, verdict: verdict),
+                          reason: evaluation.reason, now: now)
         }
         var slices: [LinkSlice] = []
         slices.reserveCapacity(evaluation.touched.count)

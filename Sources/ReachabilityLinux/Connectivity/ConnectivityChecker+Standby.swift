@@ -94,7 +94,7 @@ extension ConnectivityChecker {
             self.queue.async {
                 guard self.standby.running.removeValue(forKey: id) != nil else { return }
                 let began = self.standby.began.removeValue(forKey: id)
-                self.log.debug("standby check on \(path.interface): \(probe.summary)")
+                self.logStandbyVerdict(probe, interface: path.interface)
                 self.performStandby(self.standby.scheduler.probeCompleted(id: id, probe: probe), began: began)
             }
         }
@@ -107,6 +107,18 @@ extension ConnectivityChecker {
             Self.run(configuration, request: request, api: api, handle: handle, pool: pool, clock: clock) { finish($0 ?? busy()) }
         }
         if !submitted { finish(busy()) }
+    }
+
+    /// As the primary's: every verdict at debug, a failed check (no answer, or an URL that
+    /// cannot be checked) at notice with the reason, so a standby uplink that cannot be used
+    /// says why before it is needed.
+    private func logStandbyVerdict(_ probe: Probe, interface: String) {
+        switch probe.result {
+        case .limited, .unknown:
+            notice(.standbyCheckFailed, "standby check on \(interface) failed: \(probe.summary)")
+        case .full, .portal, .none:
+            log.debug("standby check on \(interface): \(probe.summary)")
+        }
     }
 
     private func armStandby(after seconds: TimeInterval, timer id: Int) {

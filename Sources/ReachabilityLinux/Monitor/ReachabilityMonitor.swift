@@ -45,6 +45,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         /// The netlink socket's receive buffer in bytes. Big, so that bursts do not overrun it;
         /// tests make it small to provoke overruns.
         public var receiveBufferSize: Int = 8 << 20
+        /// `[Connectivity] Enabled=`: whether statuses say the internet is checked
+        /// (`Status.connectivityCheck`); the checker itself is reachd's.
+        public var connectivityCheck = true
 
         public init() {}
     }
@@ -129,7 +132,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         self.clock = clock
         self.config = configuration
         self.scheduler = MonitorScheduler(configuration: MonitorScheduler.Configuration(configuration.monitor))
-        let tracker = StatusTracker(firstSequence: configuration.firstSequence, now: clock.now().wall)
+        var nothingYet = NetworkSnapshot()
+        nothingYet.connectivityCheck = configuration.connectivityCheck
+        let tracker = StatusTracker(snapshot: nothingYet, firstSequence: configuration.firstSequence, now: clock.now().wall)
         self.tracker = tracker
         self.published = Mutex(Published(status: tracker.status, slices: tracker.indexed.slices, configuration: configuration))
         self.queueConfinement = QueueConfinement(queue)
@@ -284,7 +289,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             case .evaluate(let evaluation):
                 classify(evaluation, now: now)
             case .initialize:
-                tracker = StatusTracker(snapshot: scheduler.reported.snapshot(of: table, verdict: verdict(for:)),
+                tracker = StatusTracker(snapshot: scheduler.reported.snapshot(of: table, connectivityCheck: config.connectivityCheck,
+                                                                              verdict: verdict(for:)),
                                         firstSequence: config.firstSequence, now: now.wall)
                 publish()
             case .arm(let timer, let seconds):
@@ -433,7 +439,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// hands the event, if any, to the observers.
     private func classify(_ evaluation: MonitorScheduler.Evaluation, now: ClockReading) {
         // Only what messages touched is read again (unless whole); the tracker keeps the other slices.
-        let action = tracker.update(evaluation, table: table, reported: scheduler.reported, verdict: verdict(for:), now: now.wall)
+        let action = tracker.update(evaluation, table: table, reported: scheduler.reported,
+                                    connectivityCheck: config.connectivityCheck, verdict: verdict(for:), now: now.wall)
         publish()
         switch action {
         case .none:
