@@ -1,4 +1,3 @@
-import CNetlink
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
@@ -91,20 +90,26 @@ public final class HostResolver: @unchecked Sendable {
         return resolve(spec, host: host, using: { name in familyLookup(name, family) })
     }
 
+    /// Takes a place among the `maxInFlight` resolutions, if one is free.
+    private func admit() -> Bool {
+        let maxInFlight = configuration.maxInFlight
+        return inFlight.withLock { inFlight in
+            guard inFlight < maxInFlight else { return false }
+            inFlight += 1
+            return true
+        }
+    }
+
+    private static func tooMany(_ host: String) -> HostCheckError {
+        .hostNotFound(host: host, reason: "too many resolutions in progress")
+    }
+
     private func resolve(_ spec: HostSpec, host: String, using lookup: @escaping Lookup) -> Result<[String], HostCheckError> {
         switch spec {
         case let .address(address, _):
             return .success([address])
         case let .name(name):
-            let maxInFlight = configuration.maxInFlight
-            let admitted: Bool = inFlight.withLock { inFlight in
-                guard inFlight < maxInFlight else { return false }
-                inFlight += 1
-                return true
-            }
-            guard admitted else {
-                return .failure(.hostNotFound(host: host, reason: "too many resolutions in progress"))
-            }
+            guard admit() else { return .failure(Self.tooMany(host)) }
             let box = SharedMutex<Result<[String], ResolveFailure>?>(nil)
             let done = DispatchSemaphore(value: 0)
             let submitted = pool.submit { [self] in
@@ -150,15 +155,7 @@ public final class HostResolver: @unchecked Sendable {
         } else {
             lookup = self.lookup
         }
-        let maxInFlight = configuration.maxInFlight
-        let admitted: Bool = inFlight.withLock { inFlight in
-            guard inFlight < maxInFlight else { return false }
-            inFlight += 1
-            return true
-        }
-        guard admitted else {
-            return completion(.failure(.hostNotFound(host: host, reason: "too many resolutions in progress")))
-        }
+        guard admit() else { return completion(.failure(Self.tooMany(host))) }
         // Whichever comes first, the answer or the time-out, completes; the other finds it done.
         let answered = SharedMutex(false)
         let claim: @Sendable () -> Bool = {
