@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 
 /// Every suite of this target that creates network namespaces or starts daemons, HTTP servers or
 /// dbus-daemons is nested in one of these two (`extension SystemTests { @Suite struct … }`), so
@@ -9,7 +10,9 @@ import Testing
 /// This target's system tests are split in two lines (the other targets have one each) because
 /// as one they were the longest line of the whole run: the service-level suites (the daemon's
 /// life, the dispatcher, metrics and Prometheus) run under `ServiceSystemTests`, beside the rest.
-@Suite(.serialized) struct SystemTests {}
+/// Their tests run on threads of their own (`.dedicatedThreads`), not on Swift's cooperative
+/// pool: they block (namespaces, children, waits), and the pool has one thread per core.
+@Suite(.serialized, .dedicatedThreads) struct SystemTests {}
 
 /// The service-level half of this target's system tests (see `SystemTests`).
-@Suite(.serialized) struct ServiceSystemTests {}
+@Suite(.serialized, .dedicatedThreads) struct ServiceSystemTests {}
