@@ -232,18 +232,21 @@ extension FileDescriptor {
         case .readable: events = Int16(POLLIN)
         case .writable: events = Int16(POLLOUT)
         }
-        var descriptors = [pollfd(fd: descriptor, events: events, revents: 0)]
-        if let cancel { descriptors.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
-        let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
+        // On the stack: the netlink reader polls once per wake-up, on the event path.
+        let (ready, code, revents, cancelled) = withUnsafeTemporaryAllocation(of: pollfd.self, capacity: 2) { fds in
+            fds[0] = pollfd(fd: descriptor, events: events, revents: 0)
+            fds[1] = pollfd(fd: cancel ?? -1, events: Int16(POLLIN), revents: 0)   // -1: ignored by poll
+            let ready = Glibc.poll(fds.baseAddress, 2, timeoutMilliseconds)
+            return (ready, errno, fds[0].revents, fds[1].revents != 0)
+        }
         if ready < 0 {
-            let code = errno
             if code == EINTR { return .pending }
             throw Errno(code, call: "poll")
         }
         // Cancellation wins over readiness: once cancelled, the descriptor may belong to no one.
-        if descriptors.count > 1 && descriptors[1].revents != 0 { return .cancelled }
-        if descriptors[0].revents & Int16(POLLNVAL) != 0 { throw Errno(EBADF, call: "poll") }
-        return descriptors[0].revents != 0 ? .ready : .pending
+        if cancelled { return .cancelled }
+        if revents & Int16(POLLNVAL) != 0 { throw Errno(EBADF, call: "poll") }
+        return revents != 0 ? .ready : .pending
     }
 
     /// Waits until the descriptor is writable or `deadline` passes (`poll(2)` for `POLLOUT`,
