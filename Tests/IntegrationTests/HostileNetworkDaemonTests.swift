@@ -104,7 +104,7 @@ extension SystemTests {
             if let status = Self.status(daemon) { duringFlood.append(status) }
             Thread.sleep(forTimeInterval: 0.5)
         }
-        #expect(sender.wait(timeout: 30) == 0)
+        #expect(sender.wait(timeout: 30) == 0, "\(sender.stderr)")
         let seconds = Date().timeIntervalSince(started)
 
         // IPv6's verdict came while routers kept coming, with eight of them listed.
