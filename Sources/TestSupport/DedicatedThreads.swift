@@ -20,8 +20,16 @@ public struct DedicatedThreads: SuiteTrait, TestTrait, TestScoping {
 
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
-        try await withTaskExecutorPreference(BlockingThreadPool.shared) {
-            try await function()
+        // A child task that prefers the pool is enqueued on it from its start: the test's first
+        // line runs there, not on the cooperative thread that runs this scope.
+        // The group waits for the child, so `function` never outlives this call.
+        try await withoutActuallyEscaping(function) { function in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask(executorPreference: BlockingThreadPool.shared) {
+                    try await function()
+                }
+                try await group.waitForAll()
+            }
         }
     }
 }
@@ -47,6 +55,13 @@ public final class BlockingThreadPool: TaskExecutor, @unchecked Sendable {
 
     private init() {}
 
+    private static let marker = "reachd.BlockingThreadPool"
+
+    /// True on the pool's threads (for tests of the trait).
+    public static var isCurrentThreadInPool: Bool {
+        Thread.current.threadDictionary[marker] != nil
+    }
+
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
@@ -64,6 +79,7 @@ public final class BlockingThreadPool: TaskExecutor, @unchecked Sendable {
         // Named from inside: on Linux a name set before `start()` is lost, and the thread would
         // show its creator's (a cooperative thread's) name.
         Thread.current.name = "test-blocking"
+        Thread.current.threadDictionary[Self.marker] = true
         let executor = asUnownedTaskExecutor()
         while true {
             condition.lock()
