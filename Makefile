@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_FLAGS ?=
 
-.PHONY: all build build-tests deps gio test test-debug test-checks test-release run clean bench fuzz check-units check-install check-systemd install uninstall release external-package-test
+.PHONY: all build build-tests deps gio test test-debug test-checks test-release run clean bench fuzz check-gio-fuzz check-units check-man check-install check-systemd install uninstall release external-package-test
 .PHONY: deb deb-deps check-static check-deb
 
 all: build
@@ -31,7 +31,7 @@ test: build-tests
 test-debug:
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) SWIFT="$(SWIFT)" scripts/run-tests.sh --skip-build $(BUILD_FLAGS)
 
-test-checks: check-units check-install check-systemd
+test-checks: check-units check-man check-install check-systemd check-gio-fuzz
 
 test-release: check-static check-deb
 
@@ -46,15 +46,30 @@ GIO_MODULE = .build/gio/libgioreachd.so
 GIO_CFLAGS ?= -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2
 GIO_WARNINGS = -Wall -Wextra -Werror
 GIO_LDFLAGS ?= -Wl,-z,relro -Wl,-z,now -Wl,--as-needed
-gio: deps $(GIO_MODULE)
 
-$(GIO_MODULE): gio/gnetworkmonitorreachd.c
+# The protocol part (framing, replies, calls) is a file of its own, so that its tests
+# (Tests/gio/protocol_tests.c) and the fuzz target (fuzz/targets/gio.c) use it without sockets.
+# GIOHostileServerTests runs the two test programs in .build/gio-tests.
+GIO_SOURCES = gio/gnetworkmonitorreachd.c gio/reachdprotocol.c
+GIO_TESTS = .build/gio-tests/protocol-tests .build/gio-tests/setuid-probe
+gio: deps $(GIO_MODULE) $(GIO_TESTS)
+
+$(GIO_MODULE): $(GIO_SOURCES) gio/reachdprotocol.h
 	@mkdir -p $(dir $@)
 	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -fPIC -fvisibility=hidden -shared -Wl,-z,defs $(GIO_LDFLAGS) \
-	  -o $@ $< $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
+	  -o $@ $(GIO_SOURCES) $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
 
-# An outside package that depends on this one by path builds the README's Swift snippet and
-# runs it against a reachd in a test namespace (scratch build in .build/external-package).
+.build/gio-tests/protocol-tests: Tests/gio/protocol_tests.c gio/reachdprotocol.c gio/reachdprotocol.h
+	@mkdir -p $(dir $@)
+	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -Igio -o $@ Tests/gio/protocol_tests.c gio/reachdprotocol.c \
+	  $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
+
+.build/gio-tests/setuid-probe: Tests/gio/setuid_probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -o $@ $< $$(pkg-config --cflags --libs gio-2.0)
+
+# An outside package that depends on this one by path builds the README's Swift examples as
+# shown and runs the first against a reachd in a test namespace (scratch build in .build/external-package).
 external-package-test: build
 	@SWIFT="$(SWIFT)" REACHD_BIN_DIR=$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path) Tests/ExternalPackage/run.sh
 
@@ -92,6 +107,10 @@ release: deps
 
 check-units:
 	@scripts/check-units.sh
+
+# The man pages: mandoc's linter, and no paragraph rendered as one run-together word.
+check-man:
+	@scripts/check-man.sh
 
 check-install:
 	@scripts/test-install.sh
@@ -137,10 +156,17 @@ BENCH_ARGS ?=
 bench: release gio
 	bench/run.sh --reachd $(RELEASE_BIN_DIR)/reachd $(BENCH_ARGS)
 
-# Fuzzing (on demand, never part of `make test`): libFuzzer targets for the varlink framer and
-# decoder, the configuration loader, the HTTP response parser, the ModemManager model, the
-# netlink decoder, router advertisement options and captive-portal API answers, FUZZ_SECONDS each. Inputs that crash land in fuzz/regressions/, which
-# `make test` replays.
+# Fuzzing (on demand): libFuzzer targets for the varlink framer and decoder, the configuration
+# loader, the HTTP response parser, the ModemManager model, the netlink decoder, router
+# advertisement options, captive-portal API answers and the GIO module's reply handling (gio,
+# C), FUZZ_SECONDS each. Inputs that crash land in fuzz/regressions/, which `make test` replays;
+# `make test` also fuzzes the gio target for a few seconds (check-gio-fuzz: C builds in seconds).
 FUZZ_SECONDS ?= 60
 fuzz: deps
+	@scripts/deps.sh fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
+
+check-gio-fuzz: deps
+	@scripts/deps.sh fuzz
+	@FUZZ_TARGETS=gio FUZZ_SECONDS=$(GIO_FUZZ_SECONDS) fuzz/run.sh
+GIO_FUZZ_SECONDS ?= 5

@@ -175,6 +175,17 @@ def main():
             time.sleep(3)  # the first check and the link-local address settle
             return p, f"{work}/{label}.sock", f"{work}/{label}.log"
 
+        def subscribed(label):
+            """A daemon checking the http server, a `reachctl monitor --json` subscriber whose
+            lines land in `events`, and the count of the daemon's log lines so far."""
+            p, sock, log = daemon("http://10.78.0.1:8080/generate_204", label)
+            monitor = subprocess.Popen([reachctl, "monitor", "--json", "--socket", sock], stdout=subprocess.PIPE, text=True)
+            processes.append(monitor)
+            events = []
+            threading.Thread(target=lambda: events.extend(iter(monitor.stdout.readline, "")), daemon=True).start()
+            time.sleep(0.5)
+            return p, sock, log, monitor, events, sum(1 for _ in open(log))
+
         # 1. CPU per https check.
         p, sock, _ = daemon("https://10.78.0.1:8443/generate_204", "https")
         before_cpu, before = cpu(p.pid), counts()[1]
@@ -188,13 +199,7 @@ def main():
         # 2. Floods of alternating URIs.
         for rate in [float(r) for r in args.rates.split(",") if r]:
             label = f"flood{int(rate)}"
-            p, sock, log = daemon("http://10.78.0.1:8080/generate_204", label)
-            monitor = subprocess.Popen([reachctl, "monitor", "--json", "--socket", sock], stdout=subprocess.PIPE, text=True)
-            processes.append(monitor)
-            events = []
-            threading.Thread(target=lambda: events.extend(iter(monitor.stdout.readline, "")), daemon=True).start()
-            time.sleep(0.5)
-            lines_before = sum(1 for _ in open(log))
+            p, sock, log, monitor, events, lines_before = subscribed(label)
             events_before, (api0, check0), cpu0, t0 = len(events), counts(), cpu(p.pid), time.monotonic()
             sent = sh(f"ip netns exec {NET} {sys.executable} -c '{FLOOD}' up0 {rate} {args.seconds} "
                       f"https://10.78.0.1:8443/capport/a https://10.78.0.1:8443/capport/b").strip()
@@ -210,13 +215,7 @@ def main():
         # 3. Routers that come and go.
         for rate in [float(r) for r in args.rotate_rates.split(",") if r]:
             label = f"rotate{int(rate)}"
-            p, sock, log = daemon("http://10.78.0.1:8080/generate_204", label)
-            monitor = subprocess.Popen([reachctl, "monitor", "--json", "--socket", sock], stdout=subprocess.PIPE, text=True)
-            processes.append(monitor)
-            events = []
-            threading.Thread(target=lambda: events.extend(iter(monitor.stdout.readline, "")), daemon=True).start()
-            time.sleep(0.5)
-            lines_before = sum(1 for _ in open(log))
+            p, sock, log, monitor, events, lines_before = subscribed(label)
             events_before, (_, check0), cpu0, t0 = len(events), counts(), cpu(p.pid), time.monotonic()
             sent = sh(f"ip netns exec {NET} {sys.executable} -c '{ROTATE}' up0 {args.routers} {rate} {args.seconds}").strip()
             window = time.monotonic() - t0

@@ -15,7 +15,7 @@ _reachctl() {
             COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
             return ;;
         --changes)
-            local fields="cellular connectivity expensive flags gateways interfaces ipv4 ipv4Connectivity ipv6 ipv6Connectivity primary probe reachable routing simulated status vpn"
+            local fields="cellular connectivity connectivityCheck expensive flags gateways interfaces ipv4 ipv4Connectivity ipv6 ipv6Connectivity primary probe reachable routing simulated status vpn"
             local done=${cur%"${cur##*,}"}
             COMPREPLY=($(compgen -P "$done" -W "$fields" -- "${cur##*,}"))
             compopt -o nospace 2>/dev/null

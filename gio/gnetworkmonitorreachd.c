@@ -4,13 +4,18 @@
  * NetworkManager's (30) and netlink's (20), below the portal's (40), so that a sandboxed app
  * keeps using the portal and the portal's host side uses reachd.
  *
- * One varlink connection per process: io.reachd.Reachability.Subscribe with "more", read with
- * GLib's own non-blocking I/O on the main context that was the thread-default where the monitor
- * was created; network-changed and the property notifications are emitted there. Init waits for
- * reachd's first reply at most INIT_TIMEOUT_US and fails otherwise, so that GLib uses the next
- * implementation. When reachd goes away the last answers stay (stale) while the module
- * reconnects with a growing delay and resumes by sequence number; can_reach asks reachd's Check
- * on a connection of its own.
+ * One varlink connection per process: io.reachd.Reachability.Subscribe with "more", on the main
+ * context that was the thread-default where the monitor was created; network-changed and the
+ * property notifications are emitted there. Init waits for reachd's first reply at most
+ * INIT_TIMEOUT_US and fails otherwise, so that GLib uses the next implementation. When reachd
+ * goes away the last answers stay (stale) while the module reconnects with a growing delay and
+ * resumes by sequence number; can_reach asks reachd's Check on a connection of its own.
+ *
+ * The module runs inside every GLib app, so whatever comes from the socket must not hurt it
+ * (docs/glib.md, "Limits"): replies are framed and bounded (depth, size) before json-glib sees
+ * them (reachdprotocol.c); each dispatch does a few milliseconds of work, then lets the loop
+ * run; network-changed is emitted at most once per main-loop iteration; every wait has an end;
+ * and the reconnections are spaced however reachd behaves.
  *
  * The mapping (docs/glib.md):
  *   not reachable                          LOCAL, network-available FALSE
@@ -20,26 +25,45 @@
  *   network-metered                        Status.expensive
  */
 
+#define _GNU_SOURCE   /* secure_getenv */
 #define G_LOG_DOMAIN "GLib-GIO-reachd"
 
-#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 #include <gio/gunixsocketaddress.h>
-#include <json-glib/json-glib.h>
 
-#define REACHD_INTERFACE "io.reachd.Reachability"
+#include "reachdprotocol.h"
+
 #define REACHD_SYSTEM_SOCKET "/run/reachd/" REACHD_INTERFACE
 /* GLib gives up on an implementation whose init fails; ours must fail within 100 ms. */
 #define INIT_TIMEOUT_US (90 * G_TIME_SPAN_MILLISECOND)
+/* A reconnection must be answered within this, and a message once begun must end within it
+ * (reachd's own rule for its clients): otherwise the connection is dropped and tried again. */
+#define REPLY_TIMEOUT_US (10 * G_TIME_SPAN_SECOND)
 #define RETRY_MIN_MS 100
 #define RETRY_MAX_MS 5000
-/* reachd's largest message is a Status with every interface: far below this. */
-#define MAX_MESSAGE_BYTES (8 * 1024 * 1024)
-/* can_reach: reachd's Check resolves names; give it the time reachctl gives it. */
-#define CHECK_TIMEOUT_S 30
-/* Only the Status fields the mapping or the path reads make an event worth a wake-up. */
-#define SUBSCRIBE_CHANGES "[\"connectivity\",\"expensive\",\"gateways\",\"primary\",\"reachable\",\"vpn\"]"
+/* Only a subscription that lived this long starts the back-off again from RETRY_MIN_MS: a
+ * reachd that answers and hangs up, or crashes, at once costs at most one connection per
+ * RETRY_MAX_MS. */
+#define RETRY_RESET_AFTER_US (10 * G_TIME_SPAN_SECOND)
+/* The work one dispatch of a connection may do before it lets the main loop run: reads of
+ * READ_CHUNK bytes and the messages in them, until this much time has gone. One message is
+ * always handled whole (json-glib parses it in one go). */
+#define DISPATCH_BUDGET_US (2 * G_TIME_SPAN_MILLISECOND)
+#define READ_CHUNK 16384
+/* GLib dispatches only the most urgent sources that are ready: a subscription at the default
+ * priority that always had bytes would keep every idle source of the app (GTK's drawing at
+ * G_PRIORITY_HIGH_IDLE + 20, idle callbacks) from running. Events wait for those instead. */
+#define SUBSCRIPTION_PRIORITY G_PRIORITY_DEFAULT_IDLE
+/* can_reach in total, Busy answers and their waits included: reachd gives up on a name after
+ * 5 s; past this the answer comes from the last status. */
+#define CHECK_TIMEOUT_US (10 * G_TIME_SPAN_SECOND)
+/* reachd limits the look-ups in flight per user: asked again after the time it names, a few
+ * times, then answered from the last status. */
+#define CHECK_ATTEMPTS 4
+#define CHECK_RETRY_MAX_MS 2000
 
 #define G_TYPE_NETWORK_MONITOR_REACHD (g_network_monitor_reachd_get_type ())
 G_DECLARE_FINAL_TYPE (GNetworkMonitorReachd, g_network_monitor_reachd, G, NETWORK_MONITOR_REACHD, GObject)
@@ -52,34 +76,354 @@ enum
   PROP_CONNECTIVITY
 };
 
-/* What an app sees, and the path it is on (primary interface, VPN, gateways). */
+/* --- Where reachd listens: as reachctl finds it ---------------------------------------------- */
+
+/* A set-uid or set-gid program runs with its caller's environment: there REACHD_SOCKET and
+ * XDG_RUNTIME_DIR are not trusted. secure_getenv refuses them after such an exec (AT_SECURE);
+ * a process whose ids differ otherwise is treated alike. */
+static const gchar *
+trusted_getenv (const gchar *name)
+{
+  if (getuid () != geteuid () || getgid () != getegid ())
+    return NULL;
+  return secure_getenv (name);
+}
+
+static gchar *
+resolve_socket_path (void)
+{
+  const gchar *explicit = trusted_getenv ("REACHD_SOCKET");
+  const gchar *runtime = trusted_getenv ("XDG_RUNTIME_DIR");
+
+  if (explicit != NULL && explicit[0] != '\0')
+    return g_strdup (explicit);
+  if (g_file_test (REACHD_SYSTEM_SOCKET, G_FILE_TEST_EXISTS))
+    return g_strdup (REACHD_SYSTEM_SOCKET);
+  if (runtime != NULL && runtime[0] != '\0')
+    {
+      g_autofree gchar *user = g_build_filename (runtime, "reachd", REACHD_INTERFACE, NULL);
+
+      if (g_file_test (user, G_FILE_TEST_EXISTS))
+        return g_steal_pointer (&user);
+    }
+  return g_strdup (REACHD_SYSTEM_SOCKET);
+}
+
+/* --- A source that fires when its ready time comes (and on its fd, when it has one) ------------ */
+
+static gboolean
+wake_source_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
+{
+  (void) source;
+  return callback (user_data);
+}
+
+static GSourceFuncs wake_source_funcs = { NULL, NULL, wake_source_dispatch, NULL, NULL, NULL };
+
+static GSource *
+wake_source_new (GMainContext *context, gint priority, GSourceFunc callback, gpointer user_data)
+{
+  GSource *source = g_source_new (&wake_source_funcs, sizeof (GSource));
+
+  g_source_set_priority (source, priority);
+  g_source_set_callback (source, callback, user_data, NULL);
+  g_source_set_ready_time (source, -1);
+  g_source_attach (source, context);
+  return source;
+}
+
+static void
+source_destroy_and_unref (GSource *source)
+{
+  g_source_destroy (source);
+  g_source_unref (source);
+}
+
+/* --- One varlink connection to reachd ---------------------------------------------------------- */
+
+/* Connects without blocking, sends one call and hands each reply (framed and bounded) to its
+ * owner, a few milliseconds of work per dispatch of its source on `context`. Reference
+ * counted: a callback may drop the owner's reference, the dispatch holds one of its own. */
+typedef struct _ReachdConnection ReachdConnection;
+
 typedef struct
 {
-  gboolean available;
-  gboolean metered;
-  GNetworkConnectivity connectivity;
-  gchar *path;
-} ReachdState;
+  /* One reply (without its NUL). The owner may close the connection here. */
+  void (*message) (ReachdConnection *connection, const gchar *data, gsize length, gpointer user_data);
+  /* The connection failed and is closed; called at most once, never after a close. */
+  void (*failed) (ReachdConnection *connection, const GError *error, gpointer user_data);
+} ReachdConnectionFuncs;
+
+struct _ReachdConnection
+{
+  GSocket *socket;
+  GSource *source;
+  gint priority;
+  gpointer fd_tag;
+  GIOCondition condition;    /* what the source polls the socket for */
+  GBytes *request;
+  gsize sent;
+  ReachdFramer framer;
+  gint64 deadline;           /* the owner's: fails with TIMED_OUT then; -1 none */
+  gint64 partial_deadline;   /* the message being received must end by then; -1 none */
+  gboolean connected;
+  gboolean closed;
+  const ReachdConnectionFuncs *funcs;
+  gpointer user_data;
+};
+
+static gboolean connection_dispatch (gpointer user_data);
+
+static void
+connection_close (ReachdConnection *connection)
+{
+  connection->closed = TRUE;
+  g_clear_pointer (&connection->source, source_destroy_and_unref);
+  if (connection->socket != NULL)
+    g_socket_close (connection->socket, NULL);
+}
+
+static void
+connection_clear (ReachdConnection *connection)
+{
+  connection_close (connection);
+  g_clear_object (&connection->socket);
+  g_clear_pointer (&connection->request, g_bytes_unref);
+  reachd_framer_clear (&connection->framer);
+}
+
+static ReachdConnection *
+connection_ref (ReachdConnection *connection)
+{
+  return g_rc_box_acquire (connection);
+}
+
+static void
+connection_unref (ReachdConnection *connection)
+{
+  g_rc_box_release_full (connection, (GDestroyNotify) connection_clear);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ReachdConnection, connection_unref)
+
+/* The source's wake-up: the socket's condition, and the earliest of the deadlines, or now when
+ * replies are still buffered. */
+static void
+connection_arm (ReachdConnection *connection, gboolean more_buffered)
+{
+  GIOCondition condition = g_bytes_get_size (connection->request) > connection->sent ? G_IO_OUT : G_IO_IN;
+  gint64 ready = connection->deadline;
+
+  if (connection->partial_deadline >= 0 && (ready < 0 || connection->partial_deadline < ready))
+    ready = connection->partial_deadline;
+  if (more_buffered)
+    ready = 0;
+  g_source_set_ready_time (connection->source, ready);
+  /* Each change wakes the context up: only when there is one. */
+  if (condition != connection->condition)
+    {
+      g_source_modify_unix_fd (connection->source, connection->fd_tag, condition);
+      connection->condition = condition;
+    }
+}
+
+/* Moves the connection's source to `context` (init reads the first reply on a private one). */
+static void
+connection_attach (ReachdConnection *connection, GMainContext *context, gboolean more_buffered)
+{
+  g_clear_pointer (&connection->source, source_destroy_and_unref);
+  connection->source = g_source_new (&wake_source_funcs, sizeof (GSource));
+  connection->condition = G_IO_OUT;
+  connection->fd_tag = g_source_add_unix_fd (connection->source, g_socket_get_fd (connection->socket), connection->condition);
+  g_source_set_priority (connection->source, connection->priority);
+  g_source_set_callback (connection->source, connection_dispatch, connection, NULL);
+  g_source_attach (connection->source, context);
+  connection_arm (connection, more_buffered);
+}
+
+/* NULL with an error when the connection fails at once (no socket file, refused). */
+static ReachdConnection *
+connection_new (const gchar *path, GBytes *request, GMainContext *context, gint priority,
+                const ReachdConnectionFuncs *funcs, gpointer user_data, GError **error)
+{
+  g_autoptr(ReachdConnection) connection = g_rc_box_new0 (ReachdConnection);
+  g_autoptr(GSocketAddress) address = g_unix_socket_address_new (path);
+  g_autoptr(GError) local = NULL;
+
+  connection->request = g_bytes_ref (request);
+  connection->priority = priority;
+  connection->deadline = -1;
+  connection->partial_deadline = -1;
+  connection->funcs = funcs;
+  connection->user_data = user_data;
+  reachd_framer_init (&connection->framer, REACHD_MAX_MESSAGE_BYTES, REACHD_MAX_DEPTH);
+  connection->socket = g_socket_new (G_SOCKET_FAMILY_UNIX, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_DEFAULT, error);
+  if (connection->socket == NULL)
+    return NULL;
+  g_socket_set_blocking (connection->socket, FALSE);
+  if (g_socket_connect (connection->socket, address, NULL, &local))
+    connection->connected = TRUE;
+  else if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_PENDING))
+    {
+      g_propagate_prefixed_error (error, g_steal_pointer (&local), "%s: ", path);
+      return NULL;
+    }
+  connection_attach (connection, context, FALSE);
+  return g_steal_pointer (&connection);
+}
+
+static void
+connection_set_deadline (ReachdConnection *connection, gint64 deadline)
+{
+  connection->deadline = deadline;
+  if (!connection->closed)
+    connection_arm (connection, FALSE);
+}
+
+static void
+connection_fail (ReachdConnection *connection, const GError *error)
+{
+  connection_close (connection);
+  connection->funcs->failed (connection, error, connection->user_data);
+}
+
+/* Connecting, then sending the call: TRUE once all of it is sent. */
+static gboolean
+connection_send (ReachdConnection *connection, GError **error)
+{
+  gsize size = 0;
+  const gchar *data = g_bytes_get_data (connection->request, &size);
+
+  if (!connection->connected)
+    {
+      if (!g_socket_check_connect_result (connection->socket, error))
+        return FALSE;
+      connection->connected = TRUE;
+    }
+  while (connection->sent < size)
+    {
+      g_autoptr(GError) local = NULL;
+      gssize n = g_socket_send (connection->socket, data + connection->sent, size - connection->sent, NULL, &local);
+
+      if (n < 0 && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        return TRUE;
+      if (n < 0)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      connection->sent += (gsize) n;
+    }
+  return TRUE;
+}
+
+/* Hands buffered replies to the owner and reads more, until the budget is spent, the socket
+ * has nothing more, or the owner closed the connection. *more_buffered: stopped by the budget,
+ * with work perhaps left (the socket source only fires for new bytes). */
+static gboolean
+connection_receive (ReachdConnection *connection, gint64 budget_end, gboolean *more_buffered, GError **error)
+{
+  guint8 buffer[READ_CHUNK];
+
+  *more_buffered = FALSE;
+  while (!connection->closed)
+    {
+      const gchar *message = NULL;
+      gsize length = 0;
+
+      if (reachd_framer_next (&connection->framer, &message, &length, error))
+        {
+          connection->partial_deadline = -1;
+          connection->funcs->message (connection, message, length, connection->user_data);
+        }
+      else if (error != NULL && *error != NULL)
+        return FALSE;
+      else
+        {
+          g_autoptr(GError) local = NULL;
+          gssize n = g_socket_receive (connection->socket, (gchar *) buffer, sizeof buffer, NULL, &local);
+
+          if (n < 0 && g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+            break;
+          if (n < 0)
+            {
+              g_propagate_error (error, g_steal_pointer (&local));
+              return FALSE;
+            }
+          if (n == 0)
+            {
+              g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd closed the connection");
+              return FALSE;
+            }
+          reachd_framer_push (&connection->framer, buffer, (gsize) n);
+        }
+      if (g_get_monotonic_time () >= budget_end)
+        {
+          *more_buffered = TRUE;
+          break;
+        }
+    }
+  if (!connection->closed && reachd_framer_has_partial (&connection->framer) && connection->partial_deadline < 0)
+    connection->partial_deadline = g_get_monotonic_time () + REPLY_TIMEOUT_US;
+  return TRUE;
+}
+
+static gboolean
+connection_dispatch (gpointer user_data)
+{
+  g_autoptr(ReachdConnection) connection = connection_ref (user_data);
+  g_autoptr(GError) error = NULL;
+  gint64 now = g_get_monotonic_time ();
+  gboolean more_buffered = FALSE;
+
+  if ((connection->deadline >= 0 && now >= connection->deadline) ||
+      (connection->partial_deadline >= 0 && now >= connection->partial_deadline))
+    {
+      g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "reachd did not answer in time");
+      connection_fail (connection, error);
+      return G_SOURCE_REMOVE;
+    }
+  if (connection->sent < g_bytes_get_size (connection->request))
+    {
+      if (!connection_send (connection, &error))
+        {
+          connection_fail (connection, error);
+          return G_SOURCE_REMOVE;
+        }
+    }
+  if (connection->sent == g_bytes_get_size (connection->request) &&
+      !connection_receive (connection, now + DISPATCH_BUDGET_US, &more_buffered, &error))
+    {
+      connection_fail (connection, error);
+      return G_SOURCE_REMOVE;
+    }
+  if (connection->closed)
+    return G_SOURCE_REMOVE;
+  connection_arm (connection, more_buffered);
+  return G_SOURCE_CONTINUE;
+}
+
+/* --- The monitor ------------------------------------------------------------------------------- */
 
 struct _GNetworkMonitorReachd
 {
   GObject parent_instance;
 
-  GMainContext *context;   /* where the monitor was created: every source and signal is here */
-  ReachdState state;
-  gboolean initializing;   /* no signals for the first answer */
+  GMainContext *context;       /* where the monitor was created: every source and signal is here */
+  ReachdState state;           /* reachd's last answer: what the getters return */
+  ReachdState announced;       /* what the last signals told */
+  gint available;              /* state.available, for can_reach on other threads (atomic) */
+  GSource *announce_source;    /* ready while state and announced differ */
+  gboolean initializing;       /* the first subscription: no signals */
+  GError *init_error;
 
-  GSocket *socket;         /* the subscription; NULL between connections */
-  GSource *io_source;      /* G_IO_OUT while connecting/sending, G_IO_IN while subscribed */
+  ReachdConnection *subscription;  /* NULL between connections */
+  gint64 subscribed_at;
+  gboolean answered;           /* the subscription has delivered an event */
   GSource *retry_source;
-  GByteArray *inbuf;       /* bytes of the message being received */
-  gchar *request;          /* the Subscribe call being sent, with its NUL */
-  gsize request_length;
-  gsize request_sent;
-  gint64 sequence;         /* last event seen; resume after it */
-  gboolean have_sequence;
-  gboolean answered;       /* this connection has delivered a reply */
   guint retry_ms;
+  gint64 sequence;             /* last event seen; resume after it */
+  gboolean have_sequence;
 };
 
 static void g_network_monitor_reachd_iface_init (GNetworkMonitorInterface *iface);
@@ -92,235 +436,35 @@ G_DEFINE_DYNAMIC_TYPE_EXTENDED (GNetworkMonitorReachd, g_network_monitor_reachd,
                                 G_IMPLEMENT_INTERFACE_DYNAMIC (G_TYPE_NETWORK_MONITOR,
                                                                g_network_monitor_reachd_iface_init))
 
-static void start_connection (GNetworkMonitorReachd *self);
-
-/* --- Where reachd listens: as reachctl finds it ---------------------------------------------- */
-
-static gchar *
-resolve_socket_path (void)
-{
-  const gchar *explicit = g_getenv ("REACHD_SOCKET");
-  const gchar *runtime = g_getenv ("XDG_RUNTIME_DIR");
-  gchar *user;
-
-  if (explicit != NULL && explicit[0] != '\0')
-    return g_strdup (explicit);
-  if (g_file_test (REACHD_SYSTEM_SOCKET, G_FILE_TEST_EXISTS))
-    return g_strdup (REACHD_SYSTEM_SOCKET);
-  if (runtime != NULL && runtime[0] != '\0')
-    {
-      user = g_build_filename (runtime, "reachd", REACHD_INTERFACE, NULL);
-      if (g_file_test (user, G_FILE_TEST_EXISTS))
-        return user;
-      g_free (user);
-    }
-  return g_strdup (REACHD_SYSTEM_SOCKET);
-}
-
-/* --- Status → what GLib apps see --------------------------------------------------------------- */
-
-static const gchar *
-member_string (JsonObject *object, const gchar *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  if (node == NULL || JSON_NODE_TYPE (node) != JSON_NODE_VALUE || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
-}
-
+/* Signals what changed since the last signals, once for however many events came in between:
+ * a notify per property that differs (frozen, so they come together), then network-changed. */
 static gboolean
-member_boolean (JsonObject *object, const gchar *name)
+announce_cb (gpointer user_data)
 {
-  JsonNode *node = json_object_get_member (object, name);
+  GNetworkMonitorReachd *self = user_data;
+  g_autoptr(GObject) keep = g_object_ref (G_OBJECT (self));
+  ReachdChanges changes;
 
-  return node != NULL && JSON_NODE_TYPE (node) == JSON_NODE_VALUE &&
-         json_node_get_value_type (node) == G_TYPE_BOOLEAN && json_node_get_boolean (node);
+  g_source_set_ready_time (self->announce_source, -1);
+  changes = reachd_state_compare (&self->announced, &self->state);
+  if (changes == 0)
+    return G_SOURCE_CONTINUE;
+  reachd_state_copy (&self->announced, &self->state);
+  g_object_freeze_notify (keep);
+  if (changes & REACHD_CHANGED_AVAILABLE)
+    g_object_notify (keep, "network-available");
+  if (changes & REACHD_CHANGED_METERED)
+    g_object_notify (keep, "network-metered");
+  if (changes & REACHD_CHANGED_CONNECTIVITY)
+    g_object_notify (keep, "connectivity");
+  g_object_thaw_notify (keep);
+  g_debug ("network-changed: available %d, metered %d, connectivity %d, path %s", self->announced.available,
+           self->announced.metered, self->announced.connectivity, self->announced.path);
+  g_signal_emit_by_name (self, "network-changed", self->announced.available);
+  return G_SOURCE_CONTINUE;
 }
 
-static JsonObject *
-member_object (JsonObject *object, const gchar *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
-}
-
-static gboolean
-state_from_status (JsonObject *status, ReachdState *state)
-{
-  const gchar *connectivity = member_string (status, "connectivity");
-  JsonNode *gateways = json_object_get_member (status, "gateways");
-  GString *path;
-
-  if (connectivity == NULL || !json_object_has_member (status, "reachable"))
-    return FALSE;
-  state->available = member_boolean (status, "reachable");
-  state->metered = member_boolean (status, "expensive");
-  if (!state->available)
-    state->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
-  else if (g_str_equal (connectivity, "none") || g_str_equal (connectivity, "limited"))
-    state->connectivity = G_NETWORK_CONNECTIVITY_LIMITED;
-  else if (g_str_equal (connectivity, "portal"))
-    state->connectivity = G_NETWORK_CONNECTIVITY_PORTAL;
-  else
-    state->connectivity = G_NETWORK_CONNECTIVITY_FULL;   /* full, or unknown: not checked (yet) */
-
-  /* The path: a new primary interface, VPN or gateway is a network change, as a new default
-   * route is to GLib's own backends. */
-  path = g_string_new (NULL);
-  g_string_append_printf (path, "%s|%s|", member_string (member_object (status, "primary"), "name") ?: "",
-                          member_string (member_object (status, "vpn"), "name") ?: "");
-  if (gateways != NULL && JSON_NODE_HOLDS_ARRAY (gateways))
-    {
-      JsonArray *array = json_node_get_array (gateways);
-      guint i;
-
-      for (i = 0; i < json_array_get_length (array); i++)
-        {
-          JsonNode *gateway = json_array_get_element (array, i);
-
-          if (JSON_NODE_TYPE (gateway) == JSON_NODE_VALUE && json_node_get_value_type (gateway) == G_TYPE_STRING)
-            g_string_append_printf (path, "%s,", json_node_get_string (gateway));
-        }
-    }
-  state->path = g_string_free (path, FALSE);
-  return TRUE;
-}
-
-/* Takes the new state; notifies each property that changed and emits network-changed when
- * anything did (on the monitor's context: every caller runs there). */
-static void
-apply_state (GNetworkMonitorReachd *self, ReachdState *next)
-{
-  ReachdState previous = self->state;
-  gboolean changed;
-
-  self->state = *next;
-  next->path = NULL;
-  if (self->initializing)
-    {
-      g_free (previous.path);
-      return;
-    }
-  changed = previous.available != self->state.available || previous.metered != self->state.metered ||
-            previous.connectivity != self->state.connectivity || g_strcmp0 (previous.path, self->state.path) != 0;
-  g_free (previous.path);
-  if (!changed)
-    return;
-
-  g_object_ref (self);
-  g_object_freeze_notify (G_OBJECT (self));
-  if (previous.available != self->state.available)
-    g_object_notify (G_OBJECT (self), "network-available");
-  if (previous.metered != self->state.metered)
-    g_object_notify (G_OBJECT (self), "network-metered");
-  if (previous.connectivity != self->state.connectivity)
-    g_object_notify (G_OBJECT (self), "connectivity");
-  g_object_thaw_notify (G_OBJECT (self));
-  g_debug ("network-changed: available %d, metered %d, connectivity %d, path %s", self->state.available,
-           self->state.metered, self->state.connectivity, self->state.path);
-  g_signal_emit_by_name (self, "network-changed", self->state.available);
-  g_object_unref (self);
-}
-
-/* One reply of the subscription. FALSE with an error: the connection is to be dropped. */
-static gboolean
-handle_reply (GNetworkMonitorReachd *self, const gchar *data, gsize length, GError **error)
-{
-  JsonParser *parser = json_parser_new_immutable ();
-  JsonObject *root, *event, *current;
-  JsonNode *sequence;
-  const gchar *failure;
-  ReachdState next = { 0 };
-  gboolean ok = FALSE;
-
-  if (!json_parser_load_from_data (parser, data, (gssize) length, error))
-    goto out;
-  root = JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)) ? json_node_get_object (json_parser_get_root (parser)) : NULL;
-  if ((failure = member_string (root, "error")) != NULL)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "reachd answered %s", failure);
-      goto out;
-    }
-  event = member_object (member_object (root, "parameters"), "event");
-  current = member_object (event, "current");
-  sequence = event != NULL ? json_object_get_member (event, "sequence") : NULL;
-  if (current == NULL || sequence == NULL || json_node_get_value_type (sequence) != G_TYPE_INT64 ||
-      !state_from_status (current, &next))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reachd sent a reply that is no event");
-      goto out;
-    }
-  if (!self->answered && !self->initializing)
-    g_debug ("reachd: subscribed again (after %" G_GINT64_FORMAT ")", self->sequence);
-  self->sequence = json_node_get_int (sequence);
-  self->have_sequence = TRUE;
-  self->answered = TRUE;
-  self->retry_ms = RETRY_MIN_MS;
-  apply_state (self, &next);
-  ok = TRUE;
-
-out:
-  g_object_unref (parser);
-  return ok;
-}
-
-/* Every complete message in inbuf (each ends with a NUL), in order. */
-static gboolean
-handle_buffered (GNetworkMonitorReachd *self, GError **error)
-{
-  guint8 *end;
-
-  while (self->inbuf->len > 0 && (end = memchr (self->inbuf->data, '\0', self->inbuf->len)) != NULL)
-    {
-      gsize length = (gsize) (end - self->inbuf->data);
-      gboolean ok = handle_reply (self, (const gchar *) self->inbuf->data, length, error);
-
-      g_byte_array_remove_range (self->inbuf, 0, (guint) length + 1);
-      if (!ok)
-        return FALSE;
-    }
-  if (self->inbuf->len > MAX_MESSAGE_BYTES)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE, "reply from reachd too large");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-/* --- The subscription's connection ------------------------------------------------------------ */
-
-static void
-build_request (GNetworkMonitorReachd *self)
-{
-  gchar *after = self->have_sequence ? g_strdup_printf ("\"after\":%" G_GINT64_FORMAT ",", self->sequence) : g_strdup ("");
-
-  g_free (self->request);
-  /* The NUL that g_strdup_printf ends the string with is varlink's message end. */
-  self->request = g_strdup_printf ("{\"method\":\"" REACHD_INTERFACE ".Subscribe\",\"parameters\":{%s\"changes\":"
-                                   SUBSCRIBE_CHANGES "},\"more\":true}", after);
-  self->request_length = strlen (self->request) + 1;
-  self->request_sent = 0;
-  g_free (after);
-}
-
-static void
-drop_connection (GNetworkMonitorReachd *self)
-{
-  if (self->io_source != NULL)
-    {
-      g_source_destroy (self->io_source);
-      g_clear_pointer (&self->io_source, g_source_unref);
-    }
-  if (self->socket != NULL)
-    {
-      g_socket_close (self->socket, NULL);
-      g_clear_object (&self->socket);
-    }
-  g_byte_array_set_size (self->inbuf, 0);
-  self->answered = FALSE;
-}
+static void subscribe (GNetworkMonitorReachd *self, GMainContext *context, gint64 deadline);
 
 static gboolean
 retry_cb (gpointer user_data)
@@ -328,204 +472,154 @@ retry_cb (gpointer user_data)
   GNetworkMonitorReachd *self = user_data;
 
   g_clear_pointer (&self->retry_source, g_source_unref);
-  start_connection (self);
+  subscribe (self, self->context, g_get_monotonic_time () + REPLY_TIMEOUT_US);
   return G_SOURCE_REMOVE;
 }
 
-/* reachd is gone (or misbehaved): keep the last answers and try again later, each time later
- * up to RETRY_MAX_MS, so a missing reachd costs a wake-up every few seconds, no more. */
 static void
 schedule_retry (GNetworkMonitorReachd *self, const GError *why)
 {
-  drop_connection (self);
-  g_debug ("reachd: %s; trying again in %u ms", why != NULL ? why->message : "connection closed", self->retry_ms);
-  self->retry_source = g_timeout_source_new (self->retry_ms);
+  guint delay;
+
+  if (self->answered && g_get_monotonic_time () - self->subscribed_at >= RETRY_RESET_AFTER_US)
+    self->retry_ms = RETRY_MIN_MS;
+  self->answered = FALSE;
+  delay = self->retry_ms;
+  self->retry_ms = MIN (self->retry_ms * 2, RETRY_MAX_MS);
+  g_debug ("reachd: %s; trying again in %u ms", why->message, delay);
+  g_clear_pointer (&self->retry_source, source_destroy_and_unref);
+  self->retry_source = g_timeout_source_new (delay);
   g_source_set_callback (self->retry_source, retry_cb, self, NULL);
   g_source_attach (self->retry_source, self->context);
-  self->retry_ms = MIN (self->retry_ms * 2, RETRY_MAX_MS);
 }
 
-static void watch (GNetworkMonitorReachd *self, GIOCondition condition);
-
-static gboolean
-socket_cb (GSocket *socket, GIOCondition condition, gpointer user_data)
-{
-  GNetworkMonitorReachd *self = user_data;
-  GError *error = NULL;
-  guint8 buffer[16384];
-  gssize n;
-
-  (void) condition;   /* read or write until it would block, whatever woke us */
-  if (self->request_sent < self->request_length)
-    {
-      /* Connecting, then sending the Subscribe call. */
-      if (self->request_sent == 0 && !g_socket_check_connect_result (socket, &error))
-        goto failed;
-      while (self->request_sent < self->request_length)
-        {
-          n = g_socket_send (socket, self->request + self->request_sent, self->request_length - self->request_sent, NULL, &error);
-          if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-            {
-              g_clear_error (&error);
-              return G_SOURCE_CONTINUE;
-            }
-          if (n < 0)
-            goto failed;
-          self->request_sent += (gsize) n;
-        }
-      watch (self, G_IO_IN);
-      return G_SOURCE_REMOVE;
-    }
-
-  for (;;)
-    {
-      n = g_socket_receive (socket, (gchar *) buffer, sizeof buffer, NULL, &error);
-      if (n < 0 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-        {
-          g_clear_error (&error);
-          return G_SOURCE_CONTINUE;
-        }
-      if (n < 0)
-        goto failed;
-      if (n == 0)
-        {
-          g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd closed the connection");
-          goto failed;
-        }
-      g_byte_array_append (self->inbuf, buffer, (guint) n);
-      if (!handle_buffered (self, &error))
-        goto failed;
-      if ((gsize) n < sizeof buffer)
-        return G_SOURCE_CONTINUE;
-    }
-
-failed:
-  /* schedule_retry destroys this source; returning REMOVE as well is harmless. */
-  schedule_retry (self, error);
-  g_clear_error (&error);
-  return G_SOURCE_REMOVE;
-}
-
+/* The subscription is gone (or never came): the last answers stay, and the next try comes
+ * later each time, up to RETRY_MAX_MS, for as long as the app runs. During init, init
+ * decides. */
 static void
-watch (GNetworkMonitorReachd *self, GIOCondition condition)
+subscription_lost (GNetworkMonitorReachd *self, const GError *why)
 {
-  if (self->io_source != NULL)
+  if (self->subscription != NULL)
+    connection_close (self->subscription);
+  g_clear_pointer (&self->subscription, connection_unref);
+  if (self->initializing)
     {
-      g_source_destroy (self->io_source);
-      g_source_unref (self->io_source);
-    }
-  self->io_source = g_socket_create_source (self->socket, condition | G_IO_HUP | G_IO_ERR, NULL);
-  g_source_set_callback (self->io_source, G_SOURCE_FUNC (socket_cb), self, NULL);
-  g_source_attach (self->io_source, self->context);
-}
-
-/* Creates the socket and starts a non-blocking connect. FALSE with an error when it failed at
- * once (no socket file, refused). */
-static gboolean
-open_socket (GNetworkMonitorReachd *self, GError **error)
-{
-  gchar *path = resolve_socket_path ();
-  GSocketAddress *address = g_unix_socket_address_new (path);
-  gboolean ok = FALSE;
-  GError *local = NULL;
-
-  g_free (path);
-  self->socket = g_socket_new (G_SOCKET_FAMILY_UNIX, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_DEFAULT, error);
-  if (self->socket == NULL)
-    goto out;
-  g_socket_set_blocking (self->socket, FALSE);
-  build_request (self);
-  if (!g_socket_connect (self->socket, address, NULL, &local) && !g_error_matches (local, G_IO_ERROR, G_IO_ERROR_PENDING))
-    {
-      g_propagate_error (error, local);
-      g_clear_object (&self->socket);
-      goto out;
-    }
-  g_clear_error (&local);
-  ok = TRUE;
-
-out:
-  g_object_unref (address);
-  return ok;
-}
-
-/* A new subscription, entirely on the monitor's context (after init). */
-static void
-start_connection (GNetworkMonitorReachd *self)
-{
-  GError *error = NULL;
-
-  if (!open_socket (self, &error))
-    {
-      schedule_retry (self, error);
-      g_error_free (error);
+      if (self->init_error == NULL)
+        self->init_error = g_error_copy (why);
       return;
     }
-  watch (self, G_IO_OUT);
+  schedule_retry (self, why);
+}
+
+static void
+subscription_message (ReachdConnection *connection, const gchar *data, gsize length, gpointer user_data)
+{
+  GNetworkMonitorReachd *self = user_data;
+  g_autoptr(GError) error = NULL;
+  ReachdState next = { 0 };
+  gint64 sequence = 0;
+
+  if (!reachd_parse_event (data, length, &sequence, &next, &error))
+    {
+      reachd_state_clear (&next);
+      subscription_lost (self, error);
+      return;
+    }
+  if (!self->answered)
+    {
+      if (!self->initializing)
+        g_debug ("reachd: subscribed again (after %" G_GINT64_FORMAT ")", self->sequence);
+      self->answered = TRUE;
+      connection_set_deadline (connection, -1);
+    }
+  self->sequence = sequence;
+  self->have_sequence = TRUE;
+  reachd_state_clear (&self->state);
+  self->state = next;
+  g_atomic_int_set (&self->available, self->state.available);
+  if (!self->initializing)
+    g_source_set_ready_time (self->announce_source, 0);
+}
+
+static void
+subscription_failed (ReachdConnection *connection, const GError *error, gpointer user_data)
+{
+  (void) connection;
+  subscription_lost (user_data, error);
+}
+
+static const ReachdConnectionFuncs subscription_funcs = { subscription_message, subscription_failed };
+
+static void
+subscribe (GNetworkMonitorReachd *self, GMainContext *context, gint64 deadline)
+{
+  g_autofree gchar *path = resolve_socket_path ();
+  g_autoptr(GBytes) request = reachd_subscribe_call (self->have_sequence, self->sequence);
+  g_autoptr(GError) error = NULL;
+
+  self->answered = FALSE;
+  self->subscribed_at = g_get_monotonic_time ();
+  self->subscription = connection_new (path, request, context, SUBSCRIPTION_PRIORITY, &subscription_funcs, self, &error);
+  if (self->subscription == NULL)
+    subscription_lost (self, error);
+  else
+    connection_set_deadline (self->subscription, deadline);
 }
 
 /* --- GInitable: the first answer, or failure within INIT_TIMEOUT_US --------------------------- */
 
 static gboolean
-wait_for (GSocket *socket, GIOCondition condition, gint64 deadline, GCancellable *cancellable, GError **error)
+init_cancelled_cb (GCancellable *cancellable, gpointer user_data)
 {
-  gint64 left = deadline - g_get_monotonic_time ();
+  GNetworkMonitorReachd *self = user_data;
+  g_autoptr(GError) error = NULL;
 
-  if (left <= 0)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "reachd did not answer in time");
-      return FALSE;
-    }
-  return g_socket_condition_timed_wait (socket, condition, left, cancellable, error);
+  g_cancellable_set_error_if_cancelled (cancellable, &error);
+  subscription_lost (self, error);
+  return G_SOURCE_REMOVE;
 }
 
+/* The first subscription runs on a private context (never the app's, which must not run
+ * inside g_network_monitor_get_default()), then moves to the monitor's. */
 static gboolean
 g_network_monitor_reachd_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
 {
   GNetworkMonitorReachd *self = G_NETWORK_MONITOR_REACHD (initable);
-  gint64 deadline = g_get_monotonic_time () + INIT_TIMEOUT_US;
-  guint8 buffer[16384];
-  gssize n;
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(GSource) cancelled = NULL;
 
-  if (!open_socket (self, error))
-    return FALSE;
-  if (!wait_for (self->socket, G_IO_OUT, deadline, cancellable, error) ||
-      !g_socket_check_connect_result (self->socket, error))
-    goto failed;
-  while (self->request_sent < self->request_length)
+  g_main_context_push_thread_default (context);
+  if (cancellable != NULL)
     {
-      if (!wait_for (self->socket, G_IO_OUT, deadline, cancellable, error))
-        goto failed;
-      n = g_socket_send (self->socket, self->request + self->request_sent, self->request_length - self->request_sent, NULL, error);
-      if (n < 0)
-        goto failed;
-      self->request_sent += (gsize) n;
+      cancelled = g_cancellable_source_new (cancellable);
+      g_source_set_callback (cancelled, G_SOURCE_FUNC (init_cancelled_cb), self, NULL);
+      g_source_attach (cancelled, context);
     }
-  while (!self->answered)
+  subscribe (self, context, g_get_monotonic_time () + INIT_TIMEOUT_US);
+  while (self->subscription != NULL && !self->answered)
+    g_main_context_iteration (context, TRUE);
+  if (cancelled != NULL)
+    g_source_destroy (cancelled);
+  g_main_context_pop_thread_default (context);
+
+  if (!self->answered)
     {
-      if (!wait_for (self->socket, G_IO_IN, deadline, cancellable, error))
-        goto failed;
-      n = g_socket_receive (self->socket, (gchar *) buffer, sizeof buffer, NULL, error);
-      if (n < 0)
-        goto failed;
-      if (n == 0)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd closed the connection");
-          goto failed;
-        }
-      g_byte_array_append (self->inbuf, buffer, (guint) n);
-      if (!handle_buffered (self, error))
-        goto failed;
+      g_debug ("reachd: not used: %s", self->init_error->message);
+      g_propagate_error (error, g_steal_pointer (&self->init_error));
+      return FALSE;
     }
   self->initializing = FALSE;
-  watch (self, G_IO_IN);
+  reachd_state_copy (&self->announced, &self->state);
+  self->announce_source = wake_source_new (self->context, SUBSCRIPTION_PRIORITY, announce_cb, self);
   g_debug ("reachd: subscribed (sequence %" G_GINT64_FORMAT ")", self->sequence);
+  /* Whatever came after the first reply is handled on the monitor's context; a connection
+   * already lost (reachd answered and hung up) is tried again from there. */
+  if (self->subscription != NULL)
+    connection_attach (self->subscription, self->context, TRUE);
+  else
+    schedule_retry (self, self->init_error);
+  g_clear_error (&self->init_error);
   return TRUE;
-
-failed:
-  g_debug ("reachd: not used: %s", error != NULL && *error != NULL ? (*error)->message : "?");
-  drop_connection (self);
-  return FALSE;
 }
 
 static void
@@ -536,178 +630,168 @@ g_network_monitor_reachd_initable_iface_init (GInitableIface *iface)
 
 /* --- can_reach: reachd's Check ----------------------------------------------------------------- */
 
+/* One call of can_reach_async, on the task's context. Every way it ends goes through
+ * check_stop, so that nothing of it fires after its result. */
 typedef struct
 {
-  gchar *request;
-  GSocketConnection *connection;
-  GDataInputStream *input;
-  guint attempts;        /* Checks sent; reachd may answer Busy, and is asked again */
+  GBytes *request;
+  ReachdConnection *connection;
+  GSource *timeout_source;   /* the call's one deadline, CHECK_TIMEOUT_US after it began */
+  GSource *retry_source;     /* reachd was busy: the next attempt */
+  GSource *cancel_source;
+  gint64 deadline;
+  guint attempts;            /* Checks sent */
 } CheckData;
 
-/* reachd limits the look-ups in flight per user: asked again after the time it names, a few
- * times, then answered from the last status. */
-#define CHECK_ATTEMPTS 4
-#define CHECK_RETRY_MAX_MS 2000
-
-static void check_start (GTask *task);
+static void
+check_stop (CheckData *check)
+{
+  if (check->connection != NULL)
+    connection_close (check->connection);
+  g_clear_pointer (&check->connection, connection_unref);
+  g_clear_pointer (&check->timeout_source, source_destroy_and_unref);
+  g_clear_pointer (&check->retry_source, source_destroy_and_unref);
+  g_clear_pointer (&check->cancel_source, source_destroy_and_unref);
+}
 
 static void
 check_data_free (gpointer data)
 {
   CheckData *check = data;
 
-  g_free (check->request);
-  g_clear_object (&check->input);
-  g_clear_object (&check->connection);
+  check_stop (check);
+  g_clear_pointer (&check->request, g_bytes_unref);
   g_free (check);
 }
 
-/* reachd cannot be asked: answer from the last status, as GLib's own monitors answer from the
- * routes they know. */
+/* Ends the call with `error`, or TRUE when it is NULL. Takes the call's reference. */
 static void
-return_from_state (GTask *task)
+check_return (GTask *task, GError *error)
 {
-  GNetworkMonitorReachd *self = g_task_get_source_object (task);
-
-  if (self->state.available)
-    g_task_return_boolean (task, TRUE);
+  check_stop (g_task_get_task_data (task));
+  if (error != NULL)
+    g_task_return_error (task, error);
   else
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "Network unreachable");
+    g_task_return_boolean (task, TRUE);
   g_object_unref (task);
 }
 
-/* A step of a Check failed. A cancellation ends the task with it; anything else (a read error,
- * reachd hung up or is not there) answers from the state the module has. Takes `error` (which
- * may be NULL: reachd closed the connection without an answer). */
+/* reachd cannot be asked, or gave no answer: answer from the last status, as GLib's own
+ * monitors answer from the routes they know. */
 static void
-check_step_failed (GTask *task, GError *error)
+check_return_from_state (GTask *task, const gchar *why)
 {
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      g_task_return_error (task, error);
-      g_object_unref (task);
-      return;
-    }
-  g_debug ("reachd: Check: %s", error != NULL ? error->message : "reachd closed the connection");
-  g_clear_error (&error);
-  return_from_state (task);
+  GNetworkMonitorReachd *self = g_task_get_source_object (task);
+
+  g_debug ("reachd: Check: %s; answered from the last status", why);
+  if (g_atomic_int_get (&self->available))
+    check_return (task, NULL);
+  else
+    check_return (task, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "Network unreachable"));
 }
+
+static void check_start (GTask *task);
 
 static gboolean
 check_retry_cb (gpointer user_data)
 {
-  check_start (user_data);
+  GTask *task = user_data;
+  CheckData *check = g_task_get_task_data (task);
+
+  g_clear_pointer (&check->retry_source, g_source_unref);
+  check_start (task);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+check_timeout_cb (gpointer user_data)
+{
+  check_return_from_state (user_data, "no answer in time");
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+check_cancelled_cb (GCancellable *cancellable, gpointer user_data)
+{
+  GError *error = NULL;
+
+  g_cancellable_set_error_if_cancelled (cancellable, &error);
+  check_return (user_data, error);
   return G_SOURCE_REMOVE;
 }
 
 static void
-check_read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+check_message (ReachdConnection *connection, const gchar *data, gsize length, gpointer user_data)
 {
   GTask *task = user_data;
   GNetworkMonitorReachd *self = g_task_get_source_object (task);
-  GError *error = NULL;
-  gsize length = 0;
-  gchar *reply = g_data_input_stream_read_upto_finish (G_DATA_INPUT_STREAM (source), result, &length, &error);
-  JsonParser *parser;
-  JsonObject *root, *check;
-  const gchar *failure;
+  CheckData *check = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *failure = NULL;
+  ReachdCheckAnswer answer = REACHD_CHECK_FAILED;
+  guint delay = 0;
 
-  if (reply == NULL)
+  (void) connection;
+  if (!reachd_parse_check (data, length, CHECK_RETRY_MAX_MS, &answer, &delay, &failure, &error))
     {
-      check_step_failed (task, error);
+      check_return_from_state (task, error->message);
       return;
     }
-  parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, reply, (gssize) length, &error))
+  switch (answer)
     {
-      g_task_return_error (task, error);
-      goto out;
-    }
-  root = JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)) ? json_node_get_object (json_parser_get_root (parser)) : NULL;
-  if ((failure = member_string (root, "error")) != NULL)
-    {
-      if (g_str_equal (failure, REACHD_INTERFACE ".HostNotFound"))
-        g_task_return_new_error (task, G_RESOLVER_ERROR, G_RESOLVER_ERROR_NOT_FOUND, "Host not found");
-      else if (g_str_equal (failure, REACHD_INTERFACE ".Busy"))
-        {
-          CheckData *data = g_task_get_task_data (task);
-          JsonObject *parameters = member_object (root, "parameters");
-          JsonNode *after = parameters != NULL ? json_object_get_member (parameters, "retryAfterMs") : NULL;
-          gint64 delay = after != NULL && json_node_get_value_type (after) == G_TYPE_INT64 ? json_node_get_int (after) : 100;
-          GSource *retry;
-
-          if (data->attempts >= CHECK_ATTEMPTS)
-            {
-              g_debug ("reachd: Check: busy %u times", data->attempts);
-              g_object_unref (parser);
-              g_free (reply);
-              return_from_state (task);
-              return;
-            }
-          g_clear_object (&data->input);
-          g_clear_object (&data->connection);
-          retry = g_timeout_source_new ((guint) CLAMP (delay, 1, CHECK_RETRY_MAX_MS));
-          g_source_set_callback (retry, (GSourceFunc) check_retry_cb, task, NULL);
-          g_source_attach (retry, g_task_get_context (task));
-          g_source_unref (retry);
-          g_object_unref (parser);
-          g_free (reply);
-          return;   /* the task goes on */
-        }
+    case REACHD_CHECK_REACHABLE:
+      check_return (task, NULL);
+      break;
+    case REACHD_CHECK_UNREACHABLE:
+      if (g_atomic_int_get (&self->available))
+        check_return (task, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE, "Host unreachable"));
       else
-        g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_FAILED, "reachd answered %s", failure);
-      goto out;
+        check_return (task, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "Network unreachable"));
+      break;
+    case REACHD_CHECK_HOST_NOT_FOUND:
+      check_return (task, g_error_new_literal (G_RESOLVER_ERROR, G_RESOLVER_ERROR_NOT_FOUND, "Host not found"));
+      break;
+    case REACHD_CHECK_BUSY:
+      connection_close (check->connection);
+      g_clear_pointer (&check->connection, connection_unref);
+      if (check->attempts >= CHECK_ATTEMPTS ||
+          g_get_monotonic_time () + delay * G_TIME_SPAN_MILLISECOND >= check->deadline)
+        {
+          check_return_from_state (task, "reachd stayed busy");
+          break;
+        }
+      check->retry_source = g_timeout_source_new (delay);
+      g_source_set_callback (check->retry_source, check_retry_cb, task, NULL);
+      g_source_attach (check->retry_source, g_task_get_context (task));
+      break;
+    case REACHD_CHECK_FAILED:
+      check_return (task, g_error_new (G_IO_ERROR, G_IO_ERROR_FAILED, "reachd answered %s", failure));
+      break;
     }
-  check = member_object (member_object (root, "parameters"), "result");
-  if (check == NULL)
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reachd sent a reply that is no check");
-  else if (member_boolean (check, "reachable"))
-    g_task_return_boolean (task, TRUE);
-  else if (!self->state.available)
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "Network unreachable");
-  else
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE, "Host unreachable");
-
-out:
-  g_object_unref (parser);
-  g_free (reply);
-  g_object_unref (task);
 }
 
 static void
-check_written_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+check_failed (ReachdConnection *connection, const GError *error, gpointer user_data)
 {
-  GTask *task = user_data;
-  CheckData *check = g_task_get_task_data (task);
-  GError *error = NULL;
-
-  if (!g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, &error))
-    {
-      check_step_failed (task, error);
-      return;
-    }
-  check->input = g_data_input_stream_new (g_io_stream_get_input_stream (G_IO_STREAM (check->connection)));
-  g_data_input_stream_read_upto_async (check->input, "", 1, G_PRIORITY_DEFAULT, g_task_get_cancellable (task),
-                                       check_read_cb, task);
+  (void) connection;
+  check_return_from_state (user_data, error->message);
 }
 
-static void
-check_connected_cb (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GTask *task = user_data;
-  CheckData *check = g_task_get_task_data (task);
-  GError *error = NULL;
+static const ReachdConnectionFuncs check_funcs = { check_message, check_failed };
 
-  check->connection = g_socket_client_connect_finish (G_SOCKET_CLIENT (source), result, &error);
+/* Connects to reachd and sends the Check; check_message takes it from there. */
+static void
+check_start (GTask *task)
+{
+  CheckData *check = g_task_get_task_data (task);
+  g_autofree gchar *path = resolve_socket_path ();
+  g_autoptr(GError) error = NULL;
+
+  check->attempts++;
+  check->connection = connection_new (path, check->request, g_task_get_context (task), G_PRIORITY_DEFAULT, &check_funcs,
+                                      task, &error);
   if (check->connection == NULL)
-    {
-      check_step_failed (task, error);
-      return;
-    }
-  /* The NUL that ends the string ends the varlink message. */
-  g_output_stream_write_all_async (g_io_stream_get_output_stream (G_IO_STREAM (check->connection)), check->request,
-                                   strlen (check->request) + 1, G_PRIORITY_DEFAULT, g_task_get_cancellable (task),
-                                   check_written_cb, task);
+    check_return_from_state (task, error->message);
 }
 
 /* The host and port reachd's Check is to look up, from what the app passed. */
@@ -738,70 +822,34 @@ connectable_host (GSocketConnectable *connectable, gchar **host, guint *port, GE
   return TRUE;
 }
 
-/* Connects to reachd and sends the Check; the callbacks above take it from there. */
-static void
-check_start (GTask *task)
-{
-  CheckData *check = g_task_get_task_data (task);
-  GSocketClient *client = g_socket_client_new ();
-  gchar *path = resolve_socket_path ();
-  GSocketAddress *address = g_unix_socket_address_new (path);
-
-  check->attempts++;
-  g_socket_client_set_timeout (client, CHECK_TIMEOUT_S);
-  g_socket_client_connect_async (client, G_SOCKET_CONNECTABLE (address), g_task_get_cancellable (task),
-                                 check_connected_cb, task);
-  g_object_unref (address);
-  g_object_unref (client);
-  g_free (path);
-}
-
 static void
 g_network_monitor_reachd_can_reach_async (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                           GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
   GTask *task = g_task_new (monitor, cancellable, callback, user_data);
   CheckData *check = g_new0 (CheckData, 1);
-  JsonBuilder *builder;
-  JsonGenerator *generator;
-  JsonNode *root;
+  g_autofree gchar *host = NULL;
   GError *error = NULL;
-  gchar *host = NULL;
   guint port = 0;
 
   g_task_set_source_tag (task, g_network_monitor_reachd_can_reach_async);
   g_task_set_task_data (task, check, check_data_free);
   if (!connectable_host (connectable, &host, &port, &error))
     {
-      g_task_return_error (task, error);
-      g_object_unref (task);
+      check_return (task, error);
       return;
     }
-
-  builder = json_builder_new_immutable ();
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "method");
-  json_builder_add_string_value (builder, REACHD_INTERFACE ".Check");
-  json_builder_set_member_name (builder, "parameters");
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "host");
-  json_builder_add_string_value (builder, host);
-  if (port != 0)
+  check->request = reachd_check_call (host, port);
+  check->deadline = g_get_monotonic_time () + CHECK_TIMEOUT_US;
+  check->timeout_source = g_timeout_source_new ((guint) (CHECK_TIMEOUT_US / G_TIME_SPAN_MILLISECOND));
+  g_source_set_callback (check->timeout_source, check_timeout_cb, task, NULL);
+  g_source_attach (check->timeout_source, g_task_get_context (task));
+  if (cancellable != NULL)
     {
-      json_builder_set_member_name (builder, "port");
-      json_builder_add_int_value (builder, port);
+      check->cancel_source = g_cancellable_source_new (cancellable);
+      g_source_set_callback (check->cancel_source, G_SOURCE_FUNC (check_cancelled_cb), task, NULL);
+      g_source_attach (check->cancel_source, g_task_get_context (task));
     }
-  json_builder_end_object (builder);
-  json_builder_end_object (builder);
-  root = json_builder_get_root (builder);
-  generator = json_generator_new ();
-  json_generator_set_root (generator, root);
-  check->request = json_generator_to_data (generator, NULL);
-  json_node_unref (root);
-  g_object_unref (generator);
-  g_object_unref (builder);
-  g_free (host);
-
   check_start (task);
 }
 
@@ -815,29 +863,26 @@ g_network_monitor_reachd_can_reach_finish (GNetworkMonitor *monitor, GAsyncResul
 static void
 sync_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  *(GAsyncResult **) user_data = g_object_ref (result);
   (void) source;
+  *(GAsyncResult **) user_data = g_object_ref (result);
 }
 
-/* The synchronous call blocks its caller, as GLib's own do (they resolve the name); it runs the
- * asynchronous one on a private context, so it never touches the app's. */
+/* The synchronous call blocks its caller, as GLib's own do (they resolve the name), at most
+ * CHECK_TIMEOUT_US in all; it runs the asynchronous one on a private context, so it never
+ * touches the app's. */
 static gboolean
 g_network_monitor_reachd_can_reach (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                     GCancellable *cancellable, GError **error)
 {
-  GMainContext *context = g_main_context_new ();
-  GAsyncResult *result = NULL;
-  gboolean reachable;
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(GAsyncResult) result = NULL;
 
   g_main_context_push_thread_default (context);
   g_network_monitor_reachd_can_reach_async (monitor, connectable, cancellable, sync_done_cb, &result);
   while (result == NULL)
     g_main_context_iteration (context, TRUE);
-  reachable = g_network_monitor_reachd_can_reach_finish (monitor, result, error);
   g_main_context_pop_thread_default (context);
-  g_object_unref (result);
-  g_main_context_unref (context);
-  return reachable;
+  return g_network_monitor_reachd_can_reach_finish (monitor, result, error);
 }
 
 static void
@@ -854,11 +899,10 @@ static void
 g_network_monitor_reachd_init (GNetworkMonitorReachd *self)
 {
   self->context = g_main_context_ref_thread_default ();
-  self->inbuf = g_byte_array_new ();
   self->retry_ms = RETRY_MIN_MS;
   self->initializing = TRUE;
-  self->state.available = FALSE;
   self->state.connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
+  self->announced.connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
 }
 
 static void
@@ -888,15 +932,14 @@ g_network_monitor_reachd_finalize (GObject *object)
 {
   GNetworkMonitorReachd *self = G_NETWORK_MONITOR_REACHD (object);
 
-  drop_connection (self);
-  if (self->retry_source != NULL)
-    {
-      g_source_destroy (self->retry_source);
-      g_source_unref (self->retry_source);
-    }
-  g_byte_array_unref (self->inbuf);
-  g_free (self->request);
-  g_free (self->state.path);
+  if (self->subscription != NULL)
+    connection_close (self->subscription);
+  g_clear_pointer (&self->subscription, connection_unref);
+  g_clear_pointer (&self->retry_source, source_destroy_and_unref);
+  g_clear_pointer (&self->announce_source, source_destroy_and_unref);
+  g_clear_error (&self->init_error);
+  reachd_state_clear (&self->state);
+  reachd_state_clear (&self->announced);
   g_main_context_unref (self->context);
   G_OBJECT_CLASS (g_network_monitor_reachd_parent_class)->finalize (object);
 }

@@ -16,6 +16,9 @@ enum HLNetWorkReachabilityDemo {
             case "--host": controller.remoteHostName = arguments.popFirst()
             case "--no-host": controller.remoteHostName = nil
             case "--count": remaining = arguments.popFirst().flatMap(Int.init)
+            case "--help", "-h":
+                FileHandle.standardOutput.write(Data("usage: HLNetWorkReachabilityDemo [--host HOST | --no-host] [--count N]\n".utf8))
+                exit(0)
             default:
                 FileHandle.standardError.write(Data("usage: HLNetWorkReachabilityDemo [--host HOST | --no-host] [--count N]\n".utf8))
                 exit(2)

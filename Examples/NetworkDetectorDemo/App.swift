@@ -18,6 +18,9 @@ enum NetworkDetectorDemo {
             case "--url": NetworkDetector.sharedInstance.backendURL = arguments.popFirst().flatMap { URL(string: $0) }
             case "--timeout": arguments.popFirst().flatMap(TimeInterval.init).map { NetworkDetector.sharedInstance.timeout = $0 }
             case "--block": block = true
+            case "--help", "-h":
+                FileHandle.standardOutput.write(Data("usage: NetworkDetectorDemo [--url URL] [--timeout S] [--block]\n".utf8))
+                exit(0)
             default:
                 FileHandle.standardError.write(Data("usage: NetworkDetectorDemo [--url URL] [--timeout S] [--block]\n".utf8))
                 exit(2)

@@ -228,7 +228,10 @@ final class StatusFeed: @unchecked Sendable, QueueConfined {
 
     private func startMonitor() throws {
         stopMonitor()
-        let monitor = ReachabilityMonitor(configuration: settings.monitorConfiguration, log: settings.log)
+        var configuration = settings.monitorConfiguration
+        // Statuses say whether this feed's own check runs, as reachd's say whether reachd's does.
+        configuration.connectivityCheck = settings.services.connectivity.enabled
+        let monitor = ReachabilityMonitor(configuration: configuration, log: settings.log)
         let started = epoch
         monitor.addObserver { [weak self] event in
             guard let self else { return }

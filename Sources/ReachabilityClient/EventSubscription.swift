@@ -4,6 +4,17 @@ import ReachabilityCore
 import ReachabilitySystem
 import Synchronization
 
+/// What a reconnecting subscription says about its connection, between events: a client that
+/// shows events to people (`reachctl monitor`) says when reachd went away and came back, rather
+/// than falling silent.
+public enum ConnectionChange: Equatable, Sendable {
+    /// The connection to reachd is gone (it stopped, restarted, or dropped this subscriber as too
+    /// slow), with why; the subscription reconnects. Said once until `restored`.
+    case lost(reason: String)
+    /// reachd answers again; the events resume after `after`, the last sequence number delivered.
+    case restored(after: Int?)
+}
+
 extension ReachabilityClient {
     /// Reachability events delivered to callbacks: first the current state (`initial`), then every change.
     ///
@@ -35,14 +46,17 @@ extension ReachabilityClient {
     ///     with the reason: `daemonNotRunning`, a dropped connection without `reconnect`, or a
     ///     varlink error reply (other than `SubscriberTooSlow` with `reconnect`) as `.remote`.
     ///     Never called for `cancel()`.
+    ///   - onConnectionChange: with `reconnect`, called on the subscription's thread when an
+    ///     established connection is lost and when reachd answers again (`ConnectionChange`).
     /// - Returns: the running subscription; keep it to `cancel()` it.
     public func subscribe(after: Int? = nil, statusOnly: Bool = false, changes: [String]? = nil,
                           waitForDaemon: Bool = false, reconnect: Bool = true,
                           onEvent: @escaping @Sendable (ReachabilityEvent) -> Void,
-                          onEnd: @escaping @Sendable (any Error) -> Void) -> EventSubscription {
+                          onEnd: @escaping @Sendable (any Error) -> Void,
+                          onConnectionChange: (@Sendable (ConnectionChange) -> Void)? = nil) -> EventSubscription {
         let subscription = EventSubscription(socketPath: socketPath, after: after, statusOnly: statusOnly,
                                              changes: changes, waitForDaemon: waitForDaemon, reconnect: reconnect,
-                                             onEvent: onEvent, onEnd: onEnd)
+                                             onEvent: onEvent, onEnd: onEnd, onConnectionChange: onConnectionChange)
         subscription.start()
         return subscription
     }
@@ -56,6 +70,7 @@ extension ReachabilityClient {
         private let reconnect: Bool
         private let onEvent: @Sendable (ReachabilityEvent) -> Void
         private let onEnd: @Sendable (any Error) -> Void
+        private let onConnectionChange: (@Sendable (ConnectionChange) -> Void)?
         /// Cancelled, and the connection to shut down on `cancel()`.
         private let state = Mutex<(cancelled: Bool, connection: VarlinkConnection?)>((false, nil))
         private let wakeUp = DispatchSemaphore(value: 0)
@@ -63,8 +78,10 @@ extension ReachabilityClient {
         private var deduplicator: EventDeduplicator
 
         init(socketPath: String, after: Int?, statusOnly: Bool, changes: [String]? = nil, waitForDaemon: Bool, reconnect: Bool,
-             onEvent: @escaping @Sendable (ReachabilityEvent) -> Void, onEnd: @escaping @Sendable (any Error) -> Void) {
+             onEvent: @escaping @Sendable (ReachabilityEvent) -> Void, onEnd: @escaping @Sendable (any Error) -> Void,
+             onConnectionChange: (@Sendable (ConnectionChange) -> Void)? = nil) {
             self.socketPath = socketPath; self.statusOnly = statusOnly; self.changes = changes
+            self.onConnectionChange = onConnectionChange
             self.waitForDaemon = waitForDaemon
             self.reconnect = reconnect; self.onEvent = onEvent; self.onEnd = onEnd
             self.deduplicator = EventDeduplicator(lastSequence: after)
@@ -104,7 +121,11 @@ extension ReachabilityClient {
         private func run() {
             var everConnected = false
             var backoff: TimeInterval = 0.05
+            /// The connection was lost and `.lost` said so: the next event first says `.restored`.
+            var lostReported = false
             while !isCancelled {
+                // Why this connection ended, when the loop goes on to reconnect.
+                var lost: String?
                 do {
                     let connection = try VarlinkConnection(socketPath: socketPath)
                     let proceed = state.withLock { state -> Bool in
@@ -126,12 +147,19 @@ extension ReachabilityClient {
                         if let error = reply.error {
                             let remote = VarlinkError(error, parameters: reply.parameters)
                             // Dropped for being slow: resume from the last event, the history has the rest.
-                            if error == VarlinkError.subscriberTooSlow(dropped: 0).name && reconnect { break }
+                            if error == VarlinkError.subscriberTooSlow(dropped: 0).name && reconnect {
+                                lost = "reachd dropped this subscriber as too slow"
+                                break
+                            }
                             end(ReachabilityClientError.remote(remote))
                             return
                         }
                         let event = try reply.decode(ReachabilityEvent.self, key: "event")
                         backoff = 0.05
+                        if lostReported, !isCancelled {
+                            lostReported = false
+                            onConnectionChange?(.restored(after: deduplicator.lastSequence))
+                        }
                         if deduplicator.admit(event), !isCancelled { onEvent(event) }
                     }
                 } catch ReachabilityClientError.daemonNotRunning(let path) where !everConnected && !waitForDaemon {
@@ -145,11 +173,17 @@ extension ReachabilityClient {
                     case .connectionFailed, .protocolError, .remote:
                         if !reconnect { end(error); return }
                     }
+                    lost = error.description
                 } catch {
                     if isCancelled { return }
                     if !reconnect { end(error); return }
+                    lost = "\(error)"
                 }
                 if isCancelled { return }
+                if everConnected, !lostReported, let lost {
+                    lostReported = true
+                    onConnectionChange?(.lost(reason: lost))
+                }
                 _ = wakeUp.wait(timeout: .now() + backoff)
                 backoff = min(backoff * 2, 1.0)
             }

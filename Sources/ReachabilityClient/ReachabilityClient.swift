@@ -71,15 +71,19 @@ public struct ReachabilityClient: Sendable {
     ///   - waitForDaemon: when false, the stream fails with `daemonNotRunning` if no daemon answers
     ///     the first time; when true it waits for one.
     ///   - reconnect: when false, the stream ends with an error when the connection drops.
+    ///   - onConnectionChange: told, on the subscription's thread, when the connection is lost
+    ///     and reconnecting begins, and when reachd answers again (see `ConnectionChange`).
     public func events(after: Int? = nil, statusOnly: Bool = false, changes: [String]? = nil,
-                       waitForDaemon: Bool = false, reconnect: Bool = true) -> AsyncThrowingStream<ReachabilityEvent, Error> {
+                       waitForDaemon: Bool = false, reconnect: Bool = true,
+                       onConnectionChange: (@Sendable (ConnectionChange) -> Void)? = nil) -> AsyncThrowingStream<ReachabilityEvent, Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ReachabilityEvent.self, throwing: Error.self,
                                                                      bufferingPolicy: .unbounded)
         // The callbacks run on the subscription's thread, not on the cooperative pool.
         let subscription = EventSubscription(socketPath: socketPath, after: after, statusOnly: statusOnly,
                                              changes: changes, waitForDaemon: waitForDaemon, reconnect: reconnect,
                                              onEvent: { continuation.yield($0) },
-                                             onEnd: { continuation.finish(throwing: $0) })
+                                             onEnd: { continuation.finish(throwing: $0) },
+                                             onConnectionChange: onConnectionChange)
         continuation.onTermination = { _ in subscription.cancel() }
         subscription.start()
         return stream

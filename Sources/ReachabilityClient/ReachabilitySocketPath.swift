@@ -16,6 +16,16 @@ public enum ReachabilitySocketPath {
         return "\(runtime)/reachd/\(fileName)"
     }
 
+    /// Every path `resolve` looks at, in its order: `explicit`, else `REACHD_SOCKET`, else the
+    /// system socket and the user one (when `XDG_RUNTIME_DIR` is set). What a client names when
+    /// no daemon answers at any of them.
+    public static func candidates(explicit: String? = nil,
+                                  environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        if let explicit, !explicit.isEmpty { return [explicit] }
+        if let fromEnvironment = environment[environmentVariable], !fromEnvironment.isEmpty { return [fromEnvironment] }
+        return [systemPath] + [userPath(environment: environment)].compactMap { $0 }
+    }
+
     /// The path a client connects to: `explicit` (`--socket`), then `REACHD_SOCKET`, then the
     /// system socket if it exists, then the user socket if it exists, else the system path.
     public static func resolve(explicit: String? = nil,

@@ -5,8 +5,8 @@ extension Status {
     /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
     /// `online · vpn wg0 over ethernet (eth0) · …` under a tunnel, or `offline` (`offline · kill
     /// switch` when a refusing route or rule decides); ` · simulated` at the end while a simulation is on.
-    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. When the
-    /// families' verdicts differ, the other one follows the verdict: `internet: full (IPv6: none)`;
+    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. When a
+    /// family's own check said something else, it follows the verdict: `internet: full (IPv6: limited)`;
     /// a failed check names its step: `internet: limited (DNS)`.
     public var summary: String { summary(now: Date()) }
 
@@ -26,7 +26,8 @@ extension Status {
         if let vpn { transport = "vpn \(vpn.name) over " + transport }
         parts.append(transport)
         if let cellular, let technology = cellular.accessTechnology { parts.append("cellular: \(technology)\(cellular.roaming == true ? ", roaming" : "")") }
-        parts.append("internet: \(connectivity.rawValue)" + familyNote)
+        // With the check off, `unknown` is for good, not "not yet": say which.
+        parts.append(connectivityCheck ? "internet: \(connectivity.rawValue)" + familyNote : "internet: not checked")
         if connectivity == .portal, let portal = probe?.portalUrl { parts.append("log in at \(portal)") }
         if let left = probe?.sessionLeft(now: now) { parts.append(left) }
         let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
@@ -37,10 +38,12 @@ extension Status {
 }
 
 extension Status {
-    /// ` (IPv6: limited)` when the families' verdicts differ (the one that is not the overall
-    /// verdict), ` (DNS)` when the check failed at the resolver; empty otherwise. Without an
-    /// overall verdict (`unknown`: not checked, or checks off; `none`) there is nothing to set a
-    /// family against, so no family is named.
+    /// ` (IPv6: limited)` when a family's own check said something else than the overall
+    /// verdict, ` (DNS)` when the check failed at the resolver; empty otherwise. A family is
+    /// named only when its verdict says something: one never checked (`unknown`: not yet, or an
+    /// address-literal URL checks its own family alone) is no warning, and one without a path
+    /// (`none`) is already told by the families at the end of the line (`· IPv4`). Without an
+    /// overall verdict (`unknown`, `none`) there is nothing to set a family against.
     var familyNote: String {
         var notes: [String] = []
         let judged: Bool
@@ -48,9 +51,11 @@ extension Status {
         case .unknown, .none: judged = false
         case .portal, .limited, .full: judged = true
         }
-        if judged && ipv4Connectivity != ipv6Connectivity {
-            if ipv4Connectivity != connectivity { notes.append("IPv4: \(ipv4Connectivity.rawValue)") }
-            if ipv6Connectivity != connectivity { notes.append("IPv6: \(ipv6Connectivity.rawValue)") }
+        for (name, verdict) in [("IPv4", ipv4Connectivity), ("IPv6", ipv6Connectivity)] where judged && verdict != connectivity {
+            switch verdict {
+            case .portal, .limited, .full: notes.append("\(name): \(verdict.rawValue)")
+            case .unknown, .none: break
+            }
         }
         if connectivity != .full, let stage = probe?.failedStage, stage == .resolve { notes.append("DNS") }
         return notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")"
@@ -104,15 +109,18 @@ extension Status {
     /// `interface`, that interface is up with carrier and an address (as
     /// systemd-networkd-wait-online's `--interface`).
     /// With `family`, that family alone: it has a path, and with `internet` its own verdict is full.
+    /// With the connectivity check off (`connectivityCheck` false) nothing would ever say full:
+    /// `internet` asks for a reachable path alone, as NetworkManager counts a path as full then.
     public func satisfies(internet: Bool, interface: String?, family: AddressFamily? = nil) -> Bool {
         guard reachable else { return false }
+        let checked = internet && connectivityCheck
         switch family {
         case nil:
-            if internet && connectivity != .full { return false }
+            if checked && connectivity != .full { return false }
         case .ipv4?:
-            if !ipv4 || (internet && ipv4Connectivity != .full) { return false }
+            if !ipv4 || (checked && ipv4Connectivity != .full) { return false }
         case .ipv6?:
-            if !ipv6 || (internet && ipv6Connectivity != .full) { return false }
+            if !ipv6 || (checked && ipv6Connectivity != .full) { return false }
         }
         if let interface {
             guard let link = interfaces.first(where: { $0.name == interface }),

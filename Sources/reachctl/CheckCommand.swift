@@ -33,8 +33,10 @@ private func watchCheck(client: ReachabilityClient, host: String, port: Int?, js
     exitOnInterrupt(with: ExitCode.success)
     let style = Style()
     var last: CheckOutcome?
+    let first = FirstAnswer(socketPath: client.socketPath, seconds: client.callTimeout)
     do {
         for try await _ in client.events() {
+            first.hear()
             let outcome = await CheckOutcome.ask(client, host: host, port: port)
             guard outcome != last else { continue }
             last = outcome

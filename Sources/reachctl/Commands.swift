@@ -3,12 +3,18 @@ import FoundationEssentials
 import ReachabilityClient
 import ReachabilityCore
 import ReachabilitySystem
+import Synchronization
 
 /// Maps client errors to reachctl's messages and exit statuses.
 func exitOnError(_ error: Error) -> Never {
     switch error {
     case ReachabilityClientError.daemonNotRunning(let path):
-        fail("reachd is not running (no socket at \(path))", code: ExitCode.unavailable)
+        // The resolved path, with the others looked at when it was one of the defaults.
+        let candidates = ReachabilitySocketPath.candidates()
+        let tried = candidates.contains(path) ? candidates : [path]
+        let message = NotRunning.message(tried.map { ($0, FileManager.default.fileExists(atPath: $0)) })
+        emit("reachctl: \(TerminalText.escaped(message))\nreachctl: \(NotRunning.hint)\n", to: .error)
+        ProcessSetup.exit(ExitCode.unavailable)
     // A daemon that cannot be reached, hangs up or stays silent does not answer either: exit 69, like no socket.
     case ReachabilityClientError.connectionFailed, ReachabilityClientError.connectionClosed,
          ReachabilityClientError.timedOut:
@@ -20,6 +26,26 @@ func exitOnError(_ error: Error) -> Never {
         fail(error.description)
     default:
         fail("\(error)")
+    }
+}
+
+/// What reachctl says when no daemon answers at any path it tried.
+enum NotRunning {
+    static let hint = "start it with 'systemctl start reachd.socket', or with 'make run' in its source tree"
+
+    /// `reachd is not running (no socket at A, nor at B)`, or, for a file nobody listens on (a
+    /// daemon that stopped without removing it; a new one replaces it), `(A is a stale socket:
+    /// it exists, nobody listens on it)`; `hint` follows on a line of its own. `tried`: each
+    /// path, in order, and whether a file is there.
+    static func message(_ tried: [(path: String, exists: Bool)]) -> String {
+        let stale = tried.filter(\.exists).map(\.path)
+        let missing = tried.filter { !$0.exists }.map(\.path)
+        var why: [String] = []
+        if !missing.isEmpty { why.append("no socket at " + missing.joined(separator: ", nor at ")) }
+        for path in stale {
+            why.append("\(path) is a stale socket: it exists, nobody listens on it")
+        }
+        return "reachd is not running (\(why.joined(separator: "; ")))"
     }
 }
 
@@ -35,6 +61,31 @@ func exitOnInterrupt(with code: Int32) {
     }
 }
 nonisolated(unsafe) var interruptSources: [DispatchSourceSignal] = []
+
+/// Whether a streaming command (`monitor`, `wait`, `check --watch`) has heard reachd at all. A
+/// daemon that accepts the connection and never answers (stuck, or something else on the
+/// socket) does not answer, as one that is not running: exit 69, never 1 ("not online") or a
+/// silent wait for ever.
+final class FirstAnswer: Sendable {
+    let socketPath: String
+    private let answered = Mutex(false)
+
+    /// Exits 69 unless an event came within `seconds` (a one-shot call's time-out).
+    init(socketPath: String, seconds: Double) {
+        self.socketPath = socketPath
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+            if !heard { failNotAnswering(after: seconds) }
+        }
+    }
+
+    func hear() { answered.withLock { $0 = true } }
+    var heard: Bool { answered.withLock { $0 } }
+
+    func failNotAnswering(after seconds: Double) -> Never {
+        fail("reachd did not answer within \(formatSeconds(seconds)) s (it accepted the connection at \(socketPath)); "
+             + "is it stuck? 'systemctl status reachd' or its log says more", code: ExitCode.unavailable)
+    }
+}
 
 /// `reachctl status [--json] [--verbose]`.
 func runStatus(client: ReachabilityClient, json: Bool, verbose: Bool) async -> Never {
@@ -56,8 +107,19 @@ func runStatus(client: ReachabilityClient, json: Bool, verbose: Bool) async -> N
 func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly: Bool, changes: [String]?) async -> Never {
     exitOnInterrupt(with: ExitCode.success)
     let style = Style()
+    let first = FirstAnswer(socketPath: client.socketPath, seconds: client.callTimeout)
     do {
-        for try await event in client.events(after: after, statusOnly: statusOnly, changes: changes) {
+        // On stderr, so that `--json`'s stdout stays one event per line.
+        let events = client.events(after: after, statusOnly: statusOnly, changes: changes) { change in
+            switch change {
+            case .lost(let reason):
+                emit("reachctl: reachd went away (\(TerminalText.escaped(reason))); waiting for it to come back\n", to: .error)
+            case .restored(let after):
+                emit("reachctl: reachd is back" + (after.map { "; resuming after #\($0)" } ?? "") + "\n", to: .error)
+            }
+        }
+        for try await event in events {
+            first.hear()
             if json {
                 printLine(jsonLine(event))
             } else {
@@ -77,8 +139,11 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
 func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interface: String?, quiet: Bool,
              stable: Double?, family: AddressFamily? = nil) async -> Never {
     exitOnInterrupt(with: ExitCode.failure)
+    let first = FirstAnswer(socketPath: client.socketPath, seconds: client.callTimeout)
     if timeout > 0 {
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+            // Not online is 1; not knowing, because reachd never answered, is 69.
+            if !first.heard { first.failNotAnswering(after: timeout) }
             if !quiet { emit("reachctl: timed out after \(formatSeconds(timeout)) s\n", to: .error) }
             ProcessSetup.exit(ExitCode.failure)
         }
@@ -86,6 +151,7 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
     let stability = stable.map { StableWait(seconds: $0, interface: interface, quiet: quiet) }
     do {
         for try await event in client.events() {
+            first.hear()
             let met = event.current.satisfies(internet: internet, interface: interface, family: family)
             guard let stability else {
                 if met {

@@ -69,8 +69,12 @@ public struct ControlOptions: Equatable, Sendable {
       --help          print help (also after a command)
       --version       print the version
 
-    Exit status: 0 success (wait: condition met; check: reachable), 1 wait timed out or check
-    unreachable, 2 usage error, 69 reachd is not running.
+    Exit status:
+      0   success (wait: condition met; check: reachable; probe: a verdict, whatever it is)
+      1   wait timed out; check: not reachable or host not found; probe: the check is off
+      2   usage error (simulate: also a bad status, time or script line)
+      69  reachd does not answer (not running, stuck, hung up, busy)
+      77  simulate: not allowed (root or [Simulation] Group= only)
     """
 
     /// Parses the arguments after the program name.

@@ -26,8 +26,10 @@ struct Style {
     let enabled: Bool
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        enabled = StandardStream.output.isTerminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+        self.init(enabled: StandardStream.output.isTerminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb")
     }
+
+    init(enabled: Bool) { self.enabled = enabled }
 
     func paint(_ text: String, _ code: String) -> String { enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
 
@@ -35,10 +37,20 @@ struct Style {
     /// goes through it before any colour of ours is added.
     func safe(_ text: String) -> String { TerminalText.escaped(text) }
 
-    /// The summary line with `online` green and `offline` red.
+    /// The summary line with `online` green and `offline` red, and an internet that does not
+    /// answer as it should (`portal`, `limited`) yellow, as `reachctl probe` shows them.
     func summary(_ status: Status) -> String {
-        let line = safe(status.summary)
+        var line = safe(status.summary)
         guard enabled else { return line }
+        switch status.connectivity {
+        case .portal, .limited:
+            let verdict = " · internet: \(status.connectivity.rawValue)"
+            if let range = line.firstRange(of: verdict) {
+                line.replaceSubrange(range, with: " · internet: " + paint(status.connectivity.rawValue, "33"))
+            }
+        case .full, .unknown, .none:
+            break
+        }
         if line.hasPrefix("online") { return paint("online", "32") + line.dropFirst("online".count) }
         if line.hasPrefix("offline") { return paint("offline", "31") + line.dropFirst("offline".count) }
         return line

@@ -80,7 +80,8 @@ public struct DispatcherConfiguration: Equatable, Sendable {
         let ini = try INIParser.parse(text, file: file)
         for (name, line) in ini.sections where !sections.contains(name) {
             throw ConfigurationError(file: file, line: line, section: name,
-                                     message: "unknown section (expected one of \(sections.map { "[\($0)]" }.joined(separator: " ")))")
+                                     message: "unknown section (expected one of \(sections.map { "[\($0)]" }.joined(separator: " ")))"
+                                         + (NameSuggestion.closest(to: name, among: sections).map { " (did you mean [\($0)]?)" } ?? ""))
         }
         var config = base
         for assignment in ini.assignments {
@@ -146,7 +147,9 @@ public struct DispatcherConfiguration: Equatable, Sendable {
             case "Scripts": known = ["Enabled=", "Timeout=", "Directories=", "Changes=", "Changes.GLOB="]
             default: known = ["MinIntervalSec="]
             }
-            throw ValueError("unknown key in section [\(assignment.section)] (expected one of \(known.joined(separator: " ")))")
+            let names = known.map { $0.hasSuffix(".GLOB=") ? String($0.dropLast("GLOB=".count)) : String($0.dropLast()) }
+            let guess = NameSuggestion.closest(to: assignment.key, among: names).map { " (did you mean \($0.hasSuffix(".") ? $0 + "GLOB" : $0)=?)" }
+            throw ValueError("unknown key in section [\(assignment.section)] (expected one of \(known.joined(separator: " ")))" + (guess ?? ""))
         }
     }
 

@@ -5,7 +5,8 @@ import ReachabilityCore
 public enum NetworkTarget: String, CaseIterable, Sendable, Comparable {
     /// `reachd-online.target`: reachable (a usable default route).
     case online
-    /// `reachd-internet.target`: connectivity `full` (the check answered as expected).
+    /// `reachd-internet.target`: connectivity `full` (the check answered as expected); with the
+    /// check off (`[Connectivity] Enabled=no`), reachable, as NetworkManager counts a path then.
     case internet
     /// `reachd-unmetered.target`: reachable over a path that is not `expensive`.
     case unmetered
@@ -17,7 +18,7 @@ public enum NetworkTarget: String, CaseIterable, Sendable, Comparable {
     public func holds(in status: Status) -> Bool {
         switch self {
         case .online: return status.reachable
-        case .internet: return status.reachable && status.connectivity == .full
+        case .internet: return status.reachable && (status.connectivity == .full || !status.connectivityCheck)
         case .unmetered: return status.reachable && !status.expensive
         }
     }

@@ -67,7 +67,7 @@ final class Daemon: @unchecked Sendable {
                 server.publish(event)
                 metrics?.record(event)
                 self?.notifyStatus(event.current)
-                let line = "#\(event.sequence) \(event.reason.code.rawValue)\(event.reason.interface.map { " \($0)" } ?? ""): \(event.current.status.rawValue)\(event.current.simulated ? " (simulated)" : "")"
+                let line = event.logLine
                 // What the network's routers announce comes at their rate (anyone on the link can
                 // send advertisements): at debug, so that it cannot fill the journal.
                 if event.reason.code == .routerAdvertisement { log.debug(line) } else { log.info(line) }

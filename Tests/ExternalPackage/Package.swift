@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // An app outside the reachd package that depends on it by path, as a user's package would, and
-// runs the README's snippet unchanged (`make external-package-test`).
+// builds the README's Swift examples unchanged (`make external-package-test`, run.sh, writes
+// them into Sources/SnippetApp and Sources/ClientSnippet).
 import PackageDescription
 
 let package = Package(
@@ -8,5 +9,6 @@ let package = Package(
     dependencies: [.package(name: "reachd", path: "../..")],
     targets: [
         .executableTarget(name: "SnippetApp", dependencies: [.product(name: "Reachability", package: "reachd")]),
+        .executableTarget(name: "ClientSnippet", dependencies: [.product(name: "ReachabilityClient", package: "reachd")]),
     ]
 )

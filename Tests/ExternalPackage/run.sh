@@ -1,18 +1,44 @@
 #!/bin/sh
 # make external-package-test: an outside package that depends on reachd by path builds the
-# README's Swift snippet and runs it against a real reachd in a private
-# network namespace (root; as non-root it only builds). The snippet in the README and in
-# Sources/SnippetApp/main.swift must be the same text.
+# README's two Swift examples exactly as the README shows them (the fenced blocks after the
+# comments `<!-- example: built and run by make external-package-test -->` and `<!-- example:
+# built by make external-package-test -->`), and runs the first against a real reachd in a
+# private network namespace (root; as non-root it only builds). The first becomes SnippetApp's
+# main.swift with a few lines after it that wait for its last callback and say it finished; the
+# second, which follows events forever, ClientSnippet's, built only.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 SWIFT=${SWIFT:-swift}
 
-extract() { sed -n '/^\/\/ --- snippet ---$/,/^\/\/ --- end of snippet ---$/p' "$1"; }
-if [ "$(extract "$root/README.md")" != "$(extract "$here/Sources/SnippetApp/main.swift")" ] || [ -z "$(extract "$root/README.md")" ]; then
-    echo "external-package-test: the README snippet differs from Tests/ExternalPackage/Sources/SnippetApp/main.swift" >&2
+# The fenced block after the line "<!-- example: $1 -->" of the README, without its fences.
+readme_block() {
+    awk -v marker="<!-- example: $1 -->" '
+        $0 == marker { found = 1; next }
+        found == 1 && /^```/ { found = 2; next }
+        found == 2 && /^```/ { exit }
+        found == 2 { print }' "$root/README.md"
+}
+snippet=$(readme_block "built and run by make external-package-test")
+client=$(readme_block "built by make external-package-test")
+if [ -z "$snippet" ] || [ -z "$client" ]; then
+    echo "external-package-test: README.md has no Swift example marked <!-- example: built (and run) by make external-package-test -->" >&2
     exit 1
 fi
+mkdir -p "$here/Sources/SnippetApp" "$here/Sources/ClientSnippet"
+{
+    printf '%s\n' "$snippet"
+    cat <<'SWIFT'
+
+// Added by Tests/ExternalPackage/run.sh after the README's example: its last callback gets
+// time to print, and the run says it reached the end.
+try await Task.sleep(nanoseconds: 500_000_000)
+monitor.cancel()
+NotificationCenter.default.removeObserver(observer)
+print("snippet OK")
+SWIFT
+} > "$here/Sources/SnippetApp/main.swift"
+printf '%s\n' "$client" > "$here/Sources/ClientSnippet/main.swift"
 
 # Its own scratch directory under the package's .build (ignored by git), started afresh when
 # reachd's list of files has changed.

@@ -17,8 +17,16 @@ extension ServiceSystemTests {
         for command in [["status"], ["monitor", "--json"], ["wait", "--timeout", "1"]] {
             let result = try run(Binaries.reachctl, command + ["--socket", path])
             #expect(result.status == 69, "\(command)")
-            #expect(result.stderr == "reachctl: reachd is not running (no socket at \(path))\n", "\(command)")
+            #expect(result.stderr == "reachctl: reachd is not running (no socket at \(path))\n"
+                    + "reachctl: start it with 'systemctl start reachd.socket', or with 'make run' in its source tree\n", "\(command)")
         }
+        // A socket file nobody listens on (left by a daemon that was killed) is told apart.
+        close(try Self.listening(at: path, listen: false))
+        defer { unlink(path) }
+        let stale = try run(Binaries.reachctl, ["status", "--socket", path])
+        #expect(stale.status == 69)
+        #expect(stale.stderr.hasPrefix("reachctl: reachd is not running (\(path) is a stale socket: it exists, nobody listens on it)\n"),
+                "\(stale.stderr)")
         // REACHD_SOCKET is honoured the same way.
         var environment = ProcessInfo.processInfo.environment
         environment["REACHD_SOCKET"] = path
@@ -30,17 +38,7 @@ extension ServiceSystemTests {
     @Test func reachctlExits69WhenTheDaemonHangsUp() throws {
         let directory = try temporaryDirectory()
         let path = directory + "/io.reachd.Reachability"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(fd >= 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0 && listen(fd, 8) == 0)
+        let fd = try Self.listening(at: path)
         defer { close(fd); unlink(path); rmdir(directory) }
         // Accepts and closes until the listening socket is shut down.
         let acceptor = Thread {
@@ -57,6 +55,39 @@ extension ServiceSystemTests {
             #expect(result.status == 69, "\(command): \(result.stderr)")
             #expect(result.stderr == "reachctl: reachd closed the connection\n", "\(command)")
         }
+    }
+
+    /// A socket that takes connections and never answers (a stuck daemon: the kernel queues the
+    /// connection, nobody reads): `wait` that has heard nothing by its time-out says reachd did
+    /// not answer and exits 69, not 1 ("not online"), as every other command does.
+    @Test func waitExits69WhenTheDaemonNeverAnswers() throws {
+        let directory = try temporaryDirectory()
+        let path = directory + "/io.reachd.Reachability"
+        let fd = try Self.listening(at: path)
+        defer { close(fd); unlink(path); rmdir(directory) }
+        for command in [["wait", "--timeout", "1"], ["wait", "--internet", "--timeout", "1", "-q"],
+                        ["wait", "--stable", "5", "--timeout", "1"]] {
+            let result = try run(Binaries.reachctl, command + ["--socket", path], timeout: 20)
+            #expect(result.status == 69, "\(command): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("reachctl: reachd did not answer within 1 s (it accepted the connection at \(path))"),
+                    "\(command): \(result.stderr)")
+        }
+    }
+
+    /// A Unix stream socket bound at `path` and, with `listen`, listening, where no daemon answers.
+    static func listening(at path: String, listen: Bool = true) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SetupError("socket: errno \(errno)") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, !listen || Glibc.listen(fd, 8) == 0 else { close(fd); throw SetupError("bind/listen \(path): errno \(errno)") }
+        return fd
     }
 
     @Test func usageErrorsExit2() throws {
@@ -117,6 +148,29 @@ extension ServiceSystemTests {
             let index = try #require(lines.firstIndex { $0.contains("#\(timing.sequence) timing:") })
             #expect(lines[..<index].contains { $0.contains("#\(timing.sequence) ") && !$0.contains("timing:") }, "\(lines)")
         }
+    }
+
+    /// `reachctl monitor` says on stderr when reachd goes away and when it is back (stdout keeps
+    /// the events alone), and resumes after the last event it printed.
+    @Test(.needsRoot()) func monitorSaysWhenReachdGoesAwayAndComesBack() throws {
+        let namespace = try TestNamespace(tag: "mon")
+        defer { namespace.destroy() }
+        let daemon = try DaemonUnderTest(namespace: namespace)
+        let monitor = try Child(Binaries.reachctl, ["monitor", "--json", "--socket", daemon.socketPath])
+        defer { monitor.signal(SIGINT); monitor.wait() }
+        #expect(waitUntil(timeout: 10) { monitor.lines.count >= 1 })
+        let last = try WireJSON.decoder().decode(ReachabilityEvent.self, from: Data(try #require(monitor.lines.last).utf8))
+        daemon.stop()
+        #expect(waitUntil(timeout: 10) { monitor.stderr.contains("reachctl: reachd went away (") }, "\(monitor.stderr)")
+        #expect(monitor.stderr.contains("waiting for it to come back\n"))
+        #expect(!monitor.stderr.contains("is back"))
+        try daemon.start()
+        #expect(waitUntil(timeout: 10) { monitor.stderr.contains("reachctl: reachd is back; resuming after #\(last.sequence)\n") },
+                "\(monitor.stderr)")
+        #expect(monitor.isRunning)
+        // Said once each, and nothing of it on stdout.
+        #expect(monitor.stderr.components(separatedBy: "went away").count == 2, "\(monitor.stderr)")
+        #expect(monitor.lines.allSatisfy { $0.hasPrefix("{") })
     }
 
     @Test(.needsRoot()) func removesAStaleSocket() throws {

@@ -239,6 +239,34 @@ extension ServiceSystemTests {
         #expect(runs.contains { $0.script == "30-connectivity" && $0.environment["REACHD_CONNECTIVITY"] == "portal" })
     }
 
+    /// With the check off (`[Connectivity] Enabled=no`) connectivity stays `unknown` and the
+    /// status says the check is off: `reachctl status` says `internet: not checked`, and a
+    /// reachable path is the internet for `wait --internet` and reachd-internet.target, as
+    /// NetworkManager counts it with its check off.
+    @Test(.needsRoot()) func withTheCheckOffAReachablePathIsTheInternet() throws {
+        let host = try TestNamespace(tag: "h"), uplink = try TestNamespace(tag: "u")
+        defer { host.destroy(); uplink.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host, config: DaemonUnderTest.defaultConfig)
+        let dispatcher = try DispatcherUnderTest(socketPath: daemon.socketPath, config: "[Targets]\nHoldSec=0.5\n")
+        try dispatcher.start()
+        #expect(waitUntil(timeout: 15) { dispatcher.unitCommands(.internet) == ["stop"] }, "\(dispatcher.stderr)")
+        // Not reachable yet: nothing to wait for.
+        let early = try daemon.reachctl(["wait", "--internet", "--timeout", "1", "-q"])
+        #expect(early.status == 1, "\(early)")
+
+        _ = try VethUplink(host: host, uplink: uplink)
+        #expect(waitUntil(timeout: 20) { dispatcher.unitCommands(.internet) == ["stop", "start"] }, "\(dispatcher.stderr)")
+        let waited = try daemon.reachctl(["wait", "--internet", "--timeout", "10"])
+        #expect(waited.status == 0, "\(waited)")
+        #expect(waited.stdout.contains("internet: not checked"), "\(waited.stdout)")
+        let status = try Self.currentStatus(daemon)
+        #expect(status.reachable && status.connectivity == .unknown && status.probe == nil && !status.connectivityCheck)
+        let line = try daemon.reachctl(["status"]).stdout
+        #expect(line.hasPrefix("online · ethernet (eth0) · internet: not checked · IPv4"), "\(line)")
+        #expect(try daemon.reachctl(["status", "--json"]).stdout.contains(#""connectivityCheck":false"#))
+        #expect(try daemon.reachctl(["probe"]).status == 1)
+    }
+
     /// A carrier flap shorter than HoldSec= stops nothing (the scripts still see it); one that
     /// lasts stops the targets.
     @Test(.needsRoot()) func aFlapShorterThanTheHoldStopsNothing() throws {
@@ -268,7 +296,8 @@ extension ServiceSystemTests {
         try link.dropCarrier()
         #expect(waitUntil(timeout: 10) { dispatcher.unitCommands(.online) == ["start", "stop"] }, "\(dispatcher.stderr)")
         #expect(waitUntil(timeout: 5) { dispatcher.unitCommands(.unmetered) == ["start", "stop"] })
-        #expect(dispatcher.unitCommands(.internet) == ["stop"])
+        // The daemon's check is off: the internet target follows reachability, flap and all.
+        #expect(waitUntil(timeout: 5) { dispatcher.unitCommands(.internet) == ["start", "stop"] })
     }
 
     /// A script that hangs (and ignores SIGTERM) is killed with its process group after

@@ -49,7 +49,7 @@ extension SystemTests {
     }
 
     /// The full stream's rules: numbered without gaps, each event's `previous` is the last
-    /// `current`, every status consistent, `changes` what the statuses say and never empty, and
+    /// `current`, every status consistent and keeping the family rule, `changes` what the statuses say and never empty, and
     /// no event whose only change is probe details.
     static func checkFullStream(_ events: [ReachabilityEvent], _ label: String) {
         guard let first = events.first else { Issue.record("\(label): no events"); return }
@@ -57,6 +57,10 @@ extension SystemTests {
         for event in events {
             #expect(event.current.isConsistent, "\(label) #\(event.sequence): \(event.current.connectivity) reachable=\(event.current.reachable) probe=\(String(describing: event.current.probe?.result))")
             if let previous = event.previous { #expect(previous.isConsistent, "\(label) #\(event.sequence) previous") }
+            // The family rule, in every event (a failover's included).
+            let families = Connectivity.best(event.current.ipv4Connectivity, event.current.ipv6Connectivity)
+            #expect(families == event.current.connectivity,
+                    "\(label) #\(event.sequence): connectivity \(event.current.connectivity) but IPv4 \(event.current.ipv4Connectivity), IPv6 \(event.current.ipv6Connectivity)")
         }
         for (a, b) in zip(events, events.dropFirst()) {
             #expect(b.sequence == a.sequence + 1, "\(label): gap \(a.sequence) → \(b.sequence)")

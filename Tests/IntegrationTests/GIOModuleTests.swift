@@ -10,7 +10,7 @@ import Glibc
 // GIO_EXTRA_MODULES, and a real xdg-desktop-portal on a private session bus, against a real
 // reachd in a namespace (or a fake one that hangs).
 
-private enum GIO {
+enum GIO {
     /// `make gio` (a prerequisite of `make build` and `build-tests`) builds it here.
     static var moduleDirectory: String { Paths.packageRoot + "/.build/gio" }
     static var module: String { moduleDirectory + "/libgioreachd.so" }

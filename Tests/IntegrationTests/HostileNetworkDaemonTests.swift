@@ -104,7 +104,8 @@ extension ConnectivitySystemTests {
             if let status = Self.status(daemon) { duringFlood.append(status) }
             Thread.sleep(forTimeInterval: 0.5)
         }
-        #expect(sender.wait(timeout: 30) == 0, "\(sender.stderr)")
+        let senderStatus = sender.wait(timeout: 30)
+        #expect(senderStatus == 0, "sender: \(sender.lines) \(sender.stderr.suffix(1000))")
         let seconds = Date().timeIntervalSince(started)
 
         // IPv6's verdict came while routers kept coming, with eight of them listed.

@@ -88,7 +88,7 @@ extension ConnectivitySystemTests {
         let probe = try daemon.reachctl(["probe"])
         #expect(probe.status == 1)
         #expect(probe.stderr.contains("disabled"))
-        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: unknown"))
+        #expect(try daemon.reachctl(["status"]).stdout.contains("internet: not checked"))
         #expect(server.requests.isEmpty)
 
         try Self.config().write(toFile: daemon.configPath, atomically: true, encoding: .utf8)

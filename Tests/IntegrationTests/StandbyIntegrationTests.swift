@@ -103,5 +103,47 @@ extension SystemTests {
         #expect(fresh.checkedAt > failedAt)
         EventTruthTests.checkFullStream(monitor.events, "standbyVerdictsAndFailover")
     }
+
+    /// The default kind of `URL=`, a host name, resolved for the standby check as for the
+    /// primary's (the system's resolver, here a server of the test's own in the first network):
+    /// the standby is `full`, as it is with an address literal. At `--log-level notice` a failed
+    /// standby check is in the log, with why it failed.
+    @Test(.needsRoot())
+    func standbyResolvesHostName() throws {
+        let host = try TestNamespace(tag: "sbn"), first = try TestNamespace(tag: "sbna"), second = try TestNamespace(tag: "sbnb")
+        defer { host.destroy(); first.destroy(); second.destroy() }
+        try host.exec("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+        _ = try VethUplink(host: host, uplink: first, inner: "eth0", outer: "up0", subnet: 77, metric: 100)
+        _ = try VethUplink(host: host, uplink: second, inner: "eth1", outer: "up1", subnet: 78, metric: 200)
+        try second.ip("addr add 10.77.0.1/32 dev lo")
+        let dns = try DNSServer(in: first, address: "10.77.0.1", records: [("check.test", "A", "10.77.0.1")])
+        defer { dns.stop() }
+        try dns.useAsResolver(for: host)
+        let primaryServer = try ProbeServer(in: first), standbyServer = try ProbeServer(in: second)
+        defer { primaryServer.stop(); standbyServer.stop() }
+        let config = """
+            [Connectivity]
+            URL=http://check.test:8080/generate_204
+            Interval=600
+            Timeout=2
+            StandbyInterval=1
+            [Cellular]
+            ModemManager=no
+            """
+        let daemon = try DaemonUnderTest(namespace: host, config: config, launch: .init(logLevel: "notice"))
+        let status = { try WireJSON.decoder().decode(Status.self, from: Data(daemon.reachctl(["status", "--json"]).stdout.utf8)) }
+        #expect(waitUntil(timeout: 15) { (try? status().connectivity) == .full }, "\(daemon.child.stderr)")
+        #expect(waitUntil(timeout: 15) { (try? Self.interface("eth1", in: status()))??.connectivity == .full },
+                "\(daemon.child.stderr)")
+        #expect(standbyServer.requests.count >= 1)
+        #expect(!daemon.child.stderr.contains("resolutions in progress"), "\(daemon.child.stderr)")
+
+        // The standby's network stops answering: the notice names the uplink and the reason.
+        try standbyServer.set(.hang)
+        #expect(waitUntil(timeout: 20) { (try? Self.interface("eth1", in: status()))??.connectivity == .limited },
+                "\(daemon.child.stderr)")
+        #expect(waitUntil(timeout: 5) { daemon.child.stderr.contains("standby check on eth1 failed: internet: limited") },
+                "\(daemon.child.stderr)")
+    }
 }
 }

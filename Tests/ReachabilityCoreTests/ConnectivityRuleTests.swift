@@ -123,6 +123,93 @@ struct RuleCase: CustomTestStringConvertible, Sendable {
     }
 }
 
+struct FamilyRuleCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    let ipv4: Bool
+    let ipv6: Bool
+    /// The verdict the status carries, and what it says of each family (nil: nothing).
+    let verdict: Connectivity
+    let ipv4Result: Connectivity?
+    let ipv6Result: Connectivity?
+    let expected: (ipv4: Connectivity, ipv6: Connectivity)
+    var testDescription: String { name }
+}
+
+/// `connectivity` is the better of the two families' verdicts in every status the rule makes,
+/// whatever verdict it is given: a family is shown as its own check said when that backs the
+/// verdict, and a verdict that does not tell the families apart speaks for those with a path
+/// and no verdict of their own.
+@Suite struct FamilyRuleTests {
+    static let cases: [FamilyRuleCase] = [
+        FamilyRuleCase(name: "each family its own check", ipv4: true, ipv6: true, verdict: .full,
+                       ipv4Result: .full, ipv6Result: .limited, expected: (.full, .limited)),
+        FamilyRuleCase(name: "address-literal URL: the other family stays unknown", ipv4: true, ipv6: true, verdict: .full,
+                       ipv4Result: .full, ipv6Result: nil, expected: (.full, .unknown)),
+        FamilyRuleCase(name: "failover: a standby's undivided full on an IPv4-only uplink", ipv4: true, ipv6: false,
+                       verdict: .full, ipv4Result: nil, ipv6Result: nil, expected: (.full, .none)),
+        FamilyRuleCase(name: "failover: a standby's undivided portal on a dual-stack uplink", ipv4: true, ipv6: true,
+                       verdict: .portal, ipv4Result: nil, ipv6Result: nil, expected: (.portal, .portal)),
+        FamilyRuleCase(name: "failover: a standby's full that answered over IPv6", ipv4: true, ipv6: true,
+                       verdict: .full, ipv4Result: nil, ipv6Result: .full, expected: (.unknown, .full)),
+        FamilyRuleCase(name: "kept verdict of a dual-stack path on an IPv4-only one", ipv4: true, ipv6: false,
+                       verdict: .full, ipv4Result: .limited, ipv6Result: .full, expected: (.full, .none)),
+        FamilyRuleCase(name: "kept verdict of a dual-stack path on an IPv6-only one", ipv4: false, ipv6: true,
+                       verdict: .full, ipv4Result: .full, ipv6Result: .portal, expected: (.none, .full)),
+        FamilyRuleCase(name: "not checked yet", ipv4: true, ipv6: true, verdict: .unknown,
+                       ipv4Result: nil, ipv6Result: nil, expected: (.unknown, .unknown)),
+        FamilyRuleCase(name: "a family's verdict above the status's is capped", ipv4: true, ipv6: true, verdict: .limited,
+                       ipv4Result: .full, ipv6Result: .limited, expected: (.limited, .limited)),
+    ]
+
+    @Test(arguments: cases)
+    func familiesAgreeWithConnectivity(_ c: FamilyRuleCase) throws {
+        var status = Status.initial(since: t0)
+        status.status = .ethernet; status.reachable = true; status.ipv4 = c.ipv4; status.ipv6 = c.ipv6
+        status.primary = Interface(name: "eth1", index: 3, kind: .ethernet, up: true, carrier: true, operstate: "up",
+                                   addresses: ["10.1.0.2/24", "2001:db8:1::2/64"], metered: false)
+        status.gateways = ["10.1.0.1"]
+        let path = try #require(ProbePath(status))
+        let probe = c.verdict == .unknown ? nil
+            : Probe(url: url, result: c.verdict, checkedAt: t0, ipv4Result: c.ipv4Result, ipv6Result: c.ipv6Result)
+        let decided = ConnectivityRule.apply(to: status, previous: nil, verdict: .init(probe: probe, path: path), now: t0)
+        #expect(decided.connectivity == c.verdict)
+        #expect(decided.ipv4Connectivity == c.expected.ipv4)
+        #expect(decided.ipv6Connectivity == c.expected.ipv6)
+        #expect(decided.isConsistent)
+        #expect(Connectivity.best(decided.ipv4Connectivity, decided.ipv6Connectivity) == decided.connectivity)
+    }
+
+    /// The failover of the standby integration test, as the classifier sees it: the primary
+    /// (dual-stack, its own checks) loses carrier, the IPv4-only standby with its undivided
+    /// verdict takes over; the very event of the move keeps the rule.
+    @Test func failoverEventKeepsTheFamilyRule() throws {
+        var before = Status.initial(since: t0)
+        before.status = .ethernet; before.reachable = true; before.ipv4 = true; before.ipv6 = true
+        before.primary = Interface(name: "eth0", index: 2, kind: .ethernet, up: true, carrier: true, operstate: "up",
+                                   addresses: ["10.0.0.2/24", "2001:db8::2/64"], metered: false)
+        before.gateways = ["10.0.0.1"]
+        let primaryPath = try #require(ProbePath(before))
+        let own = try #require(ProbeVerdict.combined(ipv4: limited, ipv6: full))
+        before = ConnectivityRule.apply(to: before, previous: nil, verdict: .init(probe: own, path: primaryPath), now: t0)
+        #expect(before.connectivity == .full && before.ipv4Connectivity == .limited && before.ipv6Connectivity == .full)
+
+        var after = before
+        after.ipv6 = false
+        after.primary = Interface(name: "eth1", index: 3, kind: .ethernet, up: true, carrier: true, operstate: "up",
+                                  addresses: ["10.1.0.2/24"], metered: false)
+        after.gateways = ["10.1.0.1"]
+        let standbyPath = try #require(ProbePath(after))
+        // The standby's last verdict, shown in the event of the move.
+        let shown = ConnectivityRule.apply(to: after, previous: before, verdict: .init(probe: portal, path: standbyPath), now: t0)
+        #expect(shown.connectivity == .portal && shown.ipv4Connectivity == .portal && shown.ipv6Connectivity == .none)
+        #expect(shown.isConsistent && Connectivity.best(shown.ipv4Connectivity, shown.ipv6Connectivity) == shown.connectivity)
+        // No verdict for the new path yet: the old one is kept, and still agrees with the families.
+        let kept = ConnectivityRule.apply(to: after, previous: before, verdict: .init(probe: own, path: primaryPath), now: t0)
+        #expect(kept.connectivity == .full && kept.ipv4Connectivity == .full && kept.ipv6Connectivity == .none)
+        #expect(kept.isConsistent && Connectivity.best(kept.ipv4Connectivity, kept.ipv6Connectivity) == kept.connectivity)
+    }
+}
+
 struct ChangesCase: CustomTestStringConvertible, Sendable {
     let name: String
     let previous: Status

@@ -129,3 +129,138 @@ private func scheduled(_ actions: [ProbeScheduler.Action]) -> (after: TimeInterv
         #expect(s.probeBusy(id: first.id) == [])
     }
 }
+
+private let dualStack = ProbePath(interface: "eth0", index: 2, addresses: ["10.77.0.2/24", "2001:db8:77::2/64"], gateways: ["10.77.0.1"])
+
+private func routers(_ path: ProbePath, _ first: Int, count: Int = 3) -> ProbePath {
+    var path = path
+    path.gateways = (first..<first + count).map { String(format: "fe80::%x", $0) }
+    return path
+}
+private func cancelled(_ actions: [ProbeScheduler.Action]) -> Bool {
+    actions.contains { if case .cancelProbe = $0 { return true } else { return false } }
+}
+
+/// Routers that come and go (a host on the link announcing itself from a new link-local
+/// address every few milliseconds) and captive-portal API URIs that change faster than a check
+/// answers: neither cancels the check under way, withholds its verdict, or starts checks faster
+/// than the network's floor.
+@Suite struct RouterChurnTests {
+    @Test func aChangeOfRoutersAloneKeepsTheCheckUnderWay() throws {
+        var s = ProbeScheduler(configuration: configuration())
+        let check = try #require(started(s.start(path: routers(dualStack, 1), now: t0)))
+        #expect(s.pathChanged(routers(dualStack, 2), now: t0 + 0.2) == [])
+        #expect(s.inFlight == check.id)
+        let done = s.probeCompleted(id: check.id, probe: full(t0 + 0.5), now: t0 + 0.5)
+        #expect(done.first == .publish(full(t0 + 0.5)))
+        // The newest routers are checked again, when the floor (2 s from the start) allows.
+        let recheck = try #require(scheduled(done))
+        #expect(abs(recheck.after - 1.5) < 1e-9)
+        #expect(started(s.timerFired(id: recheck.timer, now: t0 + 2))?.path == routers(dualStack, 2))
+    }
+
+    @Test func aNewAddressStillCancelsTheCheck() throws {
+        var s = ProbeScheduler(configuration: configuration())
+        let check = try #require(started(s.start(path: dualStack, now: t0)))
+        var moved = dualStack
+        moved.addresses = ["10.77.0.3/24"]
+        let actions = s.pathChanged(moved, now: t0 + 0.2)
+        #expect(actions.contains(.cancelProbe(id: check.id)))
+        #expect(started(actions)?.path == moved)
+    }
+
+    /// 200 new routers a second for 30 s while every check takes 300 ms: no check is cancelled,
+    /// every check that starts completes, and they start at least 2 s apart.
+    @Test func aFloodOfRoutersChecksAtTheFloorAndCancelsNothing() throws {
+        let run = try Self.drive(seconds: 30, changesPerSecond: 200, checkTakes: 0.3) { routers(dualStack, $0) }
+        #expect(run.cancelled == 0)
+        #expect(run.starts.count >= 14 && run.starts.count <= 16, "\(run.starts.count) checks in 30 s")
+        #expect(run.published >= run.starts.count - 1)
+        for (earlier, later) in zip(run.starts, run.starts.dropFirst()) {
+            #expect(later.seconds(since: earlier) >= 2 - 1e-9)
+        }
+    }
+
+    /// A captive-portal API whose check hangs for its 5 s time-out, its URI changing ten times a
+    /// second: each check runs to its end and is published; none is cancelled.
+    @Test func aNewerAPIURINeverStarvesTheCheckUnderWay() throws {
+        let run = try Self.drive(seconds: 30, changesPerSecond: 10, checkTakes: 5) { announcing(dualStack, "https://10.77.0.1/\($0)") }
+        #expect(run.cancelled == 0)
+        // 30 s of checks of 5 s each, one after the other (each waits for the floor).
+        #expect(run.published >= 5, "\(run.published) verdicts")
+    }
+
+    /// Drives a scheduler through `seconds` of path changes (`path(step)`), `changesPerSecond`
+    /// of them, each check completing `checkTakes` seconds after it started and every timer
+    /// firing when it is due.
+    private static func drive(seconds: Int, changesPerSecond: Int, checkTakes: TimeInterval,
+                              path: (Int) -> ProbePath) throws -> (starts: [ClockReading], published: Int, cancelled: Int) {
+        var s = ProbeScheduler(configuration: configuration())
+        var running: (id: Int, since: ClockReading)?
+        var due: (timer: Int, at: ClockReading)?
+        var starts: [ClockReading] = [], published = 0, cancelledCount = 0
+        func take(_ actions: [ProbeScheduler.Action], _ now: ClockReading) {
+            for action in actions {
+                switch action {
+                case .startProbe(let id, _): running = (id, now); starts.append(now)
+                case .schedule(let after, let timer): due = (timer, now + after)
+                case .cancelTimer: due = nil
+                case .cancelProbe: cancelledCount += 1; running = nil
+                case .publish: published += 1
+                case .reply: break
+                }
+            }
+        }
+        take(s.start(path: path(0), now: t0), t0)
+        for step in 1...(seconds * changesPerSecond) {
+            let now = t0 + Double(step) / Double(changesPerSecond)
+            if let timer = due, timer.at.uptime <= now.uptime + 1e-9 {
+                due = nil
+                take(s.timerFired(id: timer.timer, now: now), now)
+            }
+            if let check = running, now.seconds(since: check.since) >= checkTakes - 1e-9 {
+                running = nil
+                take(s.probeCompleted(id: check.id, probe: full(now), now: now), now)
+            }
+            take(s.pathChanged(path(step), now: now), now)
+        }
+        return (starts, published, cancelledCount)
+    }
+
+    @Test func aVerdictAboutOtherRoutersIsTheVerdictOfThePath() {
+        var status = Status.initial(since: t0.wall)
+        status.status = .ethernet
+        status.reachable = true
+        status.ipv4 = true
+        status.ipv6 = true
+        status.primary = Interface(name: "eth0", index: 2, kind: .ethernet, up: true, carrier: true, operstate: "up",
+                                   addresses: ["10.77.0.2/24", "2001:db8:77::2/64"], metered: false)
+        status.gateways = routers(dualStack, 9).gateways
+        let probe = full(t0)
+        let checked = ConnectivityRule.apply(to: status, previous: nil,
+                                             verdict: .init(probe: probe, path: routers(dualStack, 1)), now: t0.wall)
+        #expect(checked.connectivity == .full)
+        var elsewhere = routers(dualStack, 1)
+        elsewhere.addresses = ["10.77.0.3/24"]
+        let other = ConnectivityRule.apply(to: status, previous: nil, verdict: .init(probe: probe, path: elsewhere), now: t0.wall)
+        #expect(other.connectivity == .unknown)
+    }
+
+    /// Twelve routers on the primary: eight listed, IPv4 first, each family in address order,
+    /// not the order of the routes' metrics; the other four counted.
+    @Test func gatewaysAreBounded() {
+        let link = LinkState(index: 2, name: "eth0", kind: .ethernet, up: true, carrier: true, operstate: "up")
+        var routes = (1...10).map { RouteState(family: .ipv6, gateway: String(format: "fe80::%x", $0 * 16), oif: 2, metric: 1024,
+                                               fromRouterAdvertisement: true) }
+        routes += [RouteState(family: .ipv4, gateway: "10.77.0.10", oif: 2, metric: 100),
+                   RouteState(family: .ipv4, gateway: "10.77.0.9", oif: 2, metric: 100)]
+        let snapshot = NetworkSnapshot(links: [2: link],
+                                       addresses: [AddressState(ifindex: 2, family: .ipv4, address: "10.77.0.2", prefixLength: 24),
+                                                   AddressState(ifindex: 2, family: .ipv6, address: "2001:db8:77::2", prefixLength: 64)],
+                                       routes: Set(routes))
+        let status = Classifier.classify(snapshot, since: t0.wall)
+        #expect(status.reachable && status.ipv6)
+        #expect(status.gateways == ["10.77.0.9", "10.77.0.10", "fe80::10", "fe80::20", "fe80::30", "fe80::40", "fe80::50", "fe80::60"])
+        #expect(status.gatewaysOmitted == 4)
+    }
+}

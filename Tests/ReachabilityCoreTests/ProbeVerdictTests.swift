@@ -124,7 +124,7 @@ let urlCases: [URLCase] = [
     }
 
     @Test func errorNamesTheURL() {
-        #expect(throws: ProbeURLError(url: "ftp://x/", problem: "scheme ftp is not http")) { try ProbeURL("ftp://x/") }
+        #expect(throws: ProbeURLError(url: "ftp://x/", problem: "scheme ftp is not http or https")) { try ProbeURL("ftp://x/") }
     }
 
     @Test func request() throws {

@@ -158,7 +158,19 @@ struct ConfigErrorCase: CustomTestStringConvertible, Sendable {
 
 let configErrorCases: [ConfigErrorCase] = [
     .init(text: "[Monitr]\nDebounce=1\n",
-          message: "r.conf:1: [Monitr] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits] [Metrics])"),
+          message: "r.conf:1: [Monitr] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Monitor]?)"),
+    // A slip of the keyboard gets a suggestion too; a name nowhere near one gets none.
+    .init(text: "[Connectivity]\nIntervall=60\n",
+          message: "r.conf:2: [Connectivity] Intervall=60: unknown key in section [Connectivity] (did you mean Interval=?)"),
+    .init(text: "[Connectivity]\nTimeuot=5\n",
+          message: "r.conf:2: [Connectivity] Timeuot=5: unknown key in section [Connectivity] (did you mean Timeout=?)"),
+    .init(text: "[Connectivity]\nUrl=http://x/\n",
+          message: "r.conf:2: [Connectivity] Url=http://x/: unknown key in section [Connectivity] (did you mean URL=?)"),
+    .init(text: "[Conectivity]\n",
+          message: "r.conf:1: [Conectivity] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Connectivity]?)"),
+    .init(text: "[Interfaces]\nKnid.eth0=wifi\n",
+          message: "r.conf:2: [Interfaces] Knid.eth0=wifi: unknown key in section [Interfaces] (did you mean Kind.=?)"),
+    .init(text: "[Connectivity]\nProxy=x\n", message: "r.conf:2: [Connectivity] Proxy=x: unknown key in section [Connectivity]"),
     .init(text: "[monitor]\n",
           message: "r.conf:1: [monitor] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Monitor]?)"),
     .init(text: "[Monitor]\nFoo=1\n", message: "r.conf:2: [Monitor] Foo=1: unknown key in section [Monitor]"),
@@ -184,15 +196,15 @@ let configErrorCases: [ConfigErrorCase] = [
     .init(text: "[Connectivity]\nTimeout=x\n",
           message: "r.conf:2: [Connectivity] Timeout=x: bad time span (expected seconds, e.g. 5 or 2.5s)"),
     .init(text: "[Connectivity]\nURL=ftp://example.com/\n",
-          message: "r.conf:2: [Connectivity] URL=ftp://example.com/: bad URL: scheme ftp is not http (expected http://HOST[:PORT]/PATH)"),
+          message: "r.conf:2: [Connectivity] URL=ftp://example.com/: bad URL: scheme ftp is not http or https (expected http://HOST[:PORT]/PATH or https://…)"),
     .init(text: "[Connectivity]\nURL=http:///path\n",
-          message: "r.conf:2: [Connectivity] URL=http:///path: bad URL: no host (expected http://HOST[:PORT]/PATH)"),
+          message: "r.conf:2: [Connectivity] URL=http:///path: bad URL: no host (expected http://HOST[:PORT]/PATH or https://…)"),
     .init(text: "[Connectivity]\nURL=connectivity-check.ubuntu.com\n",
-          message: "r.conf:2: [Connectivity] URL=connectivity-check.ubuntu.com: bad URL: not an absolute URL (expected http://HOST[:PORT]/PATH)"),
+          message: "r.conf:2: [Connectivity] URL=connectivity-check.ubuntu.com: bad URL: not an absolute URL (expected http://HOST[:PORT]/PATH or https://…)"),
     .init(text: "[Connectivity]\nURL=http://h:70000/\n",
-          message: "r.conf:2: [Connectivity] URL=http://h:70000/: bad URL: port 70000 out of range (expected http://HOST[:PORT]/PATH)"),
+          message: "r.conf:2: [Connectivity] URL=http://h:70000/: bad URL: port 70000 out of range (expected http://HOST[:PORT]/PATH or https://…)"),
     .init(text: "[Connectivity]\nURL=http://a b/\n",
-          message: "r.conf:2: [Connectivity] URL=http://a b/: bad URL: contains white space (expected http://HOST[:PORT]/PATH)"),
+          message: "r.conf:2: [Connectivity] URL=http://a b/: bad URL: contains white space (expected http://HOST[:PORT]/PATH or https://…)"),
     .init(text: "[Interfaces]\nKind.eth*=fiber\n",
           message: "r.conf:2: [Interfaces] Kind.eth*=fiber: bad kind (expected one of loopback, ethernet, wifi, wwan, vpn, bridge, virtual, other)"),
     .init(text: "[Interfaces]\nKind.eth*=WiFi\n",
@@ -419,5 +431,26 @@ private func parseError(_ body: () throws(ConfigurationError) -> ReachdConfigura
         #expect(try #require(Int(Self.value("TasksMax"))) >= limits.maxChecksInFlight + 4 + 2 + 64)
         // Unsent replies, unanswered requests (16 MiB), and the daemon itself (about 32 MiB).
         #expect(try Self.bytes(Self.value("MemoryMax")) >= limits.maxQueuedBytes + (16 << 20) + (64 << 20))
+    }
+}
+
+/// The distance behind "did you mean": typing slips count 1 each.
+@Suite struct NameSuggestionTests {
+    @Test(arguments: [
+        ("Interval", "Interval", 0), ("Intervall", "Interval", 1), ("Timeuot", "Timeout", 1), ("Debounce", "debounce", 1),
+        ("", "abc", 3), ("abc", "", 3), ("kitten", "sitting", 3), ("ab", "ba", 1),
+    ])
+    func distance(_ a: String, _ b: String, _ expected: Int) {
+        #expect(NameSuggestion.editDistance(a, b) == expected)
+        #expect(NameSuggestion.editDistance(b, a) == expected)
+    }
+
+    @Test(arguments: [
+        ("interval", "Interval"), ("Intervall", "Interval"), ("Intreval", "Interval"), ("StandbyIntervl", "StandbyInterval"),
+        ("Kind.eth0", "Kind."), ("Kinf.eth0", "Kind."), ("URl", "URL"), ("Zzz", nil), ("Proxy", nil),
+    ] as [(String, String?)])
+    func closest(_ name: String, _ expected: String?) {
+        let known = ["Enabled", "URL", "Response", "Interval", "Timeout", "StandbyInterval", "Kind."]
+        #expect(NameSuggestion.closest(to: name, among: known) == expected)
     }
 }

@@ -220,10 +220,12 @@ let reasonCases: [ReasonCase] = [
         #expect(gained.changes.contains("connectivity") && gained.changes.contains("probe"))
         // The checker publishes "not checked" for the new path: nothing to tell.
         #expect(emit(&tracker, verdict(back, nil), at: 4.5) == nil)
-        // Its answer: the second event, connectivity and probe only.
+        // Its answer: the second event, the verdict alone (a check that tells no family apart
+        // speaks for IPv4, the one family with a path: the family rule holds in every event).
         let answered = try #require(emit(&tracker, verdict(back, full(5)), at: 5))
         #expect(answered.reason.code == .probeResult)
-        #expect(answered.changes == ["connectivity", "probe"])
+        #expect(answered.changes == ["connectivity", "ipv4Connectivity", "probe"])
+        #expect(answered.current.ipv4Connectivity == .full)
         // A re-check with the same verdict: no event.
         #expect(emit(&tracker, verdict(back, full(300)), at: 300) == nil)
     }

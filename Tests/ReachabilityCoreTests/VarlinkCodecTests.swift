@@ -168,15 +168,56 @@ import Testing
     /// The policy routing additions: the path per family in Status, the rule and kill switch reasons.
     @Test func carriesThePolicyRoutingAdditions() {
         let ours = Self.declarations(InterfaceDescription.reachability)
-        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.hasSuffix("simulated: bool, routing: []RoutePath)") })
+        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.contains("simulated: bool, routing: []RoutePath,") })
         #expect(ours.contains("type RoutePath (family: (ipv4, ipv6), destination: string, result: (route, unreachable, blackhole, prohibit, none), rule: ?int, table: ?int, interface: ?string, gateway: ?string)"))
         #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement, sleeping, resumed)") })
         #expect(RoutePath.Result.allCases.map(\.rawValue) == ["route", "unreachable", "blackhole", "prohibit", "none"])
     }
 
+    /// Whether the connectivity check is on: optional, so a strict client of an older
+    /// description, and one of this, both validate either daemon's status.
+    @Test func carriesTheCheckSwitch() {
+        #expect(Self.declarations(InterfaceDescription.reachability).contains {
+            $0.hasPrefix("type Status (") && $0.hasSuffix("routing: []RoutePath, connectivityCheck: ?bool)")
+        })
+    }
+
     /// The limits' addition: the error a caller gets over a limit.
     @Test func carriesTheBusyError() {
         #expect(Self.declarations(InterfaceDescription.reachability).contains { $0.contains("error Busy (retryAfterMs: int)") })
+    }
+
+    /// No two members share a name, and in particular no type is named like a method: python's
+    /// reference `varlink` package keeps one member per name, so a `type Probe` beside `method
+    /// Probe` left it unable to validate a `GetStatus` reply that carries a probe.
+    @Test func noTwoMembersShareAName() {
+        for description in [InterfaceDescription.reachability, InterfaceDescription.service] {
+            let members = Self.memberNames(description)
+            #expect(members.count > 5)
+            #expect(Self.sharedNames(members).isEmpty, "\(Self.sharedNames(members))")
+            let types = Set(members.filter { $0.kind == "type" }.map(\.name))
+            let methods = Set(members.filter { $0.kind == "method" }.map(\.name))
+            #expect(types.isDisjoint(with: methods), "\(types.intersection(methods))")
+        }
+        #expect(Self.memberNames(InterfaceDescription.reachability).contains { $0 == (kind: "type", name: "ConnectivityProbe") })
+        // The check finds the clash this interface once had.
+        let clash = "interface a.b\n\ntype Probe (url: string)\n\nmethod Probe() -> (probe: Probe)\n"
+        #expect(Self.sharedNames(Self.memberNames(clash)) == ["Probe"])
+    }
+
+    /// Each `type`, `method` and `error` of a description: its keyword and name.
+    static func memberNames(_ text: String) -> [(kind: String, name: String)] {
+        declarations(text).compactMap { declaration in
+            let words = declaration.split(separator: " ", maxSplits: 1)
+            guard words.count == 2, ["type", "method", "error"].contains(String(words[0])) else { return nil }
+            let name = words[1].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+            return (String(words[0]), String(name))
+        }
+    }
+
+    /// The names declared more than once, sorted.
+    static func sharedNames(_ members: [(kind: String, name: String)]) -> [String] {
+        Dictionary(grouping: members, by: \.name).filter { $0.value.count > 1 }.keys.sorted()
     }
 
     /// The declarations of a varlink description, comments dropped, white space collapsed.

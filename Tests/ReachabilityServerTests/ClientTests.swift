@@ -64,6 +64,25 @@ import Testing
         #expect(!Fixture.status(reachable: false).satisfies(internet: false, interface: nil))
     }
 
+    /// With the check off (`[Connectivity] Enabled=no`) `unknown` is for good: the summary says
+    /// so, and `wait --internet` (each family's too) takes a reachable path as online.
+    @Test func checkOff() {
+        var status = Fixture.status(reachable: true, connectivity: .unknown)
+        status.ipv4Connectivity = .unknown
+        #expect(status.summary == "online · ethernet (eth1) · internet: unknown · IPv4")
+        #expect(!status.satisfies(internet: true, interface: nil))
+        status.connectivityCheck = false
+        #expect(status.summary == "online · ethernet (eth1) · internet: not checked · IPv4")
+        #expect(status.satisfies(internet: true, interface: nil))
+        #expect(status.satisfies(internet: true, interface: nil, family: .ipv4))
+        #expect(!status.satisfies(internet: true, interface: nil, family: .ipv6))
+        #expect(!status.satisfies(internet: true, interface: "wlan0"))
+        var offline = Fixture.status(reachable: false)
+        offline.connectivityCheck = false
+        #expect(offline.summary == "offline")
+        #expect(!offline.satisfies(internet: true, interface: nil))
+    }
+
     /// The families' verdicts when they differ, and a failure at the resolver.
     @Test func familyLines() {
         var status = Fixture.status(reachable: true, connectivity: .full)
@@ -72,8 +91,15 @@ import Testing
         #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4 + IPv6")
         status.ipv6Connectivity = .limited
         #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv6: limited) · IPv4 + IPv6")
-        status.ipv4Connectivity = .none; status.ipv6Connectivity = .full
-        #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv4: none) · IPv4 + IPv6")
+        status.ipv4Connectivity = .limited; status.ipv6Connectivity = .full
+        #expect(status.summary == "online · ethernet (eth1) · internet: full (IPv4: limited) · IPv4 + IPv6")
+        // A family that says nothing is not named: never checked (an address-literal URL checks
+        // its own family alone), or without a path (the end of the line says which have one).
+        status.ipv4Connectivity = .full; status.ipv6Connectivity = .unknown
+        #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4 + IPv6")
+        status.ipv6 = false; status.ipv6Connectivity = .none
+        #expect(status.summary == "online · ethernet (eth1) · internet: full · IPv4")
+        status.ipv6 = true
         status.connectivity = .limited; status.ipv4Connectivity = .limited; status.ipv6Connectivity = .limited
         status.probe = Probe(url: "http://check.test/", result: .limited, error: "timed out", checkedAt: Date(), failedStage: .resolve)
         #expect(status.summary == "online · ethernet (eth1) · internet: limited (DNS) · IPv4 + IPv6")

@@ -120,5 +120,24 @@ struct InProcessFallbackTests {
         reachability.inProcessServices = .none
         #expect(reachability.currentReachabilityStatus == .ethernet)
     }
+
+    /// The in-process feed's statuses say whether its own check runs, as reachd's do.
+    @Test("an in-process feed without the connectivity check says the check is off", .needsRoot())
+    func checkOffInProcess() async throws {
+        let network = try TestNetwork(subnet: 129)
+        defer { network.destroy() }
+        let sysfs = try EmptySysfs()
+        var configuration = ReachabilityMonitor.Configuration()
+        configuration.networkNamespace = network.host.name
+        configuration.sysfsRoot = sysfs.root
+        let reachability = try Reachability(source: .inProcess, socketPath: Self.noDaemon)
+        reachability.inProcessConfiguration = configuration
+        reachability.inProcessServices = .none
+        try reachability.startNotifier()
+        defer { reachability.stopNotifier() }
+        #expect(await eventually { reachability.status?.reachable == true })
+        #expect(reachability.status?.connectivityCheck == false)
+        #expect(reachability.status?.connectivity == .unknown)
+    }
 }
 }

@@ -247,3 +247,19 @@ struct NetworkDetectorMainLoopTests {
         #expect(output.contains("callback: reachable (HTTP 200) [other queue]"), "\(output)")
     }
 }
+
+/// The demos answer `--help` as any command does: the usage on stdout, exit 0; an unknown
+/// argument is a usage error (exit 2).
+@Suite struct DemoHelpTests {
+    @Test(arguments: ["ReachabilityDemo", "HLNetWorkReachabilityDemo", "NetworkDetectorDemo"])
+    func help(_ demo: String) throws {
+        let directory = ProcessInfo.processInfo.environment["REACHD_BIN_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "\(Paths.packageRoot)/.build/debug"
+        for flag in ["--help", "-h"] {
+            let help = try sh("timeout 30 '\(directory)/\(demo)' \(flag)", check: false)
+            #expect(help.status == 0, "\(demo) \(flag): \(help.output)")
+            #expect(help.output.hasPrefix("usage: \(demo) "), "\(demo) \(flag): \(help.output)")
+        }
+        #expect(try sh("timeout 30 '\(directory)/\(demo)' --bogus 2>/dev/null", check: false).status == 2)
+    }
+}

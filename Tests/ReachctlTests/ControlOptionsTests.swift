@@ -126,3 +126,62 @@ import ReachabilityCore
         }
     }
 }
+
+/// What reachctl says when no daemon answers: every path it tried, a stale socket told from a
+/// missing one, and how to start reachd.
+@Suite struct NotRunningMessageTests {
+    @Test(arguments: [
+        ([("/run/reachd/io.reachd.Reachability", false)],
+         "reachd is not running (no socket at /run/reachd/io.reachd.Reachability)"),
+        ([("/run/reachd/io.reachd.Reachability", false), ("/run/user/1000/reachd/io.reachd.Reachability", false)],
+         "reachd is not running (no socket at /run/reachd/io.reachd.Reachability, nor at /run/user/1000/reachd/io.reachd.Reachability)"),
+        ([("/tmp/s", true)],
+         "reachd is not running (/tmp/s is a stale socket: it exists, nobody listens on it)"),
+        ([("/run/reachd/io.reachd.Reachability", true), ("/run/user/1000/reachd/io.reachd.Reachability", false)],
+         "reachd is not running (no socket at /run/user/1000/reachd/io.reachd.Reachability; /run/reachd/io.reachd.Reachability is a stale socket: it exists, nobody listens on it)"),
+    ] as [([(String, Bool)], String)])
+    func message(_ tried: [(String, Bool)], _ first: String) {
+        #expect(NotRunning.message(tried.map { (path: $0.0, exists: $0.1) }) == first)
+        #expect(NotRunning.hint == "start it with 'systemctl start reachd.socket', or with 'make run' in its source tree")
+    }
+}
+
+/// What people see: `--help` names every exit status reachctl uses, and the status line's
+/// colours (only when colour is on).
+@Suite struct ReachctlOutputTests {
+    @Test(arguments: [
+        (ExitCode.success, "0   success"), (ExitCode.failure, "1   wait timed out"), (ExitCode.usage, "2   usage error"),
+        (ExitCode.unavailable, "69  reachd does not answer"), (ExitCode.permissionDenied, "77  simulate: not allowed"),
+    ])
+    func helpListsExitStatus(_ code: Int32, _ line: String) {
+        #expect(line.hasPrefix(String(code)))
+        #expect(ControlOptions.usage.contains("\n  " + line), "\(line)")
+    }
+
+    @Test func helpNamesProbesExitStatus() {
+        #expect(ControlOptions.usage.contains("probe: the check is off"))
+    }
+
+    static func status(_ connectivity: Connectivity) -> Status {
+        let eth0 = Interface(name: "eth0", index: 2, kind: .ethernet, up: true, carrier: true, operstate: "up",
+                             addresses: ["10.0.0.2/24"], metered: false)
+        return Status(status: .ethernet, reachable: true, connectivity: connectivity, primary: eth0, vpn: nil, cellular: nil,
+                      expensive: false, ipv4: true, ipv6: false, gateways: ["10.0.0.1"], flags: [.reachable],
+                      interfaces: [eth0], probe: nil, since: Date(timeIntervalSince1970: 0), ipv4Connectivity: connectivity)
+    }
+
+    @Test(arguments: [
+        (Connectivity.full, "\u{1B}[32monline\u{1B}[0m · ethernet (eth0) · internet: full · IPv4"),
+        (.portal, "\u{1B}[32monline\u{1B}[0m · ethernet (eth0) · internet: \u{1B}[33mportal\u{1B}[0m · IPv4"),
+        (.limited, "\u{1B}[32monline\u{1B}[0m · ethernet (eth0) · internet: \u{1B}[33mlimited\u{1B}[0m · IPv4"),
+        (.unknown, "\u{1B}[32monline\u{1B}[0m · ethernet (eth0) · internet: unknown · IPv4"),
+    ])
+    func statusColours(_ connectivity: Connectivity, _ painted: String) {
+        let status = Self.status(connectivity)
+        #expect(Style(enabled: true).summary(status) == painted)
+        #expect(Style(enabled: false).summary(status) == "online · ethernet (eth0) · internet: \(connectivity.rawValue) · IPv4")
+        // NO_COLOR (any value) and a dumb terminal turn colour off whatever the terminal.
+        #expect(!Style(environment: ["NO_COLOR": "1"]).enabled)
+        #expect(!Style(environment: ["TERM": "dumb"]).enabled)
+    }
+}

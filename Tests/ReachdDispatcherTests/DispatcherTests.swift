@@ -17,6 +17,13 @@ private func status(_ kind: NetworkStatus = .ethernet, connectivity: Connectivit
                   interfaces: [primary], probe: probe, since: t0)
 }
 
+/// `status` as a daemon with `[Connectivity] Enabled=no` reports it: connectivity unknown for good.
+private func unchecked(_ kind: NetworkStatus) -> Status {
+    var s = status(kind, connectivity: kind == .notReachable ? .none : .unknown)
+    s.connectivityCheck = false
+    return s
+}
+
 private func event(_ sequence: Int, from previous: Status?, to current: Status, reason: Reason.Code = .probeResult) -> ReachabilityEvent {
     ReachabilityEvent(sequence: sequence, timestamp: t0, event: previous == nil ? .initial : .reachabilityChanged,
                       reason: Reason(code: previous == nil ? .initial : reason), previous: previous, current: current)
@@ -31,6 +38,9 @@ private func event(_ sequence: Int, from previous: Status?, to current: Status, 
         (status(.ethernet, connectivity: .full), true, true, true),
         (status(.wwan4G, connectivity: .full, expensive: true), true, true, false),
         (status(.wifi, connectivity: .portal, expensive: true), true, false, false),
+        // The check off: a reachable path is online, as NetworkManager counts it.
+        (unchecked(.ethernet), true, true, true),
+        (unchecked(.notReachable), false, false, false),
     ])
     func conditions(_ s: Status, _ online: Bool, _ internet: Bool, _ unmetered: Bool) {
         #expect(NetworkTarget.online.holds(in: s) == online)
@@ -149,11 +159,12 @@ extension TargetHoldTests {
         ("[Scripts]\nChanges=status wifi\n", "d.conf:2: [Scripts] Changes=status wifi: unknown status field 'wifi' (expected some of "
             + Status.Field.byName.map(\.rawValue).joined(separator: " ") + ")"),
         ("[Scripts]\nChanges.=vpn\n", "d.conf:2: [Scripts] Changes.=vpn: missing script name glob after 'Changes.' (expected e.g. Changes.50-vpn*=vpn)"),
-        ("[Scripts]\nTimeOut=3\n", "d.conf:2: [Scripts] TimeOut=3: unknown key in section [Scripts] (expected one of Enabled= Timeout= Directories= Changes= Changes.GLOB=)"),
-        ("[Dispatch]\n", "d.conf:1: [Dispatch] unknown section (expected one of [Targets] [Scripts] [Dispatcher])"),
+        ("[Scripts]\nTimeOut=3\n", "d.conf:2: [Scripts] TimeOut=3: unknown key in section [Scripts] (expected one of Enabled= Timeout= Directories= Changes= Changes.GLOB=) (did you mean Timeout=?)"),
+        ("[Scripts]\nChange.vpn=vpn\n", "d.conf:2: [Scripts] Change.vpn=vpn: unknown key in section [Scripts] (expected one of Enabled= Timeout= Directories= Changes= Changes.GLOB=) (did you mean Changes.GLOB=?)"),
+        ("[Dispatch]\n", "d.conf:1: [Dispatch] unknown section (expected one of [Targets] [Scripts] [Dispatcher]) (did you mean [Dispatcher]?)"),
         ("[Dispatcher]\nMinIntervalSec=2h\n", "d.conf:2: [Dispatcher] MinIntervalSec=2h: time span out of range (0 to 1h)"),
         ("[Dispatcher]\nMinIntervalSec=-1\n", "d.conf:2: [Dispatcher] MinIntervalSec=-1: bad time span (expected seconds, e.g. 1 or 500ms)"),
-        ("[Dispatcher]\nMinInterval=1\n", "d.conf:2: [Dispatcher] MinInterval=1: unknown key in section [Dispatcher] (expected one of MinIntervalSec=)"),
+        ("[Dispatcher]\nMinInterval=1\n", "d.conf:2: [Dispatcher] MinInterval=1: unknown key in section [Dispatcher] (expected one of MinIntervalSec=) (did you mean MinIntervalSec=?)"),
         ("[Targets]\nEnabled=maybe\n", "d.conf:2: [Targets] Enabled=maybe: bad boolean (expected yes/no, true/false, on/off or 1/0)"),
     ])
     func badValuesNameFileLineAndKey(_ text: String, _ message: String) {

@@ -223,12 +223,12 @@ extension ReachdConfiguration {
     /// that loads is a URL the check can take (http, or https with the certificate verified).
     static func httpURL(_ value: String) throws(ValueError) -> String {
         guard !value.contains(where: { $0 == " " || $0 == "\t" }) else {
-            throw ValueError("bad URL: contains white space (expected http://HOST[:PORT]/PATH)")
+            throw ValueError("bad URL: contains white space (expected http://HOST[:PORT]/PATH or https://…)")
         }
         do {
             return try ProbeURL(value).string
         } catch {
-            throw ValueError("bad URL: \(error.problem) (expected http://HOST[:PORT]/PATH)")
+            throw ValueError("bad URL: \(error.problem) (expected http://HOST[:PORT]/PATH or https://…)")
         }
     }
 }

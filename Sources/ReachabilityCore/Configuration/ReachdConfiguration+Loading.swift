@@ -50,9 +50,9 @@ extension ReachdConfiguration {
         return config
     }
 
-    /// " (did you mean X?)" when `name` differs from a known name only in case.
+    /// " (did you mean X?)" when a known name is close to `name` (`NameSuggestion`).
     private static func suggestion(_ name: String, among known: [String], format: (String) -> String) -> String {
-        guard let match = known.first(where: { $0.lowercased() == name.lowercased() || (($0.hasSuffix(".")) && name.lowercased().hasPrefix($0.lowercased())) }) else { return "" }
+        guard let match = NameSuggestion.closest(to: name, among: known) else { return "" }
         return " (did you mean \(format(match))?)"
     }
 }

@@ -36,8 +36,9 @@ public enum ConnectivityRule {
         let (connectivity, probe) = decide(path: ProbePath(status), previous: previous, verdict: verdict, now: now)
         result.connectivity = connectivity
         result.probe = probe
-        result.ipv4Connectivity = family(hasPath: status.reachable && status.ipv4, checked: probe?.ipv4Result)
-        result.ipv6Connectivity = family(hasPath: status.reachable && status.ipv6, checked: probe?.ipv6Result)
+        (result.ipv4Connectivity, result.ipv6Connectivity) = families(
+            connectivity, ipv4: family(hasPath: status.reachable && status.ipv4, checked: probe?.ipv4Result),
+            ipv6: family(hasPath: status.reachable && status.ipv6, checked: probe?.ipv6Result))
         if status.reachable, status.ipv6, !status.ipv4, probe?.nat64 == true, !result.flags.contains(.nat64) {
             // IPv6 alone, and the check reached the IPv4 internet through DNS64 and NAT64.
             var flags = Set(result.flags)
@@ -54,6 +55,31 @@ public enum ConnectivityRule {
         guard hasPath else { return .none }
         guard let checked, checked != .none else { return .unknown }
         return checked
+    }
+
+    /// The families' verdicts made to agree with `connectivity`, so that every status keeps the
+    /// family rule (`connectivity` is the better of the two), whatever verdict it carries.
+    ///
+    /// A verdict that no family backs is one that does not tell the families apart: a standby
+    /// uplink's check shown at a failover (one request, which may have used either family), or
+    /// the verdict of a path left behind that had a family the new one lacks, kept until the
+    /// new path's check answers. It speaks for the families with a path that have no verdict of
+    /// their own (`unknown`); failing those, for the family with a path whose own verdict is the
+    /// better. A family's own verdict above the status's (which no check produces) is capped.
+    static func families(_ connectivity: Connectivity, ipv4: Connectivity, ipv6: Connectivity)
+        -> (ipv4: Connectivity, ipv6: Connectivity) {
+        var (ipv4, ipv6) = (ipv4, ipv6)
+        guard connectivity != .none else { return (.none, .none) }
+        if ipv4.rank > connectivity.rank { ipv4 = connectivity }
+        if ipv6.rank > connectivity.rank { ipv6 = connectivity }
+        guard Connectivity.best(ipv4, ipv6) != connectivity else { return (ipv4, ipv6) }
+        if ipv4 == .unknown { ipv4 = connectivity }
+        if ipv6 == .unknown { ipv6 = connectivity }
+        guard Connectivity.best(ipv4, ipv6) != connectivity else { return (ipv4, ipv6) }
+        // Both families with a path have lesser verdicts of their own, or neither has a path.
+        if ipv4 == .none && ipv6 == .none { return (ipv4, ipv6) }
+        if ipv6.rank > ipv4.rank { ipv6 = connectivity } else { ipv4 = connectivity }
+        return (ipv4, ipv6)
     }
 
     /// The connectivity and probe for a status whose path is `path` (nil: not reachable).

@@ -26,7 +26,7 @@ public struct ProbeURL: Equatable, Sendable {
         }
         let scheme = rawScheme.lowercased()
         guard scheme == "http" || scheme == "https" else {
-            throw ProbeURLError(url: string, problem: "scheme \(rawScheme) is not http")
+            throw ProbeURLError(url: string, problem: "scheme \(rawScheme) is not http or https")
         }
         guard var host = components.percentEncodedHost, !host.isEmpty else {
             throw ProbeURLError(url: string, problem: "no host")

@@ -84,6 +84,7 @@ public struct WireJSONWriter: ~Copyable {
     public mutating func write(_ status: Status) {
         raw(#"{"cellular":"#); optional(status.cellular) { $0.write($1) }
         raw(#","connectivity":"#); string(status.connectivity.rawValue)
+        raw(#","connectivityCheck":"#); bool(status.connectivityCheck)
         raw(#","expensive":"#); bool(status.expensive)
         raw(#","flags":"#); array(status.flags) { $0.string($1.rawValue) }
         raw(#","gateways":"#); strings(status.gateways)

@@ -17,6 +17,8 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public var probePath: ProbePath?
     /// The standby check's verdicts by interface index (see `NetworkSnapshot.standbyVerdicts`).
     public var standbyVerdicts: [Int: Probe] = [:]
+    /// False when the connectivity check is off (see `NetworkSnapshot.connectivityCheck`).
+    public var connectivityCheck = true
 
     public init() {}
 
@@ -41,6 +43,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         probe = snapshot.probe
         probePath = snapshot.probePath
         standbyVerdicts = snapshot.standbyVerdicts
+        connectivityCheck = snapshot.connectivityCheck
     }
 
     /// The same picture as a flat `NetworkSnapshot`.
@@ -56,6 +59,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         var snapshot = NetworkSnapshot(links: links, addresses: addresses, routes: routes, modems: modems,
                                        probe: probe, probePath: probePath, rules: rules, announcements: announcements)
         snapshot.standbyVerdicts = standbyVerdicts
+        snapshot.connectivityCheck = connectivityCheck
         return snapshot
     }
 
@@ -102,6 +106,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
 
     public static func == (a: IndexedSnapshot, b: IndexedSnapshot) -> Bool {
         a.slices == b.slices && a.modems == b.modems && a.rules == b.rules && a.probe == b.probe && a.probePath == b.probePath
-            && a.standbyVerdicts == b.standbyVerdicts
+            && a.standbyVerdicts == b.standbyVerdicts && a.connectivityCheck == b.connectivityCheck
     }
 }

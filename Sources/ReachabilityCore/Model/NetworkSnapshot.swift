@@ -129,6 +129,8 @@ public struct NetworkSnapshot: Equatable, Sendable {
     /// The standby check's last verdict on each uplink other than the primary, by interface
     /// index: `Interface.connectivity`, never `Status.connectivity`.
     public var standbyVerdicts: [Int: Probe] = [:]
+    /// False when the connectivity check is off (`Status.connectivityCheck`).
+    public var connectivityCheck = true
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
                 modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = [],

@@ -1,4 +1,4 @@
-/// The step of a connectivity check that failed (varlink `Probe.failedStage`): a resolver that
+/// The step of a connectivity check that failed (varlink `ConnectivityProbe.failedStage`): a resolver that
 /// does not answer is told apart from an internet that does not.
 public enum ProbeStage: String, Codable, Sendable, CaseIterable {
     /// The system's resolver gave no address for the check's host (no answer, SERVFAIL, NXDOMAIN).

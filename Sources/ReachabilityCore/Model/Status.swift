@@ -102,7 +102,7 @@ public struct Cellular: Codable, Equatable, Hashable, Sendable {
     }
 }
 
-/// The last connectivity check (varlink type `Probe`).
+/// The last connectivity check (varlink type `ConnectivityProbe`).
 public struct Probe: Codable, Equatable, Hashable, Sendable {
     public var url: String
     public var result: Connectivity
@@ -225,6 +225,7 @@ public struct Status: Codable, Equatable, Sendable {
         var since: Date
         var simulated: Bool
         var routing: [RoutePath]
+        var connectivityCheck: Bool
     }
 
     /// Never written while another `Status` shares it (see `fieldsForWriting`), which is what
@@ -319,18 +320,25 @@ public struct Status: Codable, Equatable, Sendable {
     public var routing: [RoutePath] {
         _read { yield box.fields.routing } _modify { yield &fieldsForWriting.routing }
     }
+    /// False when the connectivity check is off (`[Connectivity] Enabled=no`): `connectivity`
+    /// then stays `unknown` for good rather than until a check answers, and a reachable path
+    /// counts as online (`reachctl wait --internet`, `reachd-internet.target`), as
+    /// NetworkManager does with its check off.
+    public var connectivityCheck: Bool {
+        _read { yield box.fields.connectivityCheck } _modify { yield &fieldsForWriting.connectivityCheck }
+    }
 
     public init(status: NetworkStatus, reachable: Bool, connectivity: Connectivity, primary: Interface?,
                 vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
                 since: Date, simulated: Bool = false, routing: [RoutePath] = [],
                 ipv4Connectivity: Connectivity = .none, ipv6Connectivity: Connectivity = .none,
-                gatewaysOmitted: Int = 0) {
+                gatewaysOmitted: Int = 0, connectivityCheck: Bool = true) {
         box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity,
                          ipv4Connectivity: ipv4Connectivity, ipv6Connectivity: ipv6Connectivity, primary: primary,
                          vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
                          gateways: gateways, gatewaysOmitted: gatewaysOmitted, flags: flags, interfaces: interfaces, probe: probe,
-                         since: since, simulated: simulated, routing: routing))
+                         since: since, simulated: simulated, routing: routing, connectivityCheck: connectivityCheck))
     }
 
     /// Equal fields; a copy of the same value is equal at once.
@@ -352,7 +360,7 @@ public struct Status: Codable, Equatable, Sendable {
     /// The top-level fields an event reports in `changes` (`since` is never one of them).
     public enum Field: String, CaseIterable, Comparable, Sendable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing, connectivityCheck
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
 
@@ -393,6 +401,7 @@ public struct Status: Codable, Equatable, Sendable {
         case .interfaces: return interfaces != other.interfaces
         case .simulated: return simulated != other.simulated
         case .routing: return routing != other.routing
+        case .connectivityCheck: return connectivityCheck != other.connectivityCheck
         case .probe:
             // Only the verdicts are taken out (enums, no copies), the portal URLs only when those agree.
             let verdict = probe?.result, otherVerdict = other.probe?.result
@@ -426,7 +435,7 @@ public struct Status: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing, connectivityCheck
     }
 
     public init(from decoder: Decoder) throws {
@@ -457,7 +466,9 @@ public struct Status: Codable, Equatable, Sendable {
                   ipv6Connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .ipv6Connectivity)
                       ?? (try c.decode(Bool.self, forKey: .ipv6) ? c.decode(Connectivity.self, forKey: .connectivity) : .none),
                   // A daemon from before the bound listed every router.
-                  gatewaysOmitted: try c.decodeIfPresent(Int.self, forKey: .gatewaysOmitted) ?? 0)
+                  gatewaysOmitted: try c.decodeIfPresent(Int.self, forKey: .gatewaysOmitted) ?? 0,
+                  // A daemon that does not say (null, or from before the field) checks.
+                  connectivityCheck: try c.decodeIfPresent(Bool.self, forKey: .connectivityCheck) ?? true)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -473,5 +484,6 @@ public struct Status: Codable, Equatable, Sendable {
         try c.encode(flags, forKey: .flags); try c.encode(interfaces, forKey: .interfaces)
         try c.encode(probe, forKey: .probe); try c.encode(Timestamp.string(from: since), forKey: .since)
         try c.encode(simulated, forKey: .simulated); try c.encode(routing, forKey: .routing)
+        try c.encode(connectivityCheck, forKey: .connectivityCheck)
     }
 }

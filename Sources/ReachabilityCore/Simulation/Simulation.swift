@@ -93,7 +93,8 @@ public struct Simulation: Equatable, Sendable {
             }
             var result = Status(status: .notReachable, reachable: false, connectivity: .none, primary: nil, vpn: nil,
                                 cellular: nil, expensive: false, ipv4: false, ipv6: false, gateways: [], flags: [],
-                                interfaces: real.interfaces, probe: nil, since: now, simulated: true)
+                                interfaces: real.interfaces, probe: nil, since: now, simulated: true,
+                                connectivityCheck: real.connectivityCheck)
             if let url = real.probe?.url {
                 result.probe = Probe(url: url, result: .none, error: "not reachable: simulated", checkedAt: now)
             }
@@ -145,6 +146,8 @@ public struct Simulation: Equatable, Sendable {
             // A simulated verdict is each family's with a path: the two internets agree.
             result.ipv4Connectivity = result.ipv4 ? verdict : .none
             result.ipv6Connectivity = result.ipv6 ? verdict : .none
+            // A simulated verdict stands for a check's, even where the real check is off.
+            result.connectivityCheck = true
         }
         return result
     }

@@ -1,6 +1,8 @@
 /// The `io.reachd.Reachability` varlink interface description (docs/protocol.md), served by
 /// `GetInterfaceDescription`. `io.reachd.Reachability.varlink` next to this file is the same text,
-/// shipped for tools; a test keeps the two identical.
+/// shipped for tools; a test keeps the two identical. No two members share a name (the type of
+/// the last check is `ConnectivityProbe`, not `Probe` like the method): python's reference
+/// `varlink` package keeps one member per name. Type names never go on the wire.
 public enum InterfaceDescription {
     public static let reachability = """
 # Network reachability of this machine, as reachd sees it: which path traffic takes,
@@ -40,7 +42,8 @@ type Cellular (
 
 # The last connectivity check; venueInfoUrl, secondsRemaining, bytesRemaining and
 # canExtendSession are what a captive-portal API (RFC 8908) said, source is "ra" when one answered.
-type Probe (
+# (Named apart from the method Probe: a varlink interface is one namespace of members.)
+type ConnectivityProbe (
   url: string,
   result: (unknown, none, portal, limited, full),
   httpStatus: ?int,
@@ -93,12 +96,15 @@ type Status (
   gatewaysOmitted: int,
   flags: []string,
   interfaces: []Interface,
-  probe: ?Probe,
+  probe: ?ConnectivityProbe,
   since: string,
   # True while a simulation (Simulate) is in effect.
   simulated: bool,
   # The path per family, IPv4 first: where the policy routing rules and tables send an app.
-  routing: []RoutePath
+  routing: []RoutePath,
+  # False when the connectivity check is off: connectivity stays unknown, and a reachable
+  # path counts as online. Null (an older daemon) means true.
+  connectivityCheck: ?bool
 )
 
 type Reason (
@@ -161,7 +167,7 @@ method Subscribe(after: ?int, statusOnly: ?bool, changes: ?[]string) -> (event: 
 
 method Check(host: string, port: ?int) -> (result: HostCheck)
 
-method Probe() -> (probe: Probe)
+method Probe() -> (probe: ConnectivityProbe)
 
 # For root and members of the configured simulation group. Every subscriber sees the given
 # status (fields not given come from the real one) with "simulated" true and reason

@@ -42,10 +42,15 @@ extension ConnectivityChecker {
     }
 
     /// The verdict on one HTTP check's result; `nat64` when the answer came from an address in
-    /// the NAT64 well-known prefix (DNS64 synthesized it).
+    /// the NAT64 well-known prefix (DNS64 synthesized it). An answer speaks for the family of
+    /// the address it came from (a check of both families at once, a standby uplink's, tells no
+    /// other apart; `runFamilies` sets each family's own).
     static func verdict(_ configuration: Configuration, _ result: HTTPProbe.Result) -> Probe {
         var probe = ProbeVerdict.probe(url: configuration.url, expectedResponse: configuration.response,
                                        outcome: result.outcome, rttMs: result.rttMs, checkedAt: Date())
+        if let address = result.address {
+            if HostResolver.isFamily(AF_INET6, address) { probe.ipv6Result = probe.result } else { probe.ipv4Result = probe.result }
+        }
         if let address = result.address, let bits = AddressBits(address, family: .ipv6),
            bits.hasPrefix(Self.wellKnownNAT64Prefix, length: 96) {
             probe.nat64 = true

@@ -83,7 +83,7 @@ extension ConnectivityChecker {
             guard let self else { return }
             self.queue.async {
                 guard self.standby.running.removeValue(forKey: id) != nil else { return }
-                self.log.debug("standby check on \(path.interface): \(probe.summary)")
+                self.logStandbyVerdict(probe, interface: path.interface)
                 self.performStandby(self.standby.scheduler.probeCompleted(id: id, probe: probe))
             }
         }
@@ -92,6 +92,18 @@ extension ConnectivityChecker {
         }
         if !submitted {
             finish(Self.verdict(configuration, HTTPProbe.Result(outcome: .failure(ProbeFailure(.other, "no thread free to run the check")), rttMs: nil)))
+        }
+    }
+
+    /// As the primary's: every verdict at debug, a failed check (no answer, or an URL that
+    /// cannot be checked) at notice with the reason, so a standby uplink that cannot be used
+    /// says why before it is needed.
+    private func logStandbyVerdict(_ probe: Probe, interface: String) {
+        switch probe.result {
+        case .limited, .unknown:
+            notice(.standbyCheckFailed, "standby check on \(interface) failed: \(probe.summary)")
+        case .full, .portal, .none:
+            log.debug("standby check on \(interface): \(probe.summary)")
         }
     }
 

@@ -69,8 +69,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
     private var noticeLogs: [Notice: LogRateLimiter] = [:]
 
     /// The kinds of notice the checker logs, each with its own rate limit.
-    private enum Notice: Hashable {
-        case checkFailed, apiNotUsed, apiNotBelieved
+    enum Notice: Hashable {
+        case checkFailed, standbyCheckFailed, apiNotUsed, apiNotBelieved
     }
 
     /// - Parameters:
@@ -167,7 +167,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
         var configuration = HostResolver.Configuration()
         configuration.timeout = timeout
         configuration.networkNamespace = networkNamespace
-        configuration.maxInFlight = pool.threadCount
+        // The pool's ceiling, not the threads made so far: a pool that makes its threads as jobs
+        // need them has none yet, and a limit of 0 would refuse every look-up.
+        configuration.maxInFlight = pool.maxThreads
         return HostResolver(configuration: configuration, pool: pool)
     }
 
@@ -229,7 +231,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
     }
 
     /// Logs a notice unless too many of its kind came lately (10 a minute).
-    private func notice(_ kind: Notice, _ line: String) {
+    func notice(_ kind: Notice, _ line: String) {
         var limiter = noticeLogs[kind] ?? LogRateLimiter(burst: 10, interval: 60)
         let (allowed, suppressed) = limiter.admit(now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
         noticeLogs[kind] = limiter

@@ -40,6 +40,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         /// The netlink socket's receive buffer in bytes. Big, so that bursts do not overrun it;
         /// tests make it small to provoke overruns.
         public var receiveBufferSize: Int = 8 << 20
+        /// `[Connectivity] Enabled=`: whether statuses say the internet is checked
+        /// (`Status.connectivityCheck`); the checker itself is reachd's.
+        public var connectivityCheck = true
 
         public init() {}
     }
@@ -140,7 +143,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         self.queue = queue
         self.log = log
         self.config = configuration
-        let tracker = StatusTracker(firstSequence: configuration.firstSequence)
+        var nothingYet = NetworkSnapshot()
+        nothingYet.connectivityCheck = configuration.connectivityCheck
+        let tracker = StatusTracker(snapshot: nothingYet, firstSequence: configuration.firstSequence)
         self.tracker = tracker
         self.published = Mutex(Published(status: tracker.status, configuration: configuration))
         self.queueConfinement = QueueConfinement(queue)
@@ -610,6 +615,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
         snapshot.probePath = probePath
         snapshot.standbyVerdicts = standbyVerdicts
+        snapshot.connectivityCheck = config.connectivityCheck
         return snapshot
     }
 

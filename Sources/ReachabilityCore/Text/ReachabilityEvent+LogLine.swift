@@ -1,0 +1,40 @@
+extension ReachabilityEvent {
+    /// reachd's log line for the event (at info): the sequence number, the reason, and what a
+    /// person reading the log wants to know of it. A check's result names its verdict and the
+    /// uplink it is about — `#42 probeResult: portal on eth0`, `#43 probeResult: limited on wlan0
+    /// (standby)`, `#44 probeResult: full on eth0 (IPv6: limited)` — any other reason the
+    /// status, and the internet's verdict when the event changed it — `#45 carrierLost eth0:
+    /// wifi, internet full`. ` (simulated)` at the end while a simulation is on. The log sink
+    /// escapes what came from outside (interface names).
+    public var logLine: String {
+        var line = "#\(sequence) \(reason.code.rawValue)"
+        switch reason.code {
+        case .probeResult:
+            if let name = reason.interface, name != current.primary?.name,
+               let standby = current.interfaces.first(where: { $0.name == name }) {
+                line += ": \(standby.connectivity?.rawValue ?? "not checked") on \(name) (standby)"
+            } else {
+                line += ": \(current.connectivity.rawValue) on \(current.primary?.name ?? reason.interface ?? "no interface")"
+                line += familyNote
+            }
+        case .initial, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
+             .addressRemoved, .routeAdded, .routeRemoved, .modemChanged, .resync, .configReloaded, .simulation, .ruleAdded,
+             .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed:
+            line += (reason.interface.map { " \($0)" } ?? "") + ": \(current.status.rawValue)"
+            if changes.contains(Status.Field.connectivity.rawValue) { line += ", internet \(current.connectivity.rawValue)" }
+        }
+        return current.simulated ? line + " (simulated)" : line
+    }
+
+    /// ` (IPv6: limited)`: the families whose own check said something else than the verdict.
+    private var familyNote: String {
+        let notes = [("IPv4", current.ipv4Connectivity), ("IPv6", current.ipv6Connectivity)].compactMap { name, verdict -> String? in
+            guard verdict != current.connectivity else { return nil }
+            switch verdict {
+            case .portal, .limited, .full: return "\(name): \(verdict.rawValue)"
+            case .unknown, .none: return nil
+            }
+        }
+        return notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")"
+    }
+}

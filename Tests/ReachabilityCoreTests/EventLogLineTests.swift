@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@testable import ReachabilityCore
+
+private let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+private func link(_ name: String, _ index: Int, connectivity: Connectivity? = nil) -> Interface {
+    var interface = Interface(name: name, index: index, kind: name.hasPrefix("w") ? .wifi : .ethernet, up: true, carrier: true,
+                              operstate: "up", addresses: ["10.0.\(index).2/24"], metered: false)
+    interface.connectivity = connectivity
+    return interface
+}
+
+/// A reachable status over eth0 (wlan0 standing by) with `connectivity` and each family's verdict.
+private func online(_ connectivity: Connectivity, ipv4: Connectivity? = nil, ipv6: Connectivity = .none,
+                    standby: Connectivity? = nil, simulated: Bool = false) -> Status {
+    let eth0 = link("eth0", 2), wlan0 = link("wlan0", 3, connectivity: standby)
+    return Status(status: .ethernet, reachable: true, connectivity: connectivity, primary: eth0, vpn: nil, cellular: nil,
+                  expensive: false, ipv4: true, ipv6: ipv6 != .none, gateways: ["10.0.2.1"], flags: [.reachable],
+                  interfaces: [eth0, wlan0], probe: nil, since: t0, simulated: simulated,
+                  ipv4Connectivity: ipv4 ?? connectivity, ipv6Connectivity: ipv6)
+}
+
+struct LogLineCase: CustomTestStringConvertible, Sendable {
+    let reason: Reason
+    let previous: Status
+    let current: Status
+    let line: String
+    var testDescription: String { line }
+}
+
+/// reachd's log line for each event says what happened: a check's verdict and where, or the
+/// status and the internet's verdict when that changed.
+@Suite struct EventLogLineTests {
+    static let cases: [LogLineCase] = [
+        LogLineCase(reason: Reason(code: .probeResult, detail: "portal"), previous: online(.full), current: online(.portal),
+                    line: "#7 probeResult: portal on eth0"),
+        LogLineCase(reason: Reason(code: .probeResult), previous: online(.full, ipv6: .full),
+                    current: online(.full, ipv6: .limited), line: "#7 probeResult: full on eth0 (IPv6: limited)"),
+        LogLineCase(reason: Reason(code: .probeResult), previous: online(.full, ipv6: .unknown),
+                    current: online(.full, ipv6: .unknown), line: "#7 probeResult: full on eth0"),
+        LogLineCase(reason: Reason(code: .probeResult, interface: "wlan0", detail: "standby uplink"), previous: online(.full),
+                    current: online(.full, standby: .limited), line: "#7 probeResult: limited on wlan0 (standby)"),
+        LogLineCase(reason: Reason(code: .carrierLost, interface: "eth0"), previous: online(.full),
+                    current: Status.initial(since: t0), line: "#7 carrierLost eth0: notReachable, internet none"),
+        LogLineCase(reason: Reason(code: .addressAdded, interface: "eth0"), previous: online(.full),
+                    current: { var s = online(.full); s.gateways = ["10.0.2.254"]; return s }(), line: "#7 addressAdded eth0: ethernet"),
+        LogLineCase(reason: Reason(code: .simulation), previous: online(.full), current: online(.portal, simulated: true),
+                    line: "#7 simulation: ethernet, internet portal (simulated)"),
+    ]
+
+    @Test(arguments: cases)
+    func line(_ c: LogLineCase) {
+        let event = ReachabilityEvent(sequence: 7, timestamp: t0, event: .reachabilityChanged, reason: c.reason,
+                                      previous: c.previous, current: c.current,
+                                      changes: c.current.changes(from: c.previous))
+        #expect(event.logLine == c.line)
+    }
+}
