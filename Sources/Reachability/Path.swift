@@ -171,7 +171,7 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Nothing known yet (a monitor that has not heard from its source).
-    static let initial = Path(.initial())
+    static let initial = Path(.initial(since: Date()))
 
     /// True when traffic on this path goes over an interface of `type`: the primary interface,
     /// or the VPN on top of it (`.other`).

@@ -125,7 +125,7 @@ public final class SimulatedNetwork: Sendable, Equatable, CustomStringConvertibl
                              operstate: status == .notReachable ? "down" : "up",
                              addresses: status == .notReachable ? [] : ["192.0.2.20/24"], metered: false)
         guard status.isReachable else {
-            var offline = Status.initial()
+            var offline = Status.initial(since: Date())
             offline.interfaces = [link]
             offline.probe = ProbeVerdict.notReachable(url: Simulation.simulatedProbeURL, at: Date())
             return offline

@@ -33,7 +33,7 @@ final class SimulationController: @unchecked Sendable {
     }
 
     /// What subscribers see now, as an `initial` event.
-    func initialEvent() -> ReachabilityEvent { overlay.initialEvent() }
+    func initialEvent() -> ReachabilityEvent { overlay.initialEvent(now: Date()) }
 
     /// What subscribers see now.
     var published: Status { overlay.published }

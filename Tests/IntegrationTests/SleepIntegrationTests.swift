@@ -73,6 +73,71 @@ extension SystemTests {
         #expect(Self.events(monitor).map(\.reason.code) == [.initial, .sleeping, .resumed], "\(monitor.lines)")
     }
 
+    /// With a standby uplink checked too, both checks start at the wake and either may answer
+    /// first; the standby's event used to take the `resumed` meant for the check's (3 wakes in
+    /// 4). Four sleeps in a row: each is one `sleeping` event that drops both verdicts, each
+    /// wake one event with `resumed` that brings connectivity back, and the standby's verdict
+    /// comes back in an event of its own, reason `probeResult` naming eth1.
+    @Test(.needsRoot(), .requires(.dbusDaemon, .busctl, .dbusMock))
+    func everyWakeIsResumedWithAStandbyUplink() throws {
+        let host = try TestNamespace(tag: "ss"), first = try TestNamespace(tag: "ssa"), second = try TestNamespace(tag: "ssb")
+        defer { host.destroy(); first.destroy(); second.destroy() }
+        try host.exec("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+        _ = try VethUplink(host: host, uplink: first, inner: "eth0", outer: "up0", subnet: 77, metric: 100)
+        _ = try VethUplink(host: host, uplink: second, inner: "eth1", outer: "up1", subnet: 78, metric: 200)
+        try second.ip("addr add 10.77.0.1/32 dev lo")
+        let primaryServer = try ProbeServer(in: first), standbyServer = try ProbeServer(in: second)
+        defer { primaryServer.stop(); standbyServer.stop() }
+        let bus = try PrivateBus()
+        let logind = try LogindMock(bus: bus)
+        let config = """
+            [Connectivity]
+            URL=http://10.77.0.1:8080/generate_204
+            Interval=600
+            StandbyInterval=600
+            Timeout=2
+            [Cellular]
+            ModemManager=no
+            """
+        let daemon = try DaemonUnderTest(namespace: host, config: config, environment: [systemBusVariable: bus.address])
+        let status = { try WireJSON.decoder().decode(Status.self, from: Data(daemon.reachctl(["status", "--json"]).stdout.utf8)) }
+        let standbyFull = { (try? status())?.interfaces.first { $0.name == "eth1" }?.connectivity == .full }
+        #expect(waitUntil(timeout: 15) { (try? status())?.connectivity == .full && standbyFull() }, "\(daemon.child.stderr)")
+        #expect(waitUntil(timeout: 10) { (try? logind.inhibitors()) == ["sleep reachd delay"] }, "\(daemon.child.stderr)")
+        let monitor = try EventTruthTests.Monitor(daemon)
+        defer { monitor.stop() }
+        #expect(monitor.await(1))
+
+        for cycle in 1...4 {
+            let before = monitor.events.count
+            try logind.prepareForSleep(true)
+            #expect(waitUntil(timeout: 10) { monitor.events.dropFirst(before).contains { $0.reason.code == .sleeping } },
+                    "cycle \(cycle): \(daemon.child.stderr)")
+            #expect(waitUntil(timeout: 10) { (try? logind.inhibitors()) == [] }, "cycle \(cycle)")
+            try logind.prepareForSleep(false)
+            #expect(waitUntil(timeout: 15) {
+                let after = monitor.events.dropFirst(before)
+                return after.contains { $0.reason.code == .resumed }
+                    && after.last?.current.interfaces.first { $0.name == "eth1" }?.connectivity == .full
+            }, "cycle \(cycle): \(monitor.events.dropFirst(before).map { "\($0.reason.code)/\($0.reason.interface ?? "-")" })")
+            #expect(waitUntil(timeout: 10) { (try? logind.inhibitors()) == ["sleep reachd delay"] }, "cycle \(cycle)")
+            let events = Array(monitor.events.dropFirst(before))
+            let codes = events.map { "\($0.reason.code.rawValue)/\($0.reason.interface ?? "-")" }
+            #expect(events.filter { $0.reason.code == .sleeping }.count == 1, "cycle \(cycle): \(codes)")
+            let sleeping = try #require(events.first)
+            #expect(sleeping.reason.code == .sleeping && sleeping.current.connectivity == .unknown, "cycle \(cycle): \(codes)")
+            #expect(sleeping.current.interfaces.allSatisfy { $0.connectivity == nil }, "cycle \(cycle)")
+            let resumed = events.filter { $0.reason.code == .resumed }
+            #expect(resumed.count == 1, "cycle \(cycle): \(codes)")
+            #expect(resumed.first?.current.connectivity == .full, "cycle \(cycle): \(codes)")
+            #expect(events.contains { $0.reason.code == .probeResult && $0.reason.interface == "eth1" }, "cycle \(cycle): \(codes)")
+            // Nothing but the checks after the wake brought connectivity back.
+            #expect(events.filter { $0.current.connectivity == .full }.allSatisfy { $0.sequence >= (resumed.first?.sequence ?? 0) },
+                    "cycle \(cycle): \(codes)")
+        }
+        EventTruthTests.checkFullStream(monitor.events, "everyWakeIsResumedWithAStandbyUplink")
+    }
+
     /// Without logind on the system bus (a container) reachd says so once and runs as before.
     @Test(.needsRoot(), .requires(.dbusDaemon, .busctl))
     func withoutLogindReachdSaysSoOnce() throws {

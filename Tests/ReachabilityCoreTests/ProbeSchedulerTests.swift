@@ -293,7 +293,7 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
     }
 
     @Test func pathFromStatus() {
-        var status = Status.initial()
+        var status = Status.initial(since: Date())
         #expect(ProbePath(status) == nil)
         let iface = Interface(name: "eth0", index: 2, kind: .ethernet, up: true, carrier: true, operstate: "up",
                               addresses: ["10.77.0.2/24", "fd00::2/64"], metered: false)

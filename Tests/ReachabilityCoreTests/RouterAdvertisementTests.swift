@@ -198,11 +198,11 @@ enum RA {
         var table = KernelStateTable([.link(eth0),
                                       .addressAdded(AddressState(ifindex: 2, family: .ipv4, address: "10.0.0.2", prefixLength: 24)),
                                       .routeAdded(RouteState(family: .ipv4, gateway: "10.0.0.1", oif: 2, metric: 100), replace: false)])
-        var tracker = StatusTracker(snapshot: table.snapshot(kinds: [2: .ethernet]))
+        var tracker = StatusTracker(snapshot: table.snapshot(kinds: [2: .ethernet]), now: Date())
         table.apply(.routerOption(option(.captivePortal("https://p.example/api"), lifetime: nil, at: 1)))
         table.apply(.routerOption(option(.dnsServers(["2001:db8::53"]), lifetime: 60, at: 1)))
         table.apply(.routerOption(option(.nat64Prefix("64:ff9b::/96"), lifetime: 60, at: 1)))
-        let action = tracker.update(slices: [table.slice(at: 2, kind: .ethernet, metered: false, ignored: false)])
+        let action = tracker.update(slices: [table.slice(at: 2, kind: .ethernet, metered: false, ignored: false)], now: Date())
         guard case .emit(let event) = action else { Issue.record("no event"); return }
         #expect(event.reason.code == .routerAdvertisement && event.reason.interface == "eth0")
         #expect(event.reason.detail == "captive portal API https://p.example/api, DNS 2001:db8::53, NAT64 prefix 64:ff9b::/96")

@@ -34,7 +34,7 @@ final class Collector<T: Sendable>: @unchecked Sendable {
 
 /// The status the monitor reports for the lab: reachable over eth0, or not at all.
 func labStatus(_ lab: ProbeLab, reachable: Bool = true, addresses: [String]? = nil) -> Status {
-    var status = Status.initial()
+    var status = Status.initial(since: Date())
     guard reachable else { return status }
     status.status = .ethernet
     status.reachable = true

@@ -127,7 +127,7 @@ extension ConnectivitySystemTests {
 
     @Test func badInput() throws {
         let checker = HostChecker()
-        let status = Status.initial()
+        let status = Status.initial(since: Date())
         for host in ["", "exa mple.com", "a;b", String(repeating: "a.", count: 127) + "ab"] {
             guard case let .invalidParameter(parameter, _)? = checker.checkNow(host: host, port: nil, status: { status }).failureValue else {
                 Issue.record("\(host.prefix(20)) was not rejected"); continue
@@ -169,7 +169,7 @@ extension ConnectivitySystemTests {
             return .success(["192.0.2.1"])
         })
         let checker = HostChecker(resolver: resolver)
-        let status = Status.initial()
+        let status = Status.initial(since: Date())
         async let slow = checker.check(host: "slow.test", port: nil, status: status)
         let fast = await checker.check(host: "fast.test", port: nil, status: status)
         #expect(fast.successValue?.addresses == ["192.0.2.1"])

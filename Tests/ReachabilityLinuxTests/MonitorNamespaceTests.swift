@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReachabilityCore
+import ReachabilityHost
 import ReachabilityLinux
 import Synchronization
 import TestSupport
@@ -51,6 +52,28 @@ extension SystemTests {
             #expect(verdict.current.connectivity == .full)
             #expect(timings()[verdict.sequence] == nil)
         }
+    }
+
+    /// Every `now` of the monitor comes from its clock: a clock whose wall reads 2001 stamps the
+    /// events and `since` with 2001, and the debounce timer runs on its boot time.
+    @Test(.needsRoot()) func eventsAreStampedByTheInjectedClock() throws {
+        let host = try TestNamespace(tag: "ck"), network = try TestNamespace(tag: "ckn")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        let wall = Date(timeIntervalSince1970: 978_307_200)
+        let clock = ReachdClock { ClockReading(wall: wall, uptime: ReachdClock.bootTimeSeconds()) }
+        var configuration = monitorConfiguration(host, sysfs: sysfs)
+        configuration.monitor.debounceMilliseconds = 50
+        let monitor = ReachabilityMonitor(configuration: configuration, clock: clock)
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(monitor.initialEvent().timestamp == wall)
+        let recorder = EventRecorder(monitor)
+        let uplink = try VethUplink(host: host, uplink: network)
+        defer { withExtendedLifetime(uplink) {} }
+        #expect(waitUntil { monitor.status.status == .ethernet })
+        let event = try #require(recorder.events.last)
+        #expect(event.timestamp == wall && event.current.since == wall)
     }
 
     @Test(.needsRoot()) func ethernetCarrierLossAndLinkDown() throws {

@@ -98,7 +98,7 @@ extension SystemTests {
         // The kernel still routes via eth0: the link's flags tell it cannot carry.
         #expect(result.type == .unicast)
         #expect(result.link == .init(name: "eth0", up: true, carrier: false))
-        let answer = HostEvaluator.evaluate(host: "192.0.2.1", lookups: [result], status: .initial())
+        let answer = HostEvaluator.evaluate(host: "192.0.2.1", lookups: [result], status: .initial(since: Date()))
         #expect(!answer.reachable)
         try f.eth0.restoreCarrier()
         #expect(waitUntil { (try? lookup.lookup("192.0.2.1"))?.link?.carrier == true })

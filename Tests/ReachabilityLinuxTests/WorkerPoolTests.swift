@@ -48,7 +48,7 @@ import Testing
             hanging.signal(); release.wait(); return .success(["192.0.2.1"])
         }, pool: pool)
         let checker = HostChecker(resolver: resolver, pool: pool)
-        let status = Status.initial()
+        let status = Status.initial(since: Date())
         // The one thread hangs on a name.
         checker.check(host: "hang.test", port: nil, status: { status }) { _ in }
         #expect(hanging.wait(timeout: .now() + 10) == .success)

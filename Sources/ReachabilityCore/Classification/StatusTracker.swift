@@ -21,19 +21,19 @@ public struct StatusTracker: Sendable {
     /// - Parameter firstSequence: the sequence number of the initial state. A daemon starts it at
     ///   its start time in milliseconds, so numbers keep rising across restarts and a client that
     ///   resumes with a number from an earlier run is told to resync instead of being confused.
-    public init(snapshot: NetworkSnapshot = NetworkSnapshot(), firstSequence: Int = 0, now: Date = Date()) {
+    public init(snapshot: NetworkSnapshot = NetworkSnapshot(), firstSequence: Int = 0, now: Date) {
         self.indexed = IndexedSnapshot(snapshot)
         self.status = Classifier.classify(indexed, since: now, now: now)
         self.sequence = firstSequence
     }
 
     /// The current state as the `initial` event of a new subscription.
-    public func initialEvent(reason: Reason = Reason(code: .initial), now: Date = Date()) -> ReachabilityEvent {
+    public func initialEvent(reason: Reason = Reason(code: .initial), now: Date) -> ReachabilityEvent {
         ReachabilityEvent(sequence: sequence, timestamp: now, event: .initial, reason: reason, previous: nil, current: status)
     }
 
     /// Takes a new snapshot. `reason` overrides the derived reason (e.g. `resync`, `configReloaded`).
-    public mutating func update(_ newSnapshot: NetworkSnapshot, reason forcedReason: Reason? = nil, now: Date = Date()) -> Action {
+    public mutating func update(_ newSnapshot: NetworkSnapshot, reason forcedReason: Reason? = nil, now: Date) -> Action {
         let old = indexed
         indexed = IndexedSnapshot(newSnapshot)
         let new = indexed
@@ -46,7 +46,7 @@ public struct StatusTracker: Sendable {
     /// links and what changed rather than with every address and route.
     public mutating func update(slices: [LinkSlice], modems: [ModemState]? = nil,
                                 verdict: (probe: Probe?, path: ProbePath?)? = nil, rules: [RoutingRule]? = nil,
-                                reason forcedReason: Reason? = nil, now: Date = Date()) -> Action {
+                                reason forcedReason: Reason? = nil, now: Date) -> Action {
         var pairs: [(old: LinkSlice, new: LinkSlice)] = []
         pairs.reserveCapacity(slices.count)
         for slice in slices { pairs.append((indexed.replace(slice), slice)) }

@@ -16,6 +16,11 @@ public struct StandbyUplink: Equatable, Hashable, Sendable {
     /// interface but the primary and the tunnel that is up with carrier and has a main-table
     /// default route through a gateway whose family it has a usable address of. In index order.
     public static func all(in snapshot: IndexedSnapshot, status: Status) -> [StandbyUplink] {
+        all(in: snapshot.slices, status: status)
+    }
+
+    /// The same from the snapshot's slices by index alone.
+    public static func all(in slices: [Int: LinkSlice], status: Status) -> [StandbyUplink] {
         let excluded = [status.primary?.index, status.vpn?.index].compactMap { $0 }
         var uplinks: [StandbyUplink] = []
         for interface in status.interfaces where !excluded.contains(interface.index) {
@@ -23,7 +28,7 @@ public struct StandbyUplink: Equatable, Hashable, Sendable {
             case .loopback, .vpn: continue
             case .ethernet, .wifi, .wwan, .bridge, .virtual, .other: break
             }
-            guard interface.up, interface.carrier, let slice = snapshot.slices[interface.index] else { continue }
+            guard interface.up, interface.carrier, let slice = slices[interface.index] else { continue }
             var gateways: [String] = []
             for route in slice.gatewayRoutes where route.isDefault && slice.isUsable(family: route.family) {
                 if let gateway = route.gateway, !gateways.contains(gateway) { gateways.append(gateway) }

@@ -351,7 +351,7 @@ public struct Status: Codable, Equatable, Sendable {
     public func isCopy(of other: Status) -> Bool { box === other.box }
 
     /// Nothing known yet: not reachable, no interfaces.
-    public static func initial(since: Date = Date()) -> Status {
+    public static func initial(since: Date) -> Status {
         Status(status: .notReachable, reachable: false, connectivity: .none, primary: nil, vpn: nil,
                cellular: nil, expensive: false, ipv4: false, ipv6: false, gateways: [], flags: [],
                interfaces: [], probe: nil, since: since)

@@ -58,7 +58,7 @@ public struct SimulationOverlay: Sendable {
     }
 
     /// The published status as the `initial` event of a new subscription.
-    public func initialEvent(reason: Reason = Reason(code: .initial), now: Date = Date()) -> ReachabilityEvent {
+    public func initialEvent(reason: Reason = Reason(code: .initial), now: Date) -> ReachabilityEvent {
         ReachabilityEvent(sequence: sequence, timestamp: now, event: .initial, reason: reason, previous: nil, current: published)
     }
 

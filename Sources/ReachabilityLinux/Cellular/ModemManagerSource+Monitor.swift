@@ -1,13 +1,13 @@
 import Dispatch
 import ReachabilityCore
-import ReachabilityHost
 
 extension ModemManagerSource {
     /// A source that feeds `monitor`: it runs on the monitor's queue and hands every change to
     /// `monitor.setModems(_:)` (the monitor re-classifies, reason `modemChanged`).
-    /// Call `start()` after (or before) `monitor.start()`, and `stop()` when done.
+    /// Call `start()` after (or before) `monitor.start()`, and `stop()` when done. Logs nothing
+    /// unless given a sink.
     public convenience init(monitor: ReachabilityMonitor, busAddress: String? = nil,
-                            log: LogSink = .standardError()) {
+                            log: LogSink = .discarding) {
         self.init(queue: monitor.queue, busAddress: busAddress, log: log) { [weak monitor] modems in
             monitor?.setModems(modems)
         }

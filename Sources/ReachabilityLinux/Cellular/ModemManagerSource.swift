@@ -47,10 +47,11 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     ///   - queue: the serial queue that owns the source (the monitor's `queue`); `onChange` runs on it.
     ///   - busAddress: a D-Bus address (`unix:path=…`) to use instead of the system bus (tests);
     ///     nil: the system bus, or `DBUS_SYSTEM_BUS_ADDRESS` when set.
-    ///   - log: receives one line per noteworthy condition (bus missing, ModemManager gone or back).
+    ///   - log: receives one line per noteworthy condition (bus missing, ModemManager gone or
+    ///     back); by default nothing is logged (reachd passes its sink).
     ///   - onChange: receives the complete list of modems after every change.
     public init(queue: DispatchQueue, busAddress: String? = nil,
-                log: LogSink = .standardError(),
+                log: LogSink = .discarding,
                 onChange: @escaping @Sendable ([ModemState]) -> Void) {
         self.queue = queue
         self.busAddress = busAddress

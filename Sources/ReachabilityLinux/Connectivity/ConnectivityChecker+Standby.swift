@@ -9,6 +9,10 @@ extension ConnectivityChecker {
     final class StandbyChecks {
         var scheduler: StandbyScheduler
         var running: [Int: HTTPProbe.Handle] = [:]
+        /// When each running check began (boot time), by id; and when the check of each
+        /// uplink's verdict began, by index (a failover shows that verdict as the primary's).
+        var began: [Int: TimeInterval] = [:]
+        var verdictBegan: [Int: TimeInterval] = [:]
         var timers: [Int: DispatchSourceTimer] = [:]
         /// The primary path last seen: a change of it is a failover.
         var lastPath: ProbePath?
@@ -41,37 +45,42 @@ extension ConnectivityChecker {
         if path != standby.lastPath, let path, configuration.enabled,
            let known = standby.scheduler.verdict(index: path.index, path: path) {
             log.info("failover to \(path.interface): its standby verdict \(known.result.rawValue) is shown until the check of the new path answers")
-            target.setProbe(known, path: path)
+            target.setProbe(known, path: path, began: standby.verdictBegan[path.index])
         }
         standby.lastPath = path
         performStandby(standby.scheduler.uplinksChanged(standbyCandidates()))
     }
 
-    /// Performs the standby scheduler's actions (on `queue`).
-    func performStandby(_ actions: [StandbyScheduler.Action]) {
+    /// Performs the standby scheduler's actions (on `queue`); `began`: when the check whose
+    /// verdict they may publish began (nil: now).
+    func performStandby(_ actions: [StandbyScheduler.Action], began: TimeInterval? = nil) {
         for action in actions {
             switch action {
             case .startProbe(let id, let path):
                 startStandbyProbe(id: id, path: path)
             case .cancelProbe(let id):
                 standby.running.removeValue(forKey: id)?.cancel()
+                standby.began[id] = nil
             case .schedule(let after, let timer):
                 armStandby(after: after, timer: timer)
             case .cancelTimer(let timer):
                 standby.timers.removeValue(forKey: timer)?.cancel()
             case .publish(let index, let probe):
-                (target as? any StandbyProbeTarget)?.setStandbyProbe(probe, index: index)
+                let began = began ?? clock.now().uptime
+                standby.verdictBegan[index] = probe == nil ? nil : began
+                (target as? any StandbyProbeTarget)?.setStandbyProbe(probe, index: index, began: began)
             }
         }
     }
 
     private func startStandbyProbe(id: Int, path: ProbePath) {
-        let configuration = self.configuration
+        let configuration = self.configuration, clock = self.clock
         let request: HTTPProbe.Request, api: HTTPProbe.Request?
+        let began = clock.now().uptime
         switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: standby.resolver,
-                          tls: sharedTLS(for: path)) {
+                          tls: sharedTLS(for: path), clock: clock) {
         case .verdict(let probe):
-            queue.async { [self] in performStandby(standby.scheduler.probeCompleted(id: id, probe: probe)) }
+            queue.async { [self] in performStandby(standby.scheduler.probeCompleted(id: id, probe: probe), began: began) }
             return
         case .request(let made, let apiRequest):
             request = made
@@ -79,20 +88,25 @@ extension ConnectivityChecker {
         }
         let handle = HTTPProbe.Handle()
         standby.running[id] = handle
+        standby.began[id] = began
         let finish: @Sendable (Probe) -> Void = { [weak self] probe in
             guard let self else { return }
             self.queue.async {
                 guard self.standby.running.removeValue(forKey: id) != nil else { return }
+                let began = self.standby.began.removeValue(forKey: id)
                 self.logStandbyVerdict(probe, interface: path.interface)
-                self.performStandby(self.standby.scheduler.probeCompleted(id: id, probe: probe))
+                self.performStandby(self.standby.scheduler.probeCompleted(id: id, probe: probe), began: began)
             }
         }
-        let submitted = standby.pool.submit {
-            finish(Self.run(configuration, request: request, api: api, handle: handle))
+        let busy: @Sendable () -> Probe = {
+            Self.verdict(configuration, HTTPProbe.Result(outcome: .failure(ProbeFailure(.other, "no thread free to run the check")),
+                                                         rttMs: nil), clock: clock)
         }
-        if !submitted {
-            finish(Self.verdict(configuration, HTTPProbe.Result(outcome: .failure(ProbeFailure(.other, "no thread free to run the check")), rttMs: nil)))
+        let pool = standby.pool
+        let submitted = pool.submit {
+            Self.run(configuration, request: request, api: api, handle: handle, pool: pool, clock: clock) { finish($0 ?? busy()) }
         }
+        if !submitted { finish(busy()) }
     }
 
     /// As the primary's: every verdict at debug, a failed check (no answer, or an URL that

@@ -11,6 +11,15 @@ public protocol ProbeTarget: AnyObject, Sendable {
     /// Takes a verdict (nil: not checked; connectivity unknown) about `path` (nil: not
     /// reachable); re-classifies. A verdict about another path than the status's is not applied.
     func setProbe(_ probe: Probe?, path: ProbePath?)
+    /// As `setProbe(_:path:)`, from a check that began at `began` (boot time as the checker's
+    /// clock reads it; nil: now): a check from before the machine's last wake does not count.
+    func setProbe(_ probe: Probe?, path: ProbePath?, began: TimeInterval?)
+}
+
+extension ProbeTarget {
+    public func setProbe(_ probe: Probe?, path: ProbePath?, began: TimeInterval?) {
+        setProbe(probe, path: path)
+    }
 }
 
 /// The connectivity check (docs/architecture.md): runs `HTTPProbe` over the primary interface when
@@ -41,7 +50,8 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// Where a check's IPv4 request runs while its IPv6 one runs on the check's own thread.
     private let familyPool = WorkerPool(name: "reachd-probe-v4", threads: 2, maxQueued: 2, eager: false)
     private let resolverPool = WorkerPool(name: "reachd-probe-dns", threads: 2, maxQueued: 2)
-    private var running: [Int: HTTPProbe.Handle] = [:]
+    /// The checks running, by the scheduler's id, and when each began (boot time).
+    private var running: [Int: (handle: HTTPProbe.Handle, began: TimeInterval)] = [:]
     private var timer: DispatchSourceTimer?
     /// The scheduler's id of the armed timer: a handler of a replaced timer does nothing.
     private var timerID: Int?
@@ -184,14 +194,15 @@ public final class ConnectivityChecker: @unchecked Sendable {
 
     // MARK: performing the scheduler's actions (on `queue`)
 
-    func perform(_ actions: [ProbeScheduler.Action]) {
+    /// `began`: when the check whose verdict `actions` may publish began (nil: now).
+    func perform(_ actions: [ProbeScheduler.Action], began: TimeInterval? = nil) {
         for action in actions {
             actionObserver?(action)
             switch action {
             case .startProbe(let id, let path):
                 startProbe(id: id, path: path)
             case .cancelProbe(let id):
-                running.removeValue(forKey: id)?.cancel()
+                running.removeValue(forKey: id)?.handle.cancel()
             case .schedule(let after, let timerID):
                 arm(after: after, timerID: timerID)
             case .cancelTimer:
@@ -201,7 +212,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
             case .publish(let probe):
                 // Published for the path the scheduler holds now: a check of an older path
                 // never completes (its result is ignored), so this is the verdict's path.
-                target.setProbe(probe, path: scheduler.path)
+                target.setProbe(probe, path: scheduler.path, began: began ?? clock.now().uptime)
             case .reply(let requests, let reply):
                 for request in requests { waiting.removeValue(forKey: request)?(reply) }
             }
@@ -233,54 +244,61 @@ public final class ConnectivityChecker: @unchecked Sendable {
     /// Logs a notice unless too many of its kind came lately (10 a minute).
     func notice(_ kind: Notice, _ line: String) {
         var limiter = noticeLogs[kind] ?? LogRateLimiter(burst: 10, interval: 60)
-        let (allowed, suppressed) = limiter.admit(now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+        let (allowed, suppressed) = limiter.admit(now: clock.now().uptime)
         noticeLogs[kind] = limiter
         guard allowed else { return }
         log.notice(line + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
     }
 
     private func startProbe(id: Int, path: ProbePath) {
-        let configuration = self.configuration
+        let configuration = self.configuration, clock = self.clock
         let request: HTTPProbe.Request, api: HTTPProbe.Request?
         let tls = sharedTLS(for: path)
-        switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: resolver, tls: tls) {
+        let began = clock.now().uptime
+        switch Self.check(configuration, path: path, networkNamespace: networkNamespace, resolver: resolver, tls: tls, clock: clock) {
         case .verdict(let probe):
             // A URL that cannot be checked: answer at once, connectivity unknown.
-            queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe, now: clock.now())) }
+            queue.async { [self] in perform(scheduler.probeCompleted(id: id, probe: probe, now: clock.now()), began: began) }
             return
         case .request(let made, let apiRequest):
             request = made
             api = apiRequest
         }
         let handle = HTTPProbe.Handle()
-        running[id] = handle
-        let finish: @Sendable (Probe) -> Void = { [weak self] probe in
+        running[id] = (handle, began)
+        // Runs on the thread that ends the check; one hand-over to the checker's queue, none back.
+        let finish: @Sendable (Probe?) -> Void = { [weak self] probe in
             guard let self else { return }
             self.queue.async {
-                // A cancelled check (its path is gone) is no check made.
-                if self.running.removeValue(forKey: id) != nil {
-                    self.logVerdict(probe, interface: path.interface)
+                let check = self.running.removeValue(forKey: id)
+                guard let probe else {
+                    // No thread was free to go on with it: no verdict, tried again soon.
+                    return self.perform(self.scheduler.probeBusy(id: id))
                 }
-                self.perform(self.scheduler.probeCompleted(id: id, probe: probe, now: self.clock.now()))
+                // A cancelled check (its path is gone) is no check made.
+                if check != nil { self.logVerdict(probe, interface: path.interface) }
+                self.perform(self.scheduler.probeCompleted(id: id, probe: probe, now: self.clock.now()), began: check?.began)
             }
         }
-        let submitted = checkPool.submit { [weak self] in
-            let families = Self.families(request, path: path)
-            let probe = Self.runFamilies(configuration, request: request, api: api, families: families, path: path, handle: handle,
-                                         pool: self?.familyPool ?? HTTPProbe.defaultPool, checked: { [weak self] method, probe in
-                guard let self else { return }
-                self.queue.async {
-                    if method == .api, probe.result == .limited {
-                        self.notice(.apiNotUsed, "captive-portal API \(probe.url) on \(path.interface) not used: "
-                                    + TerminalText.escaped(probe.error ?? "no answer") + "; the HTTP check decides")
-                    }
-                    self.checkObserver?(method, probe)
+        let checked: @Sendable (Method, Probe) -> Void = { [weak self] method, probe in
+            guard let self else { return }
+            self.queue.async {
+                if method == .api, probe.result == .limited {
+                    self.notice(.apiNotUsed, "captive-portal API \(probe.url) on \(path.interface) not used: "
+                                + TerminalText.escaped(probe.error ?? "no answer") + "; the HTTP check decides")
                 }
-            }, disagreed: { [weak self] note in
-                guard let self else { return }
-                self.queue.async { self.notice(.apiNotBelieved, "\(note) (on \(path.interface))") }
-            })
-            finish(probe)
+                self.checkObserver?(method, probe)
+            }
+        }
+        let disagreed: @Sendable (String) -> Void = { [weak self] note in
+            guard let self else { return }
+            self.queue.async { self.notice(.apiNotBelieved, "\(note) (on \(path.interface))") }
+        }
+        let checkPool = self.checkPool, familyPool = self.familyPool
+        let submitted = checkPool.submit {
+            Self.runFamilies(configuration, request: request, api: api, families: Self.families(request, path: path), path: path,
+                             handle: handle, pool: checkPool, familyPool: familyPool, clock: clock, checked: checked,
+                             disagreed: disagreed, completion: finish)
         }
         if !submitted {
             // A full pool says nothing about the network: try again soon, publish nothing.

@@ -44,6 +44,9 @@ public enum HTTPProbe {
         /// Check this family alone: its addresses asked of the resolver (getaddrinfo with
         /// AF_INET or AF_INET6) and connected to; nil: every address the resolver gives.
         public var family: AddressFamily?
+        /// What the deadline and the round trip are measured with (its boot time: a step of the
+        /// wall clock neither ends a check early nor lets it hang).
+        public var clock: ReachdClock = .system
 
         public init(url: ProbeURL, interface: String? = nil, sourceAddresses: [String] = [], timeout: TimeInterval = 5,
                     networkNamespace: String? = nil, maxBodyBytes: Int = 64 * 1024, resolver: HostResolver? = nil,
@@ -123,11 +126,33 @@ public enum HTTPProbe {
 
     /// Runs a check on the calling thread (blocking up to `request.timeout`).
     public static func run(_ request: Request, handle: Handle = Handle()) -> Result {
-        // On boot time: a step of the wall clock neither ends a check early nor lets it hang.
-        let deadline = ReachdClock.bootTimeSeconds() + request.timeout
+        let deadline = request.clock.now().uptime + request.timeout
+        return finish(request, resolve(request), deadline: deadline, handle: handle)
+    }
+
+    /// Runs a check that waits for no other thread: an address literal's connection on the
+    /// calling thread (a thread of `pool`); a host name is resolved on the resolver's threads
+    /// (`HostResolver.resolve(_:host:family:completion:)`), and the check goes on on a thread
+    /// of `pool`. `completion` runs once, on a thread of `pool` — or with nil, on another, when
+    /// `pool` could take no more (then no check was made: a full pool is no verdict).
+    static func run(_ request: Request, handle: Handle, continuingOn pool: WorkerPool,
+                    completion: @escaping @Sendable (Result?) -> Void) {
+        let deadline = request.clock.now().uptime + request.timeout
+        if let literal = literal(request) { return completion(finish(request, literal, deadline: deadline, handle: handle)) }
+        let host = request.url.host, port = UInt16(truncatingIfNeeded: request.url.port)
+        resolver(for: request).resolve(.name(host), host: host, family: request.family?.socketFamily) { resolved in
+            let addresses = Self.addresses(resolved, host: host, port: port)
+            let submitted = pool.submit { completion(finish(request, addresses, deadline: deadline, handle: handle)) }
+            if !submitted { completion(nil) }
+        }
+    }
+
+    /// The check once the host is resolved (or not): the connection, until `deadline`.
+    private static func finish(_ request: Request, _ resolved: Swift.Result<[SocketAddress], ProbeFailure>,
+                               deadline: TimeInterval, handle: Handle) -> Result {
         let addresses: [SocketAddress]
-        switch resolve(request) {
-        case .success(let resolved): addresses = resolved
+        switch resolved {
+        case .success(let found): addresses = found
         case .failure(let failure): return Result(outcome: .failure(failure), rttMs: nil)
         }
         // Noticed before the TLS set-up, the dearest step before the connection.
@@ -144,7 +169,7 @@ public enum HTTPProbe {
                 return Result(outcome: .failure(error), rttMs: nil)
             }
         }
-        let started = ReachdClock.bootTimeSeconds()
+        let started = request.clock.now().uptime
         var lastFailure = ProbeFailure(.other, "no address to connect to")
         for address in addresses {
             let exchange: Swift.Result<HTTPResponse, ProbeFailure>
@@ -160,7 +185,7 @@ public enum HTTPProbe {
             switch exchange {
             case .success(let response):
                 // To 0.1 ms, as reported: finer digits are noise.
-                let rtt = ((ReachdClock.bootTimeSeconds() - started) * 10_000).rounded() / 10
+                let rtt = ((request.clock.now().uptime - started) * 10_000).rounded() / 10
                 var result = Result(outcome: .response(response), rttMs: rtt)
                 if case .ip(let ip, _) = address.kind { result.address = ip.description }
                 return result
@@ -180,27 +205,43 @@ extension HTTPProbe {
     /// The URL's host as socket addresses: a literal at once, a name through the resolver
     /// (which gives up after its timeout while a stuck getaddrinfo finishes on its own thread).
     static func resolve(_ request: Request) -> Swift.Result<[SocketAddress], ProbeFailure> {
+        if let literal = literal(request) { return literal }
         let url = request.url
-        let port = UInt16(truncatingIfNeeded: url.port)
-        if let literal = SocketAddress(ip: url.host, port: port) {
-            if let family = request.family, !HostResolver.isFamily(family.socketFamily, url.host) {
-                return .failure(ProbeFailure(.dnsFailure, "\(url.host) is no \(family.displayName) address", stage: .resolve))
-            }
-            return .success([literal])
+        let resolver = resolver(for: request)
+        let resolved = request.family.map { resolver.resolve(.name(url.host), host: url.host, family: $0.socketFamily) }
+            ?? resolver.resolve(.name(url.host), host: url.host)
+        return addresses(resolved, host: url.host, port: UInt16(truncatingIfNeeded: url.port))
+    }
+
+    /// The URL's host when it is an address literal (a failure when it is not of the request's
+    /// family); nil: a name, for the resolver.
+    private static func literal(_ request: Request) -> Swift.Result<[SocketAddress], ProbeFailure>? {
+        let url = request.url
+        guard let literal = SocketAddress(ip: url.host, port: UInt16(truncatingIfNeeded: url.port)) else { return nil }
+        if let family = request.family, !HostResolver.isFamily(family.socketFamily, url.host) {
+            return .failure(ProbeFailure(.dnsFailure, "\(url.host) is no \(family.displayName) address", stage: .resolve))
         }
-        let resolver = request.resolver ?? {
+        return .success([literal])
+    }
+
+    /// The request's resolver, or one made for it.
+    private static func resolver(for request: Request) -> HostResolver {
+        request.resolver ?? {
             var configuration = HostResolver.Configuration()
             configuration.timeout = request.timeout
             configuration.networkNamespace = request.networkNamespace
             return HostResolver(configuration: configuration)
         }()
-        let resolved = request.family.map { resolver.resolve(.name(url.host), host: url.host, family: $0.socketFamily) }
-            ?? resolver.resolve(.name(url.host), host: url.host)
+    }
+
+    /// What the resolver found for `host`, as socket addresses on `port`.
+    private static func addresses(_ resolved: Swift.Result<[String], HostCheckError>, host: String,
+                                  port: UInt16) -> Swift.Result<[SocketAddress], ProbeFailure> {
         switch resolved {
         case .success(let texts):
             let addresses = texts.compactMap { SocketAddress(ip: $0, port: port) }
             guard !addresses.isEmpty else {
-                return .failure(ProbeFailure(.dnsFailure, "\(url.host): no usable address", stage: .resolve))
+                return .failure(ProbeFailure(.dnsFailure, "\(host): no usable address", stage: .resolve))
             }
             return .success(addresses)
         case .failure(let error):
@@ -390,7 +431,7 @@ private struct Connection: ~Copyable {
     /// poll(2) for `event` on the socket until the deadline; a cancellation ends the wait.
     private func wait(for event: FileDescriptor.PollEvent, doing what: String) throws(ProbeFailure) {
         while true {
-            let remaining = deadline - ReachdClock.bootTimeSeconds()
+            let remaining = deadline - request.clock.now().uptime
             guard remaining > 0 else {
                 throw ProbeFailure(.timeout, "timed out \(what) after \(format(request.timeout)) s")
             }

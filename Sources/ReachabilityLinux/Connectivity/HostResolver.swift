@@ -125,6 +125,65 @@ public final class HostResolver: @unchecked Sendable {
         }
     }
 
+    /// As `resolve` (of `family` alone when given), without waiting for anything: `completion`
+    /// runs once, with the addresses on the pool thread that found them, or with the time-out's
+    /// failure on a Dispatch thread when `timeout` passes first (the stuck look-up finishes on
+    /// its own and is ignored). A literal, or a look-up the pool cannot take, answers at once on
+    /// the calling thread. The connectivity check resolves this way: its thread never sits
+    /// waiting for another one.
+    public func resolve(_ spec: HostSpec, host: String, family: Int32?,
+                        completion: @escaping @Sendable (Result<[String], HostCheckError>) -> Void) {
+        let name: String
+        switch spec {
+        case let .address(address, _):
+            if let family, !Self.isFamily(family, address) {
+                return completion(.failure(.hostNotFound(host: host, reason: "no addresses")))
+            }
+            return completion(.success([address]))
+        case let .name(named):
+            name = named
+        }
+        let lookup: Lookup
+        if let family {
+            let familyLookup = self.familyLookup
+            lookup = { familyLookup($0, family) }
+        } else {
+            lookup = self.lookup
+        }
+        let maxInFlight = configuration.maxInFlight
+        let admitted: Bool = inFlight.withLock { inFlight in
+            guard inFlight < maxInFlight else { return false }
+            inFlight += 1
+            return true
+        }
+        guard admitted else {
+            return completion(.failure(.hostNotFound(host: host, reason: "too many resolutions in progress")))
+        }
+        // Whichever comes first, the answer or the time-out, completes; the other finds it done.
+        let answered = SharedMutex(false)
+        let claim: @Sendable () -> Bool = {
+            answered.withLock { done in
+                defer { done = true }
+                return !done
+            }
+        }
+        let submitted = pool.submit { [self] in
+            let result = lookup(name)
+            inFlight.withLock { $0 -= 1 }
+            guard claim() else { return }
+            completion(Self.addresses(result, host: host))
+        }
+        guard submitted else {
+            inFlight.withLock { $0 -= 1 }
+            return completion(.failure(.busy(reason: "no resolver thread free")))
+        }
+        let timeout = configuration.timeout
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+            guard claim() else { return }
+            completion(.failure(.hostNotFound(host: host, reason: "resolution timed out after \(Self.seconds(timeout))")))
+        }
+    }
+
     /// As `resolve`, on the calling thread and without a timeout: for a caller that already runs
     /// on a pool thread and bounds the wait itself (`HostChecker`).
     func resolveHere(_ spec: HostSpec, host: String) -> Result<[String], HostCheckError> {

@@ -21,8 +21,13 @@ import Glibc
 /// are lost (ENOBUFS: the kernel overran the socket) the monitor keeps draining, re-dumps
 /// everything and reports the difference with reason `resync`.
 ///
+/// What to do with each input (a read, a verdict, modems, a reload, sleep, wake, a timer) and
+/// with which reason is `MonitorScheduler`'s decision; the monitor keeps the sockets, the
+/// timers, the table and the tracker, and performs the scheduler's actions.
+///
 /// One serial queue owns all state; observers are called on that queue and must not block it.
-/// `status`, `overrunCount` and `configuration` are readable from any thread.
+/// `status`, `overrunCount` and `configuration` are readable from any thread; the verdicts
+/// (`setProbe`, `setStandbyProbe`) and the modems are taken without waiting for the queue.
 public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// What the monitor watches and how it names things.
     public struct Configuration: Sendable {
@@ -57,6 +62,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     private struct Published {
         var status: Status
+        /// The slices `status` was classified from (the standby check asks for its uplinks).
+        var slices: [Int: LinkSlice]
         var overruns = 0
         var configuration: Configuration
     }
@@ -81,73 +88,55 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     var table = KernelStateTable()
     /// Per link index: the decided kind and the configuration's verdicts, cached until the link is renamed.
     var linkVerdicts: [Int: LinkVerdict] = [:]
-    private var modems: [ModemState] = []
-    var probe: Probe?
-    private var probePath: ProbePath?
-    /// The standby check's verdicts by interface index (`setStandbyProbe`).
-    var standbyVerdicts: [Int: Probe] = [:]
+    /// What to do with each input, and the verdicts and modems the monitor was told.
+    var scheduler: MonitorScheduler
     var socket: NetlinkSocket?
     private var reader: ReadinessThread?
-    private var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
-    private var streams: [Int: AsyncStream<ReachabilityEvent>.Continuation] = [:]
-    private var nextObserverID = 0
-    /// Messages were applied since the last classification.
-    var dirty = false
-    /// The indexes whose links, addresses or routes messages changed since the last classification.
-    private var touched: Set<Int> = []
-    /// Of those, the indexes whose addresses or routes changed (the others saw their link change only).
-    private var contentsTouched: Set<Int> = []
-    /// The tracker's picture must be rebuilt whole (new table, new configuration, first start).
-    var rebuild = true
-    /// The modems, the rules or the checker's verdict changed since the last classification.
-    private var modemsChanged = false
-    private var rulesChanged = false
-    var verdictChanged = false
-    /// The reason the next event must carry (resync after an overrun), overriding the derived one.
-    var pendingReason: Reason?
-    /// Warnings about datagrams from other processes: a few, then one a minute.
-    private var foreignLog = LogRateLimiter(burst: 3, interval: 60)
-    /// Notices about malformed router advertisement options (anyone on the link can send them).
-    private var optionLog = LogRateLimiter(burst: 10, interval: 60)
-    /// Folds changes that come only from router advertisement options (`RouterAnnouncementMerge`).
-    private var announcementMerge = RouterAnnouncementMerge()
-    /// Interfaces whose announcements changed since the last classification.
-    private var announcedSinceEvaluation: Set<Int> = []
-    /// In the drain under way: what changed besides announcements, and whose announcements changed.
-    private var drainChangedOther = false
-    private var drainAnnounced: Set<Int> = []
-    /// Fires when held announcements are due (`announcementMerge.nextDeadline`).
-    private var mergeTimer: DispatchSourceTimer?
-    /// Fires when the next router advertisement option runs out (`KernelStateTable.nextAnnouncementDeadline`).
-    private var expiryTimer: DispatchSourceTimer?
-    private var expiryDeadline: Double?
-    /// When the read began that made the state dirty: the start of the timing logged at debug level.
-    private var dirtyReadStarted: UInt64?
-    /// A hold-down evaluation is scheduled; `generation` invalidates it on stop/restart.
-    private var evaluationScheduled = false
-    private var generation = 0
-    /// `start()` succeeded once: the tracker holds a real state whose numbering must go on.
-    private var hasStarted = false
+    private var subscribers = Subscribers()
+    /// The scheduler's timers that are armed.
+    private var timers: [MonitorScheduler.Timer: DispatchSourceTimer] = [:]
+    private var logLimits = LogLimits()
     let log: LogSink
+    /// Where every `now` comes from: the events' timestamps (wall) and the timers (boot time).
+    let clock: ReachdClock
 
-    struct LinkVerdict {
-        let name: String
-        let kind: InterfaceKind
-        let metered: Bool
-        let ignored: Bool
+    /// The observers and the `events()` streams, in the order they came.
+    private struct Subscribers {
+        var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
+        var streams: [Int: AsyncStream<ReachabilityEvent>.Continuation] = [:]
+        var lastID = 0
+        var isEmpty: Bool { observers.isEmpty && streams.isEmpty }
+
+        mutating func nextID() -> Int {
+            lastID += 1
+            return lastID
+        }
     }
 
-    /// - Parameter log: takes the failures of the netlink socket (reachd passes its sink).
+    /// What the network and other processes can make the monitor log: a few lines, then one a minute.
+    private struct LogLimits {
+        /// Datagrams from other processes.
+        var foreign = LogRateLimiter(burst: 3, interval: 60)
+        /// Malformed router advertisement options (anyone on the link can send them).
+        var option = LogRateLimiter(burst: 10, interval: 60)
+    }
+
+    /// - Parameters:
+    ///   - log: takes the failures of the netlink socket; by default nothing is logged (reachd
+    ///     passes its sink).
+    ///   - clock: where every `now` comes from (`ReachdClock.system`: the wall clock and boot time).
     public init(configuration: Configuration = Configuration(), queue: DispatchQueue = DispatchQueue(label: "reachd.monitor"),
-                log: LogSink = .standardError()) {
+                log: LogSink = .discarding, clock: ReachdClock = .system) {
         self.queue = queue
         self.log = log
+        self.clock = clock
         self.config = configuration
+        self.scheduler = MonitorScheduler(configuration: MonitorScheduler.Configuration(configuration.monitor))
         var nothingYet = NetworkSnapshot()
         nothingYet.connectivityCheck = configuration.connectivityCheck
-        let tracker = StatusTracker(snapshot: nothingYet, firstSequence: configuration.firstSequence)
+        let tracker = StatusTracker(snapshot: nothingYet, firstSequence: configuration.firstSequence, now: clock.now().wall)
         self.tracker = tracker
-        self.published = Mutex(Published(status: tracker.status, configuration: configuration))
+        self.published = Mutex(Published(status: tracker.status, slices: tracker.indexed.slices, configuration: configuration))
         self.queueConfinement = QueueConfinement(queue)
     }
 
@@ -176,20 +165,10 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             // Subscribed first: whatever changes during the dump is queued on `socket` and applied after it.
             table = try dumpKernelState()
             linkVerdicts = [:]
-            dirty = false
-            rebuild = true
-            if hasStarted || !observers.isEmpty || !streams.isEmpty {
-                // Someone already saw a state (empty before the first start, stale after a stop):
-                // tell them what the kernel says now, as a numbered event.
-                pendingReason = Reason(code: .resync, detail: "state read from the kernel")
-                evaluate()
-            } else {
-                pendingReason = nil
-                tracker = StatusTracker(snapshot: makeSnapshot(), firstSequence: config.firstSequence)
-                clearChanges()
-                publish()
-            }
-            hasStarted = true
+            // Someone who already saw a state (empty before the first start, stale after a stop)
+            // is told what the kernel says now, as a numbered event.
+            let now = clock.now()
+            perform(scheduler.start(observed: !subscribers.isEmpty, now: now), now: now)
             // The reader thread drains on `queue` with `sync`: the thread the kernel woke does the
             // work, without the hand-over a Dispatch read source costs (Dispatch's manager thread
             // waking a worker). It keeps the socket (and its fd) alive until it has ended.
@@ -215,37 +194,33 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             reader?.stop()
             reader = nil
             socket = nil
-            generation += 1
-            expiryTimer?.cancel()
-            expiryTimer = nil
-            expiryDeadline = nil
-            mergeTimer?.cancel()
-            mergeTimer = nil
-            evaluationScheduled = false
-            for continuation in streams.values { continuation.finish() }
-            streams = [:]
+            perform(scheduler.stop(), now: clock.now())
+            for timer in timers.values { timer.cancel() }
+            timers = [:]
+            for continuation in subscribers.streams.values { continuation.finish() }
+            subscribers.streams = [:]
         }
     }
 
     /// The current status as the event `initial`, with the current sequence number.
     public func initialEvent() -> ReachabilityEvent {
-        onQueue { tracker.initialEvent() }
+        onQueue { tracker.initialEvent(now: clock.now().wall) }
     }
 
     /// Registers `handler`, called on `queue`, in order, for every event emitted from now on.
     @discardableResult
     public func addObserver(_ handler: @escaping @Sendable (ReachabilityEvent) -> Void) -> ObserverToken {
         onQueue {
-            nextObserverID += 1
-            observers[nextObserverID] = handler
-            return ObserverToken(id: nextObserverID)
+            let id = subscribers.nextID()
+            subscribers.observers[id] = handler
+            return ObserverToken(id: id)
         }
     }
 
     public func removeObserver(_ token: ObserverToken) {
         onQueue {
-            observers[token.id] = nil
-            streams[token.id] = nil
+            subscribers.observers[token.id] = nil
+            subscribers.streams[token.id] = nil
         }
     }
 
@@ -254,33 +229,36 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     public func events() -> AsyncStream<ReachabilityEvent> {
         let (stream, continuation) = AsyncStream<ReachabilityEvent>.makeStream(bufferingPolicy: .unbounded)
         onQueue {
-            continuation.yield(tracker.initialEvent())
-            nextObserverID += 1
-            let id = nextObserverID
-            streams[id] = continuation
+            continuation.yield(tracker.initialEvent(now: clock.now().wall))
+            let id = subscribers.nextID()
+            subscribers.streams[id] = continuation
             continuation.onTermination = { [weak self] _ in self?.removeObserver(ObserverToken(id: id)) }
         }
         return stream
     }
 
     /// The connectivity checker's latest verdict about `path` (nil: the checker saw the machine
-    /// not reachable); re-classifies at once (reason `probeResult`). A verdict counts only while
-    /// the status's path is `path` (see `ConnectivityRule`).
-    public func setProbe(_ probe: Probe?, path: ProbePath?) {
-        onQueue {
-            self.probe = probe
-            self.probePath = path
-            verdictChanged = true
-            evaluate()
+    /// not reachable); re-classifies (reason `probeResult`). A verdict counts only while the
+    /// status's path is `path` (see `ConnectivityRule`), and only from a check that began after
+    /// the last wake (`began`, boot time as `clock` reads it; nil: now). Returns at once: the
+    /// verdict is taken on `queue`, in the order of the calls.
+    public func setProbe(_ probe: Probe?, path: ProbePath?, began: TimeInterval?) {
+        queue.async { [self] in
+            let now = clock.now()
+            perform(scheduler.verdict(probe, path: path, began: began, now: now), now: now)
         }
+    }
+
+    /// `setProbe(_:path:began:)` of a check that began now.
+    public func setProbe(_ probe: Probe?, path: ProbePath?) {
+        setProbe(probe, path: path, began: nil)
     }
 
     /// The ModemManager source's modems; re-classifies at once (reason `modemChanged`).
     public func setModems(_ modems: [ModemState]) {
         onQueue {
-            self.modems = modems
-            modemsChanged = true
-            evaluate()
+            let now = clock.now()
+            perform(scheduler.modemsChanged(modems, now: now), now: now)
         }
     }
 
@@ -297,141 +275,105 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             config = next
             published.withLock { $0.configuration = next }
             linkVerdicts = [:]
-            rebuild = true
-            pendingReason = Reason(code: .configReloaded)
-            evaluate()
+            let now = clock.now()
+            perform(scheduler.reconfigured(MonitorScheduler.Configuration(next.monitor), now: now), now: now)
         }
+    }
+
+    // MARK: Performing the scheduler's actions
+
+    /// Performs `actions` in order, on `queue`; `now` is the reading the scheduler decided with.
+    func perform(_ actions: [MonitorScheduler.Action], now: ClockReading) {
+        for action in actions {
+            switch action {
+            case .evaluate(let evaluation):
+                classify(evaluation, now: now)
+            case .initialize:
+                tracker = StatusTracker(snapshot: scheduler.reported.snapshot(of: table, connectivityCheck: config.connectivityCheck,
+                                                                              verdict: verdict(for:)),
+                                        firstSequence: config.firstSequence, now: now.wall)
+                publish()
+            case .arm(let timer, let seconds):
+                arm(timer, after: seconds)
+            case .cancel(let timer):
+                timers.removeValue(forKey: timer)?.cancel()
+            case .rereadKernel(let cause):
+                var succeeded = true
+                do {
+                    try reread()
+                } catch {
+                    succeeded = false
+                    switch cause {
+                    case .overrun: log.error("re-dump after overrun failed: \(error)")
+                    case .wake: log.error("re-reading the kernel's state after wake failed: \(error)")
+                    }
+                }
+                perform(scheduler.kernelReread(succeeded: succeeded, nextExpiry: table.nextAnnouncementDeadline, now: now), now: now)
+            case .dropVerdicts:
+                perform(scheduler.dropVerdicts(path: ProbePath(tracker.status), now: now), now: now)
+            case .expireAnnouncements:
+                var ranOut: Set<Int> = [], contents: Set<Int> = []
+                table.expireAnnouncements(now: now.uptime, touching: &ranOut, contents: &contents)
+                perform(scheduler.announcementsExpired(touched: ranOut, contents: contents,
+                                                       nextExpiry: table.nextAnnouncementDeadline, now: now), now: now)
+            }
+        }
+    }
+
+    /// Arms the Dispatch timer for `timer`, replacing an armed one.
+    private func arm(_ timer: MonitorScheduler.Timer, after seconds: TimeInterval) {
+        timers.removeValue(forKey: timer)?.cancel()
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.schedule(deadline: .now() + .microseconds(Int((seconds * 1_000_000).rounded(.up))))
+        let identity = ObjectIdentifier(source as AnyObject)
+        source.setEventHandler { [weak self] in
+            // A timer replaced or cancelled since does nothing.
+            guard let self, let current = self.timers[timer], ObjectIdentifier(current as AnyObject) == identity else { return }
+            self.timers[timer] = nil
+            current.cancel()
+            let now = self.clock.now()
+            self.perform(self.scheduler.timerFired(timer, now: now), now: now)
+        }
+        timers[timer] = source
+        source.resume()
     }
 
     // MARK: Netlink
 
-    /// One message read by `drain()`, on `queue`.
-    private func handle(_ message: UnsafeRawBufferPointer) {
+    /// One message read by `drain()`, on `queue`: applied to the table, what it changed added to `changes`.
+    private func handle(_ message: UnsafeRawBufferPointer, receivedAt now: TimeInterval,
+                        into changes: inout MonitorScheduler.KernelChanges) {
         for change in NetlinkMessageDecoder.changes(in: message) {
-            // A new link may reuse the index and name of a deleted one: decide its kind afresh.
             switch change {
-            case .linkRemoved(let index): linkVerdicts[index] = nil
-            case .ruleAdded, .ruleRemoved: rulesChanged = true
-            case .routerOption(var option):
-                option.receivedAt = Self.clock()
-                // A refreshed lifetime alone touches nothing: no classification at all.
-                var announced: Set<Int> = [], contents: Set<Int> = []
-                table.apply(.routerOption(option), touching: &announced, contents: &contents)
-                guard !announced.isEmpty else { continue }
-                touched.formUnion(announced)
-                contentsTouched.formUnion(contents)
-                drainAnnounced.formUnion(announced)
-                dirty = true
-                continue
+            case .linkRemoved(let index):
+                // A new link may reuse the index and name of a deleted one: decide its kind afresh.
+                linkVerdicts[index] = nil
             case .routerOptionRejected(let index, let error):
-                let (allowed, suppressed) = optionLog.admit(now: Self.clock())
+                let (allowed, suppressed) = logLimits.option.admit(now: now)
                 if allowed {
                     log.notice("ignored a \(error) on \(table.links[index]?.name ?? "interface \(index)")"
                                + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
                 }
                 continue
-            case .routeAdded(let route, _) where route.fromRouterAdvertisement,
-                 .routeRemoved(let route) where route.fromRouterAdvertisement:
-                // A router on the link added or withdrew it (a new link-local source is a new
-                // router, and a new route): merged like the advertisements' options.
-                var announced: Set<Int> = []
-                table.apply(change, touching: &announced, contents: &contentsTouched)
-                touched.formUnion(announced)
-                drainAnnounced.formUnion(announced)
-                if !announced.isEmpty { dirty = true }
-                continue
-            case .link, .addressAdded, .addressRemoved, .routeAdded, .routeRemoved: break
+            case .link, .addressAdded, .addressRemoved, .routeAdded, .routeRemoved, .ruleAdded, .ruleRemoved, .routerOption:
+                break
             }
-            table.apply(change, touching: &touched, contents: &contentsTouched)
-            drainChangedOther = true
-            dirty = true
+            changes.apply(change, to: &table, receivedAt: now)
         }
     }
 
-    /// Seconds of CLOCK_BOOTTIME: router advertisement lifetimes run on while the machine sleeps.
-    static func clock() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
-
-    /// Arms the timer for the next announcement to run out (or disarms it); on `queue`.
-    private func armExpiryTimer() {
-        let next = table.nextAnnouncementDeadline
-        guard next != expiryDeadline || (next != nil && expiryTimer == nil) else { return }
-        expiryTimer?.cancel()
-        expiryTimer = nil
-        expiryDeadline = next
-        guard let next, socket != nil else { return }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let delay = max(0, next - Self.clock())
-        // A little after the deadline, so that what runs out at it has run out.
-        timer.schedule(deadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up)) + 5))
-        let scheduledGeneration = generation
-        timer.setEventHandler { [weak self] in
-            guard let self, self.generation == scheduledGeneration else { return }
-            self.expiryTimer?.cancel()
-            self.expiryTimer = nil
-            self.expiryDeadline = nil
-            var ranOut: Set<Int> = [], contents: Set<Int> = []
-            self.table.expireAnnouncements(now: Self.clock(), touching: &ranOut, contents: &contents)
-            self.touched.formUnion(ranOut)
-            self.contentsTouched.formUnion(contents)
-            if ranOut.isEmpty { self.armExpiryTimer(); return }
-            self.dirty = true
-            self.announcementsChanged(ranOut)
-            // Held by the merge: what runs out next still gets its timer.
-            self.armExpiryTimer()
-        }
-        expiryTimer = timer
-        timer.resume()
-    }
-
-    /// Announcements alone changed on `indexes` (the table holds them): classify now, or hold
-    /// them for the merge timer.
-    private func announcementsChanged(_ indexes: Set<Int>) {
-        announcedSinceEvaluation.formUnion(indexes)
-        switch announcementMerge.announced(indexes, now: Self.clock()) {
-        case .evaluate: scheduleEvaluation()
-        case .hold(let until): armMergeTimer(until)
-        case .none: break
-        }
-    }
-
-    /// Arms the merge timer for `deadline` (CLOCK_BOOTTIME seconds), replacing an armed one.
-    private func armMergeTimer(_ deadline: Double) {
-        mergeTimer?.cancel()
-        guard socket != nil else { mergeTimer = nil; return }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let delay = max(0, deadline - Self.clock())
-        timer.schedule(deadline: .now() + .milliseconds(Int((delay * 1000).rounded(.up)) + 1))
-        let scheduledGeneration = generation
-        timer.setEventHandler { [weak self] in
-            guard let self, self.generation == scheduledGeneration else { return }
-            self.mergeTimer?.cancel()
-            self.mergeTimer = nil
-            switch self.announcementMerge.timerFired(now: Self.clock()) {
-            case .evaluate: self.scheduleEvaluation()
-            case .hold(let until): self.armMergeTimer(until)
-            case .none: break
-            }
-        }
-        mergeTimer = timer
-        timer.resume()
-    }
-
-    /// Reads everything the socket holds, then classifies once.
+    /// Reads everything the socket holds, then hands what changed to the scheduler.
     private func drain() {
         guard let socket else { return }
-        let readStarted = DispatchTime.now().uptimeNanoseconds
-        var overrun = false
-        drainChangedOther = false
-        drainAnnounced = []
+        // One reading for the whole drain: the messages' receipt, the debounce, the timing.
+        let now = clock.now()
+        var changes = MonitorScheduler.KernelChanges()
+        changes.readStarted = now.uptime
         reading: while true {
-            switch socket.receive({ handle($0) }) {
+            switch socket.receive({ handle($0, receivedAt: now.uptime, into: &changes) }) {
             case .received: continue
             case .foreign(let port):
-                let (allowed, suppressed) = foreignLog.admit(now: Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+                let (allowed, suppressed) = logLimits.foreign.admit(now: now.uptime)
                 if allowed {
                     log.warning("dropped a netlink message sent by another process (port \(port)), not the kernel"
                                 + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
@@ -439,45 +381,24 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             case .drained: break reading
             case .overrun:
                 // Messages were lost; keep reading what is there, then re-read the kernel's state.
-                overrun = true
+                changes.overrun = true
                 published.withLock { $0.overruns += 1 }
             case .failed(let error):
                 log.error("netlink receive failed: \(error)")
                 break reading
             }
         }
-        if overrun {
-            do {
-                try reread()
-                pendingReason = Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel")
-            } catch {
-                log.error("re-dump after overrun failed: \(error)")
-            }
-        }
-        // An option that changed nothing shown may still move a deadline (an advertisement that
-        // comes without the captive-portal URI its router announced ends it a little later).
-        armExpiryTimer()
-        guard dirty else { return }
-        if !overrun && !drainChangedOther {
-            // Router advertisement options alone: at most about one evaluation a second per interface.
-            if !drainAnnounced.isEmpty { announcementsChanged(drainAnnounced) }
-            return
-        }
-        if dirtyReadStarted == nil { dirtyReadStarted = readStarted }
-        scheduleEvaluation()
+        perform(scheduler.kernelChanged(changes, nextExpiry: table.nextAnnouncementDeadline, now: now), now: now)
     }
 
-    /// Reads the kernel's state again in place of the table (after an overrun, after a wake) and
-    /// has the next evaluation rebuild every slice. No dump tells what routers announced: what
-    /// has not run out is kept for the links still there (lifetimes run on boot time, which
-    /// counts a sleep).
+    /// Reads the kernel's state again in place of the table (after an overrun, after a wake). No
+    /// dump tells what routers announced: what has not run out is kept for the links still there
+    /// (lifetimes run on boot time, which counts a sleep).
     func reread() throws {
         let before = table
         table = try dumpKernelState()
         table.adoptAnnouncements(from: before)
         linkVerdicts = [:]
-        rebuild = true
-        dirty = true
     }
 
     /// Dumps links, addresses, routes and rules on a second, short-lived socket in the same namespace.
@@ -514,70 +435,36 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     // MARK: Classification
 
-    private func scheduleEvaluation() {
-        let delay = config.monitor.debounceMilliseconds
-        guard delay > 0 else { evaluate(); return }
-        guard !evaluationScheduled else { return }
-        evaluationScheduled = true
-        let scheduledGeneration = generation
-        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self] in
-            guard let self, self.generation == scheduledGeneration, self.evaluationScheduled else { return }
-            self.evaluationScheduled = false
-            self.evaluate()
-        }
-    }
-
-    /// Classifies the table once and emits an event if the status changed.
-    func evaluate() {
-        let readStarted = dirtyReadStarted
-        dirtyReadStarted = nil
-        dirty = false
-        evaluationScheduled = false
-        let reason = pendingReason
-        pendingReason = nil
-        // Whatever announcements were held go out with this evaluation.
-        announcementMerge.evaluated(announcedSinceEvaluation, now: Self.clock())
-        announcedSinceEvaluation = []
-        if mergeTimer != nil {
-            mergeTimer?.cancel()
-            mergeTimer = nil
-        }
-        let action: StatusTracker.Action
-        if rebuild {
-            action = tracker.update(makeSnapshot(), reason: reason)
-        } else {
-            // Only what messages touched is read again; the tracker keeps the other slices.
-            let slices = touched.map { makeSlice(at: $0) }
-            action = tracker.update(slices: slices, modems: modemsChanged ? modems : nil,
-                                    verdict: verdictChanged ? (probe, probePath) : nil,
-                                    rules: rulesChanged ? table.rules : nil, reason: reason)
-        }
-        clearChanges()
+    /// Classifies as `evaluation` says, tells the scheduler whether the status changed, then
+    /// hands the event, if any, to the observers.
+    private func classify(_ evaluation: MonitorScheduler.Evaluation, now: ClockReading) {
+        // Only what messages touched is read again (unless whole); the tracker keeps the other slices.
+        let action = tracker.update(evaluation, table: table, reported: scheduler.reported,
+                                    connectivityCheck: config.connectivityCheck, verdict: verdict(for:), now: now.wall)
         publish()
-        armExpiryTimer()
         switch action {
-        case .none: break
+        case .none:
+            scheduler.evaluated(emitted: false)
         case .emit(let event):
+            // Told before any observer runs: one that calls back into the monitor finds the
+            // scheduler past this classification.
+            scheduler.evaluated(emitted: true)
             // Timed only at debug level and for an event a netlink read caused (the checker's
             // verdict, modems and a reload have no read to start from).
-            let classified = readStarted != nil && log.threshold <= .debug ? DispatchTime.now().uptimeNanoseconds : 0
-            for id in observers.keys.sorted() { observers[id]?(event) }
-            for id in streams.keys.sorted() { streams[id]?.yield(event) }
-            if let readStarted, classified != 0 {
-                let done = DispatchTime.now().uptimeNanoseconds
-                log.debug("#\(event.sequence) timing: netlink read to event \((classified - readStarted) / 1000) µs, "
-                          + "to the observers' return \((done - readStarted) / 1000) µs")
+            let readStarted = log.threshold <= .debug ? evaluation.readStarted : nil
+            let classified = readStarted != nil ? clock.now().uptime : 0
+            for id in subscribers.observers.keys.sorted() { subscribers.observers[id]?(event) }
+            for id in subscribers.streams.keys.sorted() { subscribers.streams[id]?.yield(event) }
+            if let readStarted {
+                let done = clock.now().uptime
+                log.debug("#\(event.sequence) timing: netlink read to event \(Self.microseconds(classified - readStarted)) µs, "
+                          + "to the observers' return \(Self.microseconds(done - readStarted)) µs")
             }
         }
     }
 
-    private func clearChanges() {
-        touched.removeAll(keepingCapacity: true)
-        contentsTouched.removeAll(keepingCapacity: true)
-        rebuild = false
-        modemsChanged = false
-        rulesChanged = false
-        verdictChanged = false
+    private static func microseconds(_ seconds: TimeInterval) -> Int {
+        Int(max(seconds, 0) * 1_000_000)
     }
 
     /// The kind and configuration verdicts of a link, decided once per name.
@@ -592,35 +479,17 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         return verdict
     }
 
-    /// The slice of `index` as `makeSnapshot()` would have it; when only its link changed, the
-    /// tracker's slice lends its addresses and routes.
-    private func makeSlice(at index: Int) -> LinkSlice {
-        guard let facts = table.links[index] else {
-            return table.slice(at: index, kind: .other, metered: false, ignored: false)
-        }
-        let verdict = verdict(for: facts)
-        let previous = contentsTouched.contains(index) ? nil : tracker.indexed.slices[index]
-        return table.slice(at: index, kind: verdict.kind, metered: verdict.metered, ignored: verdict.ignored,
-                           previous: previous)
-    }
-
-    private func makeSnapshot() -> NetworkSnapshot {
-        var kinds: [Int: InterfaceKind] = [:], metered: Set<Int> = [], ignored: Set<Int> = []
-        for (index, facts) in table.links {
-            let verdict = verdict(for: facts)
-            kinds[index] = verdict.kind
-            if verdict.metered { metered.insert(index) }
-            if verdict.ignored { ignored.insert(index) }
-        }
-        var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
-        snapshot.probePath = probePath
-        snapshot.standbyVerdicts = standbyVerdicts
-        snapshot.connectivityCheck = config.connectivityCheck
-        return snapshot
-    }
-
     private func publish() {
-        let status = tracker.status
-        published.withLock { $0.status = status }
+        let status = tracker.status, slices = tracker.indexed.slices
+        published.withLock {
+            $0.status = status
+            $0.slices = slices
+        }
+    }
+
+    /// The status and the slices it was classified from, as other threads see them.
+    var publishedPicture: (slices: [Int: LinkSlice], status: Status) {
+        if queueConfinement.isCurrent { return (tracker.indexed.slices, tracker.status) }
+        return published.withLock { ($0.slices, $0.status) }
     }
 }

@@ -41,8 +41,9 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     ///   - onSleep: the machine is about to sleep; call the argument (from any thread) once the
     ///     status says so, and the sleep may go on.
     ///   - onWake: the machine woke.
+    ///   - log: what reachd logs about logind; by default nothing (reachd passes its sink).
     public init(queue: DispatchQueue = DispatchQueue(label: "reachd.logind"), busAddress: String? = nil,
-                log: LogSink = .standardError(),
+                log: LogSink = .discarding,
                 onSleep: @escaping @Sendable (_ prepared: @escaping @Sendable () -> Void) -> Void,
                 onWake: @escaping @Sendable () -> Void) {
         self.queue = queue

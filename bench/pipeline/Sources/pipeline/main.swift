@@ -92,7 +92,7 @@ struct EventPath {
 
     init() {
         (table, uplink) = makeTable()
-        tracker = StatusTracker(snapshot: table.snapshot(kinds: kinds), firstSequence: 1)
+        tracker = StatusTracker(snapshot: table.snapshot(kinds: kinds), firstSequence: 1, now: Date())
         previousJSON = WireJSONWriter.json(tracker.status)
     }
 
@@ -108,7 +108,7 @@ struct EventPath {
                         previous: contents.contains(index) ? nil : tracker.indexed.slices[index])
         }
         let t1 = now()
-        let action = tracker.update(slices: slices)
+        let action = tracker.update(slices: slices, now: Date())
         let t2 = now()
         guard case .emit(let event) = action else { fatalError("change \(number) made no event") }
         let currentJSON = WireJSONWriter.json(event.current)

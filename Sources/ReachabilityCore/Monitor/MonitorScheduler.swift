@@ -1,0 +1,510 @@
+import FoundationEssentials
+
+/// Decides what `ReachabilityMonitor` does with everything it hears: when the status is
+/// classified again, with which reason, which timer to arm, when to read the kernel again. A
+/// state machine in the style of `ProbeScheduler` and `SleepCoordinator`: each event method
+/// takes the input with `now` and returns the actions; the monitor performs them (classifies
+/// with its `StatusTracker`, arms its Dispatch timers, dumps the kernel) and reports back.
+///
+/// The rules:
+/// - a netlink change (link, address, route, rule) is classified at once, or `Debounce=` later;
+///   changes that come only from what routers announce (their options, their routes) go through
+///   `RouterAnnouncementMerge` (at most about one classification a second per interface);
+/// - an overrun of the netlink socket: read the kernel again whole, then classify (`resync`);
+/// - the checker's verdict, a standby uplink's, the modems, a reload, sleep and wake are
+///   classified at once, and so is whatever waits for a timer: one classification takes every
+///   change pending;
+/// - the reason of an event belongs to the input that asked for it, and lives here, in
+///   `pending`, until the classification that takes it: the strongest pending one wins
+///   (`sleeping`, `resumed`, `configReloaded`, `resync`, a standby verdict's `probeResult`),
+///   else the reason is derived from what changed. Nothing is left behind for a later event;
+/// - sleep: the verdict and the standby verdicts are dropped (connectivity `unknown`, reason
+///   `sleeping`), and no verdict counts until the wake;
+/// - wake: the kernel is read again whole and classified (reason `resumed`); a verdict from a
+///   check that began before the wake never counts. When that classification changed nothing
+///   and a check is awaited, the first classification of a verdict from a check begun after
+///   the wake that changes the status carries `resumed` (standby verdicts, links and routes
+///   keep their own reasons meanwhile): one event with `resumed` per wake.
+///
+/// Pure: times are readings of the monitor's clock (`ClockReading`; timers use its uptime).
+public struct MonitorScheduler: Sendable {
+    public struct Configuration: Equatable, Sendable {
+        /// `[Monitor] Debounce=` in seconds: netlink changes are classified this long after the
+        /// first of them (0: at once).
+        public var debounce: TimeInterval
+        /// Seconds between two classifications of one interface's router announcements.
+        public var announcementWindow: TimeInterval
+
+        public init(debounce: TimeInterval = 0, announcementWindow: TimeInterval = 1) {
+            self.debounce = debounce
+            self.announcementWindow = announcementWindow
+        }
+
+        /// The monitor's part of `[Monitor]`.
+        public init(_ monitor: ReachdConfiguration.MonitorSection) {
+            self.init(debounce: Double(max(monitor.debounceMilliseconds, 0)) / 1000)
+        }
+    }
+
+    /// The monitor's timers; one of each at most.
+    public enum Timer: Int, Hashable, Sendable, CaseIterable {
+        /// `Debounce=`: netlink changes wait for it.
+        case debounce
+        /// Router announcements held by the merge.
+        case announcements
+        /// The next lifetime of an announced option or route runs out.
+        case expiry
+    }
+
+    /// What one read of the netlink socket changed in the monitor's table.
+    public struct KernelChanges: Equatable, Sendable {
+        /// The indexes whose links, addresses or routes changed.
+        public var touched: Set<Int> = []
+        /// Of those, the indexes whose addresses or routes changed (the others saw their link change only).
+        public var contents: Set<Int> = []
+        /// The indexes whose routers' announcements changed (options, or routes a router announced).
+        public var announced: Set<Int> = []
+        /// Something besides announcements changed (a link, an address, a route, a rule).
+        public var other = false
+        /// The rules changed.
+        public var rules = false
+        /// The kernel overran the socket: messages were lost.
+        public var overrun = false
+        /// When the read began (uptime): the start of the timing logged at debug level.
+        public var readStarted: TimeInterval?
+
+        public init() {}
+    }
+
+    /// One classification: what changed since the last one, and the reason its event carries.
+    public struct Evaluation: Equatable, Sendable {
+        /// The reason the event carries; nil: derived from what changed.
+        public var reason: Reason?
+        /// Rebuild the whole picture (new table, new configuration, standby verdicts).
+        public var whole = false
+        /// The indexes to read again from the table (when not whole).
+        public var touched: Set<Int> = []
+        /// Of those, the ones whose addresses or routes changed.
+        public var contents: Set<Int> = []
+        /// The modems, the rules or the primary's verdict changed.
+        public var modems = false
+        public var rules = false
+        public var verdict = false
+        /// When the netlink read began that asked for it (uptime); nil when none did.
+        public var readStarted: TimeInterval?
+
+        public init(reason: Reason? = nil, whole: Bool = false, touched: Set<Int> = [], contents: Set<Int> = [],
+                    modems: Bool = false, rules: Bool = false, verdict: Bool = false, readStarted: TimeInterval? = nil) {
+            self.reason = reason; self.whole = whole; self.touched = touched; self.contents = contents
+            self.modems = modems; self.rules = rules; self.verdict = verdict; self.readStarted = readStarted
+        }
+    }
+
+    public enum Action: Equatable, Sendable {
+        /// Classify and emit the event if the status changed; then report with `evaluated(emitted:)`
+        /// before handing the event to anyone.
+        case evaluate(Evaluation)
+        /// Classify the kernel's state as the initial status, no event (a first start nobody watched).
+        case initialize
+        /// Arm `timer` to fire after this many seconds (replacing it if armed); call `timerFired`.
+        case arm(Timer, after: TimeInterval)
+        /// Disarm `timer`.
+        case cancel(Timer)
+        /// Dump the kernel's state in place of the table (keeping what routers announced that has
+        /// not run out); report with `kernelReread(succeeded:nextExpiry:now:)`.
+        case rereadKernel(RereadCause)
+        /// The machine is going to sleep: report the status's path with `dropVerdicts(path:now:)`.
+        case dropVerdicts
+        /// Drop from the table what routers announced that has run out by now; report with
+        /// `announcementsExpired(touched:contents:nextExpiry:now:)`.
+        case expireAnnouncements
+    }
+
+    /// Why the kernel is read again (for the log, when that fails).
+    public enum RereadCause: Equatable, Sendable {
+        /// The netlink socket overran.
+        case overrun
+        /// The machine woke.
+        case wake
+    }
+
+    /// An explicit reason, by strength: a classification takes the strongest one pending.
+    private enum Cause: Int, Comparable {
+        case standby, resync, configReloaded, resumed, sleeping
+        static func < (a: Cause, b: Cause) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// What changed since the last classification, and the reason asked for it.
+    private struct Pending {
+        var whole = false
+        var touched: Set<Int> = []
+        var contents: Set<Int> = []
+        var modems = false
+        var rules = false
+        var verdict = false
+        /// Netlink changes wait for a classification (a timer, or the next input).
+        var dirty = false
+        /// The interfaces whose announcements alone changed (for the merge).
+        var announced: Set<Int> = []
+        var readStarted: TimeInterval?
+        var reason: (cause: Cause, reason: Reason)?
+
+        var isEmpty: Bool {
+            !whole && touched.isEmpty && !modems && !rules && !verdict && !dirty && announced.isEmpty && reason == nil
+        }
+
+        mutating func ask(_ cause: Cause, _ reason: Reason) {
+            if let current = self.reason, current.cause > cause { return }
+            self.reason = (cause, reason)
+        }
+    }
+
+    /// Why the kernel is being read again.
+    private enum Reread {
+        /// The socket overran while reading `changes`.
+        case overrun(KernelChanges)
+        case wake(awaitingCheck: Bool)
+    }
+
+    /// Where a wake stands (nil: no wake pending).
+    private enum Wake: Equatable {
+        /// The wake's own classification is under way.
+        case classifying(awaitingCheck: Bool)
+        /// It changed nothing: the first changing verdict of a check begun after the wake carries `resumed`.
+        case awaitingCheck
+        /// That verdict's classification is under way.
+        case classifyingCheck
+    }
+
+    public private(set) var configuration: Configuration
+    /// Between `start` and `stop`.
+    public private(set) var running = false
+    /// `start` ran once: the status has numbered events someone may have seen.
+    private var everStarted = false
+    /// What the monitor was told that its table does not hold: classified with the table.
+    public struct Reported: Equatable, Sendable {
+        /// The modems ModemManager reports.
+        public var modems: [ModemState] = []
+        /// The checker's verdict (nil: none, or dropped by a sleep) and the path it is about.
+        public var probe: Probe?
+        public var probePath: ProbePath?
+        /// The standby uplinks' verdicts by interface index.
+        public var standbyVerdicts: [Int: Probe] = [:]
+
+        public init() {}
+    }
+
+    public private(set) var reported = Reported()
+    public var modems: [ModemState] { reported.modems }
+    public var probe: Probe? { reported.probe }
+    public var probePath: ProbePath? { reported.probePath }
+    public var standbyVerdicts: [Int: Probe] { reported.standbyVerdicts }
+    /// The timers armed, with their deadlines (uptime).
+    public private(set) var armed: [Timer: TimeInterval] = [:]
+    /// Between `sleep` and `wake`.
+    public private(set) var asleep = false
+    /// When the machine last woke (uptime): verdicts of checks begun before it do not count.
+    public private(set) var lastWake: TimeInterval?
+    private var pending = Pending()
+    private var merge: RouterAnnouncementMerge
+    /// The deadline the expiry timer is armed for.
+    private var expiryDeadline: TimeInterval?
+    private var reread: Reread?
+    private var wake: Wake?
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        merge = RouterAnnouncementMerge(window: configuration.announcementWindow)
+    }
+
+    /// A verdict of a check that began at `began` (uptime) counts: the machine is awake and the
+    /// check began after the last wake. Withdrawals (nil) always count.
+    public func counts(began: TimeInterval) -> Bool {
+        !asleep && (lastWake.map { began >= $0 } ?? true)
+    }
+
+    // MARK: Start and stop
+
+    /// The monitor read the kernel's state afresh and listens. `observed`: someone already saw a
+    /// state (observers registered before the first start): they are told the difference with
+    /// `resync`, as after every later start.
+    public mutating func start(observed: Bool, now: ClockReading) -> [Action] {
+        running = true
+        expiryDeadline = nil
+        reread = nil
+        let announce = everStarted || observed
+        everStarted = true
+        pending = Pending()
+        guard announce else { return [.initialize] }
+        pending.whole = true
+        pending.ask(.resync, Reason(code: .resync, detail: "state read from the kernel"))
+        return evaluate(now: now)
+    }
+
+    /// The monitor stopped listening: every timer is disarmed; nothing waits for a classification.
+    public mutating func stop() -> [Action] {
+        running = false
+        let actions = Timer.allCases.filter { armed[$0] != nil }.map { Action.cancel($0) }
+        armed = [:]
+        expiryDeadline = nil
+        reread = nil
+        pending.dirty = false
+        pending.readStarted = nil
+        return actions
+    }
+
+    // MARK: The kernel
+
+    /// A read of the netlink socket applied `changes` to the table; `nextExpiry` is the table's
+    /// next announcement deadline now.
+    public mutating func kernelChanged(_ changes: KernelChanges, nextExpiry: TimeInterval?, now: ClockReading) -> [Action] {
+        guard running else { return [] }
+        pending.touched.absorb(changes.touched)
+        pending.contents.absorb(changes.contents)
+        if changes.rules { pending.rules = true }
+        if changes.overrun {
+            reread = .overrun(changes)
+            return [.rereadKernel(.overrun)]
+        }
+        // An option that changed nothing shown may still move a deadline (an advertisement that
+        // comes without the captive-portal URI its router announced ends it a little later).
+        var actions: [Action] = []
+        expiry(nextExpiry, now: now, into: &actions)
+        if changes.other {
+            pending.dirty = true
+            if pending.readStarted == nil { pending.readStarted = changes.readStarted }
+            scheduleEvaluation(now: now, into: &actions)
+        } else if !changes.announced.isEmpty {
+            // Router announcements alone: at most about one classification a second per interface.
+            pending.dirty = true
+            announcementsChanged(changes.announced, now: now, into: &actions)
+        }
+        return actions
+    }
+
+    /// The re-read asked by `.rereadKernel` is done (or failed: the table is as it was).
+    public mutating func kernelReread(succeeded: Bool, nextExpiry: TimeInterval?, now: ClockReading) -> [Action] {
+        guard let cause = reread else { return [] }
+        reread = nil
+        var actions: [Action] = []
+        expiry(nextExpiry, now: now, into: &actions)
+        if succeeded { pending.whole = true }
+        switch cause {
+        case .overrun(let changes):
+            if succeeded {
+                pending.dirty = true
+                pending.ask(.resync, Reason(code: .resync, detail: "netlink socket overrun; state re-read from the kernel"))
+            }
+            if changes.other || !changes.announced.isEmpty { pending.dirty = true }
+            guard pending.dirty else { return actions }
+            if pending.readStarted == nil { pending.readStarted = changes.readStarted }
+            scheduleEvaluation(now: now, into: &actions)
+        case .wake(let awaitingCheck):
+            // Connectivity comes back only from a check after the wake.
+            reported.probe = nil
+            pending.verdict = true
+            pending.ask(.resumed, Reason(code: .resumed, detail: "woke from sleep; state re-read from the kernel"))
+            evaluate(now: now, into: &actions)
+            wake = .classifying(awaitingCheck: awaitingCheck)
+        }
+        return actions
+    }
+
+    /// The expiry timer's `.expireAnnouncements` is done: the announcements of `touched` ran out.
+    public mutating func announcementsExpired(touched: Set<Int>, contents: Set<Int>, nextExpiry: TimeInterval?,
+                                              now: ClockReading) -> [Action] {
+        pending.touched.absorb(touched)
+        pending.contents.absorb(contents)
+        var actions: [Action] = []
+        if !touched.isEmpty {
+            pending.dirty = true
+            announcementsChanged(touched, now: now, into: &actions)
+        }
+        expiry(nextExpiry, now: now, into: &actions)
+        return actions
+    }
+
+    // MARK: What others tell the monitor
+
+    /// The checker's verdict about `path` (nil: not checked; nil path: not reachable), from a
+    /// check that began at `began` (uptime; nil: now). A verdict from before the last wake, or
+    /// while asleep, is dropped.
+    public mutating func verdict(_ probe: Probe?, path: ProbePath?, began: TimeInterval?, now: ClockReading) -> [Action] {
+        if probe != nil, !counts(began: began ?? now.uptime) { return [] }
+        reported.probe = probe
+        reported.probePath = path
+        pending.verdict = true
+        var checkAfterWake = false
+        if probe != nil, wake == .awaitingCheck {
+            checkAfterWake = true
+            pending.ask(.resumed, Reason(code: .resumed, detail: "woke from sleep; connectivity checked afresh"))
+        }
+        let actions = evaluate(now: now)
+        if checkAfterWake { wake = .classifyingCheck }
+        return actions
+    }
+
+    /// A standby uplink's verdict (nil: no longer checked), from a check that began at `began`;
+    /// `interface` names it in the reason. Shown as that interface's connectivity.
+    public mutating func standbyVerdict(_ probe: Probe?, index: Int, interface: String?, began: TimeInterval?,
+                                        now: ClockReading) -> [Action] {
+        guard reported.standbyVerdicts[index] != probe else { return [] }
+        if probe != nil, !counts(began: began ?? now.uptime) { return [] }
+        reported.standbyVerdicts[index] = probe
+        pending.whole = true
+        pending.ask(.standby, Reason(code: .probeResult, interface: interface, detail: "standby uplink"))
+        return evaluate(now: now)
+    }
+
+    /// ModemManager's modems (reason `modemChanged`, derived).
+    public mutating func modemsChanged(_ modems: [ModemState], now: ClockReading) -> [Action] {
+        reported.modems = modems
+        pending.modems = true
+        return evaluate(now: now)
+    }
+
+    /// A new configuration is in force (the monitor cleared what it decided from the old one).
+    public mutating func reconfigured(_ configuration: Configuration, now: ClockReading) -> [Action] {
+        self.configuration = configuration
+        pending.whole = true
+        pending.ask(.configReloaded, Reason(code: .configReloaded))
+        return evaluate(now: now)
+    }
+
+    /// The machine is about to sleep: the verdicts are dropped (connectivity `unknown`, reason
+    /// `sleeping`) and none counts until the wake. Whatever waits for a timer is classified
+    /// first, with its own reason; then `.dropVerdicts` asks for the path the status has.
+    public mutating func sleep(now: ClockReading) -> [Action] {
+        asleep = true
+        wake = nil
+        var actions: [Action] = []
+        if !pending.isEmpty { evaluate(now: now, into: &actions) }
+        actions.append(.dropVerdicts)
+        return actions
+    }
+
+    /// The status's path as the sleep finds it (`.dropVerdicts`): the dropped verdict is said to
+    /// be about it, so that no older verdict stays in its place (a failover's standby verdict,
+    /// or one of a path the checker had not seen yet).
+    public mutating func dropVerdicts(path: ProbePath?, now: ClockReading) -> [Action] {
+        reported.probe = nil
+        reported.probePath = path
+        pending.verdict = true
+        if !reported.standbyVerdicts.isEmpty {
+            // What the standby checks said before the sleep says nothing after it.
+            reported.standbyVerdicts = [:]
+            pending.whole = true
+        }
+        pending.ask(.sleeping, Reason(code: .sleeping, detail: "the machine is going to sleep"))
+        return evaluate(now: now)
+    }
+
+    /// The machine woke: the kernel is read again whole (what changed while asleep sent no
+    /// message anyone read in time), then classified with `resumed`. `awaitingCheck`: a fresh
+    /// check follows, whose event carries `resumed` when the re-read changed nothing.
+    public mutating func wake(awaitingCheck: Bool, now: ClockReading) -> [Action] {
+        asleep = false
+        lastWake = now.uptime
+        wake = nil
+        guard running else { return [] }
+        reread = .wake(awaitingCheck: awaitingCheck)
+        return [.rereadKernel(.wake)]
+    }
+
+    /// A classification asked by `.evaluate` is done; `emitted`: it changed the status (an event).
+    public mutating func evaluated(emitted: Bool) {
+        switch wake {
+        case .classifying(let awaitingCheck)?:
+            wake = awaitingCheck && !emitted ? .awaitingCheck : nil
+        case .classifyingCheck?:
+            wake = emitted ? nil : .awaitingCheck
+        case .awaitingCheck?, nil:
+            break
+        }
+    }
+
+    /// The timer armed by `.arm` fired.
+    public mutating func timerFired(_ timer: Timer, now: ClockReading) -> [Action] {
+        guard armed.removeValue(forKey: timer) != nil else { return [] }
+        switch timer {
+        case .debounce:
+            return evaluate(now: now)
+        case .announcements:
+            var actions: [Action] = []
+            switch merge.timerFired(now: now.uptime) {
+            case .evaluate: scheduleEvaluation(now: now, into: &actions)
+            case .hold(let until): arm(.announcements, at: until + Self.announcementSlack, now: now, into: &actions)
+            case .none: break
+            }
+            return actions
+        case .expiry:
+            expiryDeadline = nil
+            return [.expireAnnouncements]
+        }
+    }
+
+    // MARK: Deciding
+
+    /// A timer for announcements fires this long after their deadline, so that what runs out at
+    /// it has run out (and the merge's window has passed).
+    static let expirySlack: TimeInterval = 0.005
+    static let announcementSlack: TimeInterval = 0.001
+
+    /// Announcements alone changed on `indexes`: classify now, or hold them for the merge timer.
+    private mutating func announcementsChanged(_ indexes: Set<Int>, now: ClockReading, into actions: inout [Action]) {
+        pending.announced.absorb(indexes)
+        switch merge.announced(indexes, now: now.uptime) {
+        case .evaluate: scheduleEvaluation(now: now, into: &actions)
+        case .hold(let until): arm(.announcements, at: until + Self.announcementSlack, now: now, into: &actions)
+        case .none: break
+        }
+    }
+
+    /// Netlink changes: classify now, or when `Debounce=` has passed since the first of them.
+    private mutating func scheduleEvaluation(now: ClockReading, into actions: inout [Action]) {
+        guard configuration.debounce > 0 else { return evaluate(now: now, into: &actions) }
+        guard armed[.debounce] == nil else { return }
+        arm(.debounce, at: now.uptime + configuration.debounce, now: now, into: &actions)
+    }
+
+    /// Classify now: everything pending goes out with it, held announcements included.
+    private mutating func evaluate(now: ClockReading) -> [Action] {
+        var actions: [Action] = []
+        evaluate(now: now, into: &actions)
+        return actions
+    }
+
+    private mutating func evaluate(now: ClockReading, into actions: inout [Action]) {
+        if !armed.isEmpty {
+            if armed.removeValue(forKey: .debounce) != nil { actions.append(.cancel(.debounce)) }
+            if armed.removeValue(forKey: .announcements) != nil { actions.append(.cancel(.announcements)) }
+        }
+        merge.evaluated(pending.announced, now: now.uptime)
+        let evaluation = Evaluation(reason: pending.reason?.reason, whole: pending.whole, touched: pending.touched,
+                                    contents: pending.contents, modems: pending.modems, rules: pending.rules,
+                                    verdict: pending.verdict, readStarted: pending.readStarted)
+        pending = Pending()
+        actions.append(.evaluate(evaluation))
+    }
+
+    /// The expiry timer follows the table's next deadline.
+    private mutating func expiry(_ next: TimeInterval?, now: ClockReading, into actions: inout [Action]) {
+        guard running, next != expiryDeadline || (next != nil && armed[.expiry] == nil) else { return }
+        if armed.removeValue(forKey: .expiry) != nil { actions.append(.cancel(.expiry)) }
+        expiryDeadline = next
+        guard let next else { return }
+        arm(.expiry, at: next + Self.expirySlack, now: now, into: &actions)
+    }
+
+    private mutating func arm(_ timer: Timer, at deadline: TimeInterval, now: ClockReading, into actions: inout [Action]) {
+        armed[timer] = deadline
+        actions.append(.arm(timer, after: max(0, deadline - now.uptime)))
+    }
+}
+
+extension Set {
+    /// `formUnion`, without hashing anything when this set is empty (it takes the other's storage).
+    fileprivate mutating func absorb(_ other: Set<Element>) {
+        if isEmpty { self = other } else if !other.isEmpty { formUnion(other) }
+    }
+}
