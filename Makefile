@@ -16,15 +16,17 @@ build: deps gio
 	$(SWIFT) build $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
 	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
 
-# Each configuration is built once. First the debug products and the test binary (one build:
+# Each configuration is built once. First the debug products with the test binary (one build:
 # the tests reuse its modules; check-systemd runs part of the test binary under the service's
-# sandbox). Then four lines of work side by side, each printed when it ends: the Swift tests of
-# the debug build; the checks of the units, the install and systemd; the static release build,
-# its binaries and the package; the outside package. Much of each is waiting (containers,
-# namespaces, daemons), so together they take little more than the longest, the Swift tests.
-# The release build has a scratch directory of its own, so that SwiftPM's lock on .build does
-# not hold the tests up while it compiles.
-test: build-tests
+# sandbox) and the static release build, side by side: the debug build alone keeps two cores
+# busy only three quarters of its time, and the release build fills the rest. The release
+# build has a scratch directory of its own, so that SwiftPM's lock on .build holds neither up.
+# Then four lines of work side by side, each printed when it ends: the Swift tests of the debug
+# build; the checks of the units, the man pages, the install, systemd and the GIO fuzzer; the
+# release binaries and the package; the outside package. Much of each is waiting (containers,
+# namespaces, daemons), so together they take little more than the longest.
+test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target build-tests release
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-debug test-checks test-release external-package-test
 
 # scripts/run-tests.sh prints how many tests were skipped, and as root fails when any was.

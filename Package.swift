@@ -57,6 +57,9 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport", "reachd-dispatcher"]),
         // The app API against a real reachd in test namespaces.
         .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityClient", "ReachabilityLinux", "TestSupport"]),
+        // An app on the library without reachd, run by ReachabilityTests as a child process: what
+        // it writes to stderr is what the app's users would see.
+        .executableTarget(name: "InProcessApp", dependencies: ["Reachability"], path: "Tests/InProcessApp"),
         // Ports of the iOS classes' demos, built by `swift build`; Swift 5 mode, as their code was written.
         .executableTarget(name: "HLNetWorkReachabilityDemo", dependencies: ["Reachability"], path: "Examples/HLNetWorkReachabilityDemo",
                           swiftSettings: [.swiftLanguageMode(.v5)]),

@@ -48,11 +48,12 @@ final class InProcessServiceSet: @unchecked Sendable {
     private weak var monitor: ReachabilityMonitor?
 
     /// Attaches to a started monitor. With `connectivity: false` only ModemManager is followed
-    /// (a one-shot status does not wait for an HTTP check).
-    init(monitor: ReachabilityMonitor, services: InProcessServices, connectivity: Bool = true) {
+    /// (a one-shot status does not wait for an HTTP check). `log` is the app's sink, or one
+    /// that discards.
+    init(monitor: ReachabilityMonitor, services: InProcessServices, log: LogSink, connectivity: Bool = true) {
         self.monitor = monitor
         if services.modemManager {
-            let source = ModemManagerSource(monitor: monitor, busAddress: services.busAddress, log: .discarding)
+            let source = ModemManagerSource(monitor: monitor, busAddress: services.busAddress, log: log)
             if services.modemManagerWait > 0 {
                 _ = source.start(waitingUpTo: services.modemManagerWait)
             } else {
@@ -64,7 +65,7 @@ final class InProcessServiceSet: @unchecked Sendable {
         }
         if connectivity, services.connectivity.enabled {
             let checker = ConnectivityChecker(configuration: services.connectivity, target: monitor,
-                                              networkNamespace: monitor.configuration.networkNamespace)
+                                              networkNamespace: monitor.configuration.networkNamespace, log: log)
             checkerToken = checker.attach(to: monitor)
             self.checker = checker
         } else {

@@ -132,6 +132,14 @@ public final class NetworkDetector: @unchecked Sendable {
         get { settings.withLock { $0.inProcessServices } }
         set { settings.withLock { $0.inProcessServices = newValue } }
     }
+    /// Where the in-process monitor, its ModemManager source and its connectivity check log
+    /// (what reachd would write to its journal: a failed check, ModemManager gone, a forged
+    /// netlink message). nil (default): nowhere, so the library writes nothing to the app's
+    /// stderr. A daemon answering logs nothing here. Set before the first call.
+    public var inProcessLog: LogSink? {
+        get { settings.withLock { $0.inProcessLog } }
+        set { settings.withLock { $0.inProcessLog = newValue } }
+    }
     /// Where completions and publisher values run. nil (default): the main queue when the app
     /// runs a main loop (`dispatchMain()`, `RunLoop.main.run()`, an `async` main), as on iOS;
     /// otherwise a private serial queue. The library tells by a block it puts on the main queue
@@ -149,6 +157,7 @@ public final class NetworkDetector: @unchecked Sendable {
         var acceptedStatusCodes = NetworkDetector.defaultAcceptedStatusCodes
         var inProcessConfiguration = ReachabilityMonitor.Configuration()
         var inProcessServices = InProcessServices()
+        var inProcessLog: LogSink?
         var completionQueue: DispatchQueue?
     }
     private let settings = Mutex(Settings())
@@ -270,13 +279,14 @@ public final class NetworkDetector: @unchecked Sendable {
         var source: ReachabilitySource
         var services: InProcessServices
         var monitorConfiguration: ReachabilityMonitor.Configuration
+        var log: LogSink
     }
 
     private var checkContext: CheckContext {
         let socketPath = self.socketPath, source = self.source
         return settings.withLock { settings in
             CheckContext(socketPath: socketPath, source: source, services: settings.inProcessServices,
-                         monitorConfiguration: settings.inProcessConfiguration)
+                         monitorConfiguration: settings.inProcessConfiguration, log: settings.inProcessLog ?? .discarding)
         }
     }
 
@@ -314,7 +324,7 @@ public final class NetworkDetector: @unchecked Sendable {
         var services = context.services
         services.connectivity.enabled = false   // the check below is the one-shot's own
         let settings = FeedSettings(source: .inProcess, socketPath: context.socketPath,
-                                    monitorConfiguration: context.monitorConfiguration, services: services)
+                                    monitorConfiguration: context.monitorConfiguration, services: services, log: context.log)
         let status: Status
         do {
             status = try StatusFeed.currentStatus(settings: settings).0
@@ -333,7 +343,7 @@ public final class NetworkDetector: @unchecked Sendable {
         let source = self.source, socketPath = self.socketPath
         let settings = self.settings.withLock { settings in
             FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: settings.inProcessConfiguration,
-                         services: settings.inProcessServices)
+                         services: settings.inProcessServices, log: settings.inProcessLog ?? .discarding)
         }
         let (stream, continuation) = AsyncStream.makeStream(of: Connectivity.self, bufferingPolicy: .unbounded)
         let feed = StatusFeed(settings: settings)

@@ -33,6 +33,15 @@ public final class PathMonitor: @unchecked Sendable {
         set { shared.withLock { $0.inProcessServices = newValue } }
     }
 
+    /// Where the in-process monitor, its ModemManager source and its connectivity check log
+    /// (what reachd would write to its journal: a failed check, ModemManager gone, a forged
+    /// netlink message). nil (default): nowhere, so the library writes nothing to the app's
+    /// stderr. A daemon answering logs nothing here. Set before `start`.
+    public var inProcessLog: LogSink? {
+        get { shared.withLock { $0.inProcessLog } }
+        set { shared.withLock { $0.inProcessLog = newValue } }
+    }
+
     /// Called on the start queue with the first path and every change.
     public var pathUpdateHandler: (@Sendable (Path) -> Void)? {
         get { shared.withLock { $0.pathUpdateHandler } }
@@ -48,6 +57,7 @@ public final class PathMonitor: @unchecked Sendable {
     private struct Shared {
         var inProcessConfiguration = ReachabilityMonitor.Configuration()
         var inProcessServices = InProcessServices()
+        var inProcessLog: LogSink?
         var pathUpdateHandler: (@Sendable (Path) -> Void)?
         var queue: DispatchQueue?
         var currentPath = Path.initial
@@ -79,7 +89,7 @@ public final class PathMonitor: @unchecked Sendable {
             guard shared.feed == nil, !shared.cancelled else { return nil }
             shared.queue = queue
             return FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: shared.inProcessConfiguration,
-                                services: shared.inProcessServices)
+                                services: shared.inProcessServices, log: shared.inProcessLog ?? .discarding)
         }
         guard let settings else { return }
         let feed = StatusFeed(settings: settings)
@@ -126,7 +136,7 @@ public final class PathMonitor: @unchecked Sendable {
         let source = self.source, socketPath = self.socketPath
         let settings = shared.withLock { shared in
             FeedSettings(source: source, socketPath: socketPath, monitorConfiguration: shared.inProcessConfiguration,
-                         services: shared.inProcessServices)
+                         services: shared.inProcessServices, log: shared.inProcessLog ?? .discarding)
         }
         return PathMonitor.pathStream(settings: settings, requiredInterfaceType: requiredInterfaceType)
     }

@@ -95,6 +95,14 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
         get { shared.withLock { $0.inProcessServices } }
         set { shared.withLock { $0.inProcessServices = newValue } }
     }
+    /// Where the in-process monitor, its ModemManager source and its connectivity check log
+    /// (what reachd would write to its journal: a failed check, ModemManager gone, a forged
+    /// netlink message). nil (default): nowhere, so the library writes nothing to the app's
+    /// stderr. A daemon answering logs nothing here. Set before `startNotifier()`.
+    public var inProcessLog: LogSink? {
+        get { shared.withLock { $0.inProcessLog } }
+        set { shared.withLock { $0.inProcessLog = newValue } }
+    }
     /// Host targets are checked again this often (seconds), besides on every status change.
     public var hostRecheckInterval: TimeInterval {
         get { shared.withLock { $0.hostRecheckInterval } }
@@ -134,6 +142,7 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     private struct Shared {
         var inProcessConfiguration = ReachabilityMonitor.Configuration()
         var inProcessServices = InProcessServices()
+        var inProcessLog: LogSink?
         var hostRecheckInterval: TimeInterval = 2
         var allowsCellularConnection = true
         var notificationCenter = NotificationCenter.default
@@ -231,7 +240,8 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
             guard shared.feed == nil else { return nil }
             shared.generation += 1
             let settings = FeedSettings(source: source, socketPath: socketPath,
-                                        monitorConfiguration: shared.inProcessConfiguration, services: shared.inProcessServices)
+                                        monitorConfiguration: shared.inProcessConfiguration, services: shared.inProcessServices,
+                                        log: shared.inProcessLog ?? .discarding)
             let feed = StatusFeed(settings: settings)
             shared.feed = feed
             return (feed, shared.generation, shared.hostRecheckInterval)
@@ -355,7 +365,8 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
             }
             if shared.feed != nil, let latest = shared.latest { return .known(latest.state) }
             return .fetch(FeedSettings(source: source, socketPath: socketPath,
-                                         monitorConfiguration: shared.inProcessConfiguration, services: shared.inProcessServices))
+                                         monitorConfiguration: shared.inProcessConfiguration, services: shared.inProcessServices,
+                                         log: shared.inProcessLog ?? .discarding))
         }
         let settings: FeedSettings
         switch known {

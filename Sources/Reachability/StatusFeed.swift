@@ -20,6 +20,9 @@ struct FeedSettings: Sendable {
     var monitorConfiguration: ReachabilityMonitor.Configuration
     /// What the in-process monitor runs besides netlink (ModemManager, the connectivity check).
     var services = InProcessServices()
+    /// Where the in-process monitor and its services log: the app's sink, else nowhere (a
+    /// library writes nothing to its app's stderr).
+    var log = LogSink.discarding
     /// How often `.auto` looks for the daemon while running in-process.
     var daemonPollInterval: TimeInterval = 1
     /// Timeout of the one-shot `GetStatus` that tells whether the daemon answers.
@@ -228,7 +231,7 @@ final class StatusFeed: @unchecked Sendable, QueueConfined {
         var configuration = settings.monitorConfiguration
         // Statuses say whether this feed's own check runs, as reachd's say whether reachd's does.
         configuration.connectivityCheck = settings.services.connectivity.enabled
-        let monitor = ReachabilityMonitor(configuration: configuration)
+        let monitor = ReachabilityMonitor(configuration: configuration, log: settings.log)
         let started = epoch
         monitor.addObserver { [weak self] event in
             guard let self else { return }
@@ -246,7 +249,7 @@ final class StatusFeed: @unchecked Sendable, QueueConfined {
         self.monitor = monitor
         // ModemManager's first answer is waited for (briefly), so the first status already
         // carries the cellular generation, as the daemon's does.
-        services = InProcessServiceSet(monitor: monitor, services: settings.services)
+        services = InProcessServiceSet(monitor: monitor, services: settings.services, log: settings.log)
         let snapshot = monitor.initialEvent()
         monitorSnapshot = snapshot.sequence
         receive(snapshot.current, origin: .inProcess, epoch: started)
@@ -276,11 +279,11 @@ final class StatusFeed: @unchecked Sendable, QueueConfined {
             }
             fallthrough
         case .inProcess:
-            let monitor = ReachabilityMonitor(configuration: settings.monitorConfiguration)
+            let monitor = ReachabilityMonitor(configuration: settings.monitorConfiguration, log: settings.log)
             do { try monitor.start() } catch { throw ReachabilityError.unableToStartMonitor("\(error)") }
             defer { monitor.stop() }
             // The cellular generation, but no HTTP check: a one-shot answer does not wait for one.
-            let services = InProcessServiceSet(monitor: monitor, services: settings.services, connectivity: false)
+            let services = InProcessServiceSet(monitor: monitor, services: settings.services, log: settings.log, connectivity: false)
             defer { services.stop() }
             return (monitor.status, .inProcess)
         }

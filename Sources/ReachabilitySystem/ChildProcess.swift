@@ -126,14 +126,19 @@ public enum ChildProcess {
         func drain(_ index: Int) {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while readers[index].fd >= 0 {
-                let count = buffer.withUnsafeMutableBytes { read(readers[index].fd, $0.baseAddress, $0.count) }
-                if count > 0 {
+                let fd = readers[index].fd
+                let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) in try retryingOnInterrupt("read") { read(fd, raw.baseAddress, raw.count) } }
+                }
+                switch received {
+                case .success(let count) where count > 0:
                     readers[index].pending += buffer[..<count]
                     emit(index, flush: false)
-                } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
-                    close(readers[index].fd); readers[index].fd = -1
-                } else if errno == EAGAIN {
+                case .failure(let error) where error.isWouldBlock:
                     return
+                case .success, .failure:
+                    // End of file, or an error: nothing more will come.
+                    close(fd); readers[index].fd = -1
                 }
             }
         }
@@ -160,14 +165,18 @@ public enum ChildProcess {
             _ = poll(&fds, nfds_t(fds.count), 20)
             for index in readers.indices where fds[index].revents != 0 { drain(index) }
             if inputFD >= 0 && fds[2].revents != 0 {
-                let count = input.withUnsafeBytes { bytes -> Int in
-                    guard let base = bytes.baseAddress else { return 0 }
-                    return write(inputFD, base + written, bytes.count - written)
+                let fd = inputFD, offset = written
+                let sent: Result<Int, Errno> = input.withUnsafeBytes { bytes in
+                    Result { () throws(Errno) in
+                        try retryingOnInterrupt("write") { write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset) }
+                    }
                 }
-                if count > 0 { written += count }
-                if written >= input.count || (count < 0 && errno != EAGAIN && errno != EINTR) {
-                    close(inputFD); inputFD = -1
+                switch sent {
+                case .success(let count): written += count
+                case .failure(let error) where error.isWouldBlock: break
+                case .failure: written = input.count   // the child closed its stdin: stop feeding it
                 }
+                if written >= input.count { close(inputFD); inputFD = -1 }
             }
         }
         if inputFD >= 0 { close(inputFD) }

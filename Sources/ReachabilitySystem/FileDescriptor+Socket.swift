@@ -215,21 +215,38 @@ extension FileDescriptor {
     /// ends the wait early as `.pending`, so callers keep their own deadline.
     public borrowing func poll(for event: PollEvent, cancelledBy cancel: CInt? = nil,
                                timeoutMilliseconds: CInt) throws(Errno) -> PollResult {
+        try Self.poll(rawValue, for: event, cancelledBy: cancel, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// `poll(for:cancelledBy:timeoutMilliseconds:)` on a descriptor number that another value
+    /// owns (a netlink socket kept open by its owner while a thread waits on it).
+    ///
+    /// - Parameter timeoutMilliseconds: negative: no time limit.
+    /// - Throws: `Errno` from `poll(2)` (never EINTR: that is `.pending`); `.badFileDescriptor`
+    ///   when `descriptor` is not open (`POLLNVAL`), so that a waiting loop ends instead of
+    ///   spinning on a descriptor that will never be readable.
+    public static func poll(_ descriptor: CInt, for event: PollEvent, cancelledBy cancel: CInt? = nil,
+                            timeoutMilliseconds: CInt) throws(Errno) -> PollResult {
         let events: Int16
         switch event {
         case .readable: events = Int16(POLLIN)
         case .writable: events = Int16(POLLOUT)
         }
-        var descriptors = [pollfd(fd: rawValue, events: events, revents: 0)]
-        if let cancel { descriptors.append(pollfd(fd: cancel, events: Int16(POLLIN), revents: 0)) }
-        let ready = Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds)
+        // On the stack: the netlink reader polls once per wake-up, on the event path.
+        let (ready, code, revents, cancelled) = withUnsafeTemporaryAllocation(of: pollfd.self, capacity: 2) { fds in
+            fds[0] = pollfd(fd: descriptor, events: events, revents: 0)
+            fds[1] = pollfd(fd: cancel ?? -1, events: Int16(POLLIN), revents: 0)   // -1: ignored by poll
+            let ready = Glibc.poll(fds.baseAddress, 2, timeoutMilliseconds)
+            return (ready, errno, fds[0].revents, fds[1].revents != 0)
+        }
         if ready < 0 {
-            let code = errno
             if code == EINTR { return .pending }
             throw Errno(code, call: "poll")
         }
-        if descriptors.count > 1 && descriptors[1].revents != 0 { return .cancelled }
-        return descriptors[0].revents != 0 ? .ready : .pending
+        // Cancellation wins over readiness: once cancelled, the descriptor may belong to no one.
+        if cancelled { return .cancelled }
+        if revents & Int16(POLLNVAL) != 0 { throw Errno(EBADF, call: "poll") }
+        return revents != 0 ? .ready : .pending
     }
 
     /// Waits until the descriptor is writable or `deadline` passes (`poll(2)` for `POLLOUT`,

@@ -74,6 +74,13 @@ public struct FileDescriptor: ~Copyable, Sendable {
         return FileDescriptor(adopting: fd)
     }
 
+    /// A close-on-exec duplicate of a descriptor that someone else owns (`fcntl(2)`
+    /// `F_DUPFD_CLOEXEC`), numbered `minimum` or above: a descriptor lent by a D-Bus message,
+    /// kept after the message is gone.
+    public static func duplicate(_ descriptor: CInt, minimum: CInt = 3) throws(Errno) -> FileDescriptor {
+        FileDescriptor(adopting: try checkingErrno("fcntl(F_DUPFD_CLOEXEC)") { fcntl(descriptor, F_DUPFD_CLOEXEC, minimum) })
+    }
+
     /// Sets the permission bits (`fchmod(2)`).
     public borrowing func setPermissions(_ mode: mode_t) throws(Errno) {
         _ = try checkingErrno("fchmod") { fchmod(rawValue, mode) }

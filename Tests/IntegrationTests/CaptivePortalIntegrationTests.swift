@@ -3,7 +3,7 @@ import ReachabilityCore
 import Testing
 import TestSupport
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 /// The network says it has a portal: a router advertisement from the uplink namespace announces
 /// an RFC 8910 captive-portal API, served over https with a certificate of the test's own CA;
 /// reachd asks it, and apps see the portal with its login page in one event.

@@ -24,7 +24,7 @@ final class NamespaceEtc: @unchecked Sendable {
     func remove() { _ = try? FileManager.default.removeItem(atPath: directory) }
 }
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 /// `reachctl check` against reachd running in a namespace with a veth uplink.
 @Suite struct CheckCommandTests {
     @Test(.needsRoot()) func checkAnswersThroughTheDaemon() async throws {

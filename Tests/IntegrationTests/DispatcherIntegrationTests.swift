@@ -126,7 +126,7 @@ extension ServiceSystemTests {
 /// reachd-dispatcher against a real reachd in test namespaces, with real scripts.
 @Suite struct DispatcherIntegrationTests {
     static func daemonConfig(probe: Bool) -> String {
-        probe ? SystemTests.ProbeIntegrationTests.config() : DaemonUnderTest.defaultConfig
+        probe ? ConnectivitySystemTests.ProbeIntegrationTests.config() : DaemonUnderTest.defaultConfig
     }
 
     /// The status reachd reports now.

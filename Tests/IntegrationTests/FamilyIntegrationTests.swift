@@ -3,7 +3,7 @@ import ReachabilityCore
 import Testing
 import TestSupport
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 /// Two internets judged apart, end to end: reachd in `host` on a dual-stack veth, the check
 /// server and the resolver the daemon's getaddrinfo asks in `uplink`.
 @Suite struct FamilyIntegrationTests {

@@ -3,7 +3,7 @@ import ReachabilityCore
 import Testing
 import TestSupport
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 /// reachd itself on a link where a host floods router advertisements: what subscribers and the
 /// journal get is bounded (docs/captive-portal.md, "What the network can make reachd do").
 @Suite struct HostileNetworkDaemonTests {

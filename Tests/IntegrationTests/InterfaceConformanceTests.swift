@@ -29,7 +29,7 @@ extension SystemTests {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus)
         try mm.addModem(0, netPort: "mm0", access: ModemAccessTechnology.lte.rawValue)
-        let daemon = try DaemonUnderTest(namespace: host, config: ProbeIntegrationTests.config(modemManager: true),
+        let daemon = try DaemonUnderTest(namespace: host, config: ConnectivitySystemTests.ProbeIntegrationTests.config(modemManager: true),
                                          environment: [systemBusVariable: bus.address])
         #expect(waitUntil(timeout: 15) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true },
                 "\(daemon.child.stderr)")

@@ -3,7 +3,7 @@ import ReachabilityCore
 import Testing
 import TestSupport
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 /// reachd's connectivity check end to end: the daemon in `host`, the probe server in `uplink`,
 /// `reachctl probe` / `reachctl wait --internet` against it.
 @Suite struct ProbeIntegrationTests {

@@ -63,7 +63,7 @@ extension SystemTests {
         let bus = try PrivateBus()
         let mm = try ModemManagerMock(bus: bus)
         try mm.addModem(0, netPort: "mm0", access: ModemAccessTechnology.lte.rawValue)
-        let daemon = try DaemonUnderTest(namespace: host, config: ProbeIntegrationTests.config(modemManager: true),
+        let daemon = try DaemonUnderTest(namespace: host, config: ConnectivitySystemTests.ProbeIntegrationTests.config(modemManager: true),
                                          environment: [systemBusVariable: bus.address])
         // Other users reach the socket (its directory is mkdtemp's 0700).
         chmod(daemon.directory, 0o755)

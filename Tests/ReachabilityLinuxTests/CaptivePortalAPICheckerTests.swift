@@ -41,7 +41,7 @@ final class CaptivePortalLab: @unchecked Sendable {
     }
 }
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 @Suite struct CaptivePortalAPICheckerTests {
     /// `captive: true` while the portal intercepts the ordinary check: a portal with the API's
     /// login page (not the redirect's); the request asked for captive+json. Logged in (`captive:

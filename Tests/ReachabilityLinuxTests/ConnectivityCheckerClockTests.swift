@@ -20,7 +20,7 @@ final class ManualClock: @unchecked Sendable {
     func advance(by seconds: TimeInterval) { lock.withLock { reading = reading.adding(seconds) } }
 }
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 @Suite struct ConnectivityCheckerClockTests {
     /// The wall clock steps an hour ahead and back while the checker runs: no check starts, no
     /// timer is armed or fired, manual requests share the fresh verdict as before (the server

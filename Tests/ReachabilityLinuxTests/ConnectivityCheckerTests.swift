@@ -57,7 +57,7 @@ func checkerConfiguration(_ lab: ProbeLab, interval: TimeInterval = 60, backoff:
     return configuration
 }
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 @Suite struct ConnectivityCheckerTests {
     /// A portal, then the user logs in (the server switches to 204): full is reported on the
     /// backoff path, long before the next regular check.

@@ -4,7 +4,7 @@ import ReachabilityLinux
 import Testing
 import TestSupport
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 /// The checker with the real monitor, both in the lab's `host` namespace.
 @Suite struct ConnectivityMonitorTests {
     private func start(_ lab: ProbeLab, sysfs: FakeSysfs, timeout: TimeInterval = 3)

@@ -47,7 +47,7 @@ private func failureKind(_ result: HTTPProbe.Result) -> ProbeFailure.Kind? {
     return nil
 }
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 @Suite struct HTTPProbeTests {
     @Test(.needsRoot()) func noContentIsFull() throws {
         let lab = try ProbeLab(mode: .noContent)

@@ -26,7 +26,7 @@ private func hostsFile(_ text: String) throws -> String {
     return path
 }
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 @Suite struct HostCheckerTests {
     @Test(.needsRoot()) func routesAddressesAndNames() throws {
         let f = try RouteFixture(subnet: 65)
@@ -142,7 +142,7 @@ extension SystemTests {
 }
 }
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 @Suite struct HostResolverTests {
     @Test func literalsNeverReachTheResolver() {
         let resolver = HostResolver(lookup: { _ in Issue.record("resolver called"); return .success([]) })

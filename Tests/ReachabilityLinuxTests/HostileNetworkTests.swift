@@ -87,7 +87,7 @@ final class HostileLab: @unchecked Sendable {
     }
 }
 
-extension SystemTests {
+extension ConnectivitySystemTests {
 /// The attacks of a host on the link (docs/captive-portal.md, "What the network can make reachd
 /// do"): each bounded in counts — events, requests the servers saw, TLS contexts, log lines —
 /// against the seconds the attack lasted (as the sender measured them, or until a marker).

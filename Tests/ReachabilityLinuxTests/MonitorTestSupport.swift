@@ -36,9 +36,16 @@ final class EventRecorder: @unchecked Sendable {
         }
     }
 
-    /// The first event after the first `skip` ones whose current status satisfies `predicate`.
-    func first(after skip: Int = 0, where predicate: (Status) -> Bool) -> ReachabilityEvent? {
-        events.dropFirst(skip).first { predicate($0.current) }
+    /// The first event after the first `skip` ones whose current status satisfies `predicate`,
+    /// waited for up to `timeout` seconds: the monitor publishes its status before it calls its
+    /// observers, so a test that has just seen the status may be a moment ahead of the recorder.
+    func first(after skip: Int = 0, timeout: TimeInterval = 5, where predicate: (Status) -> Bool) -> ReachabilityEvent? {
+        var found: ReachabilityEvent?
+        _ = waitUntil(timeout: timeout) {
+            found = events.dropFirst(skip).first { predicate($0.current) }
+            return found != nil
+        }
+        return found
     }
 }
 

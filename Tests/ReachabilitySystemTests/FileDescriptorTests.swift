@@ -90,6 +90,48 @@ import Testing
         #expect(String(decoding: buffer[0..<count], as: UTF8.self) == "hello, pipe")
     }
 
+    /// The wait of a thread that sleeps on a descriptor it does not own (the netlink reader):
+    /// nothing yet, readable, cancelled (which wins over readable), and a descriptor closed
+    /// under it, which ends the wait with EBADF instead of reporting it ready for ever.
+    @Test func pollOnADescriptorNumber() throws {
+        let watched = try FileDescriptor.Pipe()
+        let cancel = try FileDescriptor.Pipe()
+        let fd = watched.readEnd.rawValue
+        #expect(try FileDescriptor.poll(fd, for: .readable, cancelledBy: cancel.readEnd.rawValue, timeoutMilliseconds: 0) == .pending)
+        try watched.writeEnd.writeAll("x")
+        #expect(try FileDescriptor.poll(fd, for: .readable, cancelledBy: cancel.readEnd.rawValue, timeoutMilliseconds: 0) == .ready)
+        #expect(try FileDescriptor.poll(fd, for: .readable, timeoutMilliseconds: -1) == .ready)
+        try cancel.writeEnd.writeAll("x")
+        #expect(try FileDescriptor.poll(fd, for: .readable, cancelledBy: cancel.readEnd.rawValue, timeoutMilliseconds: 0) == .cancelled)
+        let closed = try FileDescriptor.open("/dev/null")
+        let number = closed.rawValue
+        try closed.close()
+        do {
+            _ = try FileDescriptor.poll(number, for: .readable, timeoutMilliseconds: -1)
+            Issue.record("a closed descriptor polled without an error")
+        } catch {
+            #expect(error == .badFileDescriptor)
+            #expect(error.description == "poll: Bad file descriptor")
+        }
+    }
+
+    /// A descriptor lent by someone else (logind's inhibitor in a D-Bus message) is kept as a
+    /// close-on-exec duplicate of our own, at 3 or above, that outlives the original.
+    @Test func duplicateKeepsALentDescriptor() throws {
+        let pipe = try FileDescriptor.Pipe()
+        let lent = dup(pipe.writeEnd.rawValue)
+        try #require(lent >= 0)
+        let kept = try FileDescriptor.duplicate(lent)
+        #expect(kept.rawValue >= 3 && kept.rawValue != lent)
+        #expect(fcntl(kept.rawValue, F_GETFD) & FD_CLOEXEC != 0)
+        close(lent)
+        try kept.writeAll("still open")
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = try buffer.withUnsafeMutableBytes { (raw) throws(Errno) in try pipe.readEnd.read(into: raw) }
+        #expect(String(decoding: buffer[0..<count], as: UTF8.self) == "still open")
+        #expect(throws: Errno.badFileDescriptor) { _ = try FileDescriptor.duplicate(lent) }
+    }
+
     @Test func readToEndReadsPastOneBufferUntilEndOfFile() throws {
         // More than one 16 KiB read, and not a multiple of it, so the last read is short.
         let text = String(repeating: "reachd.conf line\n", count: 3000)

@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// The event path of reachd in a loop, outside the daemon: `make bench-pipeline` (bench/pipeline/run.sh).
+// The event path of reachd in a loop, outside the daemon; `make bench` builds and runs it (bench/run.sh).
 import PackageDescription
 
 let package = Package(

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilitySystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,12 +58,13 @@ struct SysfsInterfaceFacts {
         var buffer = [UInt8](repeating: 0, count: limit)
         var total = 0
         while total < limit {
-            let count = buffer.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return -1 }
-                return Glibc.read(fd, base + total, limit - total)
+            let offset = total
+            let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in
+                    try retryingOnInterrupt("read") { Glibc.read(fd, raw.baseAddress.map { $0 + offset }, limit - offset) }
+                }
             }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
+            guard case .success(let count) = received, count > 0 else { break }
             total += count
         }
         return Array(buffer.prefix(total))

@@ -3,9 +3,7 @@ import Dispatch
 import FoundationEssentials
 import ReachabilityCore
 import ReachabilityHost
-#if canImport(Glibc)
-import Glibc
-#endif
+import ReachabilitySystem
 
 /// Follows logind's `PrepareForSleep` on the system bus, holding a `delay` inhibitor while the
 /// machine is awake, and performs what `SleepCoordinator` decides: before sleep `onSleep` (which
@@ -31,8 +29,9 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     /// The bus while connected.
     private var connection: SDBusConnection<CallPurpose>?
     private var coordinator = SleepCoordinator()
-    /// The inhibitor's file descriptor (our duplicate of the one logind sent).
-    private var inhibitor: Int32?
+    /// The inhibitor's file descriptor (our duplicate of the one logind sent); closed when
+    /// released, or with this object.
+    private var inhibitor: FileDescriptor?
     private var reportedAbsent = false
     private var reportedForged = false
 
@@ -55,11 +54,6 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
         self.onWake = onWake
     }
 
-    deinit {
-        // The connection goes with this object, and with it every callback.
-        if let inhibitor { close(inhibitor) }
-    }
-
     /// Connects, asks who owns logind's name and takes the inhibitor. Never fails: without a
     /// bus it logs so and stays inert. Callable from any thread.
     public func start() {
@@ -72,7 +66,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     }
 
     /// Whether reachd holds logind's delay inhibitor now.
-    public var holdsInhibitor: Bool { onQueue { inhibitor != nil } }
+    public var holdsInhibitor: Bool { onQueue { inhibitor?.rawValue != nil } }
 
     /// Whether logind is known to run (its name has an owner).
     public var followsLogind: Bool { onQueue { coordinator.owner != nil } }
@@ -155,15 +149,16 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
                 return
             }
             // The message owns its descriptor: keep a duplicate of our own.
-            let fd = fcntl(lent, F_DUPFD_CLOEXEC, 3)
-            guard fd >= 0 else {
-                log.warning("sleep: cannot keep logind's inhibitor: fcntl(F_DUPFD_CLOEXEC): \(String(cString: strerror(errno)))")
+            do {
+                let held = try FileDescriptor.duplicate(lent)
+                releaseInhibitor()
+                log.debug("sleep: holding logind's delay inhibitor (fd \(held.rawValue))")
+                inhibitor = consume held
+            } catch {
+                log.warning("sleep: cannot keep logind's inhibitor: \(error)")
                 coordinator.inhibitorFailed()
                 return
             }
-            releaseInhibitor()
-            inhibitor = fd
-            log.debug("sleep: holding logind's delay inhibitor (fd \(fd))")
             perform(coordinator.inhibitorTaken())
         }
     }
@@ -175,9 +170,8 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     }
 
     private func releaseInhibitor() {
-        guard let fd = inhibitor else { return }
-        close(fd)
-        inhibitor = nil
+        guard let held = inhibitor.take() else { return }
+        try? held.close()
         log.debug("sleep: released logind's delay inhibitor")
     }
 
