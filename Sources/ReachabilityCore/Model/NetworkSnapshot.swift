@@ -102,11 +102,13 @@ public struct ModemState: Equatable, Hashable, Sendable {
     public var accessTechnologies: UInt32
     public var signalQuality: Int?
     public var roaming: Bool?
+    /// The radio's figures from `Modem.Signal`, nil when the modem reports none.
+    public var signal: RadioSignal?
 
     public init(path: String, interfaces: [String], accessTechnologies: UInt32,
-                signalQuality: Int? = nil, roaming: Bool? = nil) {
+                signalQuality: Int? = nil, roaming: Bool? = nil, signal: RadioSignal? = nil) {
         self.path = path; self.interfaces = interfaces; self.accessTechnologies = accessTechnologies
-        self.signalQuality = signalQuality; self.roaming = roaming
+        self.signalQuality = signalQuality; self.roaming = roaming; self.signal = signal
     }
 }
 
