@@ -6,6 +6,8 @@ public enum ModemManagerDBus {
     public static let modemInterface = "org.freedesktop.ModemManager1.Modem"
     public static let modem3gppInterface = "org.freedesktop.ModemManager1.Modem.Modem3gpp"
     public static let modemCdmaInterface = "org.freedesktop.ModemManager1.Modem.ModemCdma"
+    /// Extended signal figures (`RadioSignal`), per technology.
+    public static let signalInterface = "org.freedesktop.ModemManager1.Modem.Signal"
     /// Bearers (`/org/freedesktop/ModemManager1/Bearer/N`) are not ObjectManager objects: their
     /// properties come from `Properties.GetAll` and `PropertiesChanged`.
     public static let bearerInterface = "org.freedesktop.ModemManager1.Bearer"
@@ -149,7 +151,8 @@ public struct ModemManagerModel: Equatable, Sendable {
             let signal = modem["SignalQuality"]?.fields.flatMap { fields in fields.first?.uint32.map(Int.init) }
             return ModemState(path: path, interfaces: names,
                               accessTechnologies: modem["AccessTechnologies"]?.uint32 ?? 0,
-                              signalQuality: signal, roaming: Self.roaming(interfaces))
+                              signalQuality: signal, roaming: Self.roaming(interfaces),
+                              signal: interfaces[ModemManagerDBus.signalInterface].flatMap(RadioSignal.init(modemManagerSignal:)))
         }
     }
 
