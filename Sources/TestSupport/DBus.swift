@@ -89,11 +89,17 @@ public final class ModemManagerMock: @unchecked Sendable {
     private let parameters: String
     private var process: Process?
 
-    public init(bus: PrivateBus, garbage: Bool = false, start: Bool = true) throws {
+    /// - Parameters:
+    ///   - garbage: GetManagedObjects answers a string instead of the object tree.
+    ///   - setupThresholds: modems' `Modem.Signal` has `SetupThresholds` (ModemManager 1.20 and
+    ///     later); false: only `Setup`, and `SetupThresholds` answers UnknownMethod.
+    ///   - signalInterface: modems have the `Modem.Signal` interface at all.
+    public init(bus: PrivateBus, garbage: Bool = false, setupThresholds: Bool = true, signalInterface: Bool = true,
+                start: Bool = true) throws {
         try Requirement.dbusMock.check()
         try Requirement.busctl.check()
         self.bus = bus
-        parameters = garbage ? #"{"Garbage": true}"# : "{}"
+        parameters = #"{"Garbage": \#(garbage), "NoSetupThresholds": \#(!setupThresholds), "NoSignal": \#(!signalInterface)}"#
         if start { try self.start() }
     }
 
@@ -110,9 +116,30 @@ public final class ModemManagerMock: @unchecked Sendable {
         self.process = nil
     }
 
-    /// Calls a control method of the template through Tests/python/mmctl.py.
-    public func control(_ method: String, _ arguments: String...) throws {
-        try sh(([Paths.venvPython, "\(Paths.packageRoot)/Tests/python/mmctl.py", bus.address, method] + arguments).joined(separator: " "))
+    /// Calls a control method of the template through Tests/python/mmctl.py; returns what it
+    /// answered, one item a line.
+    @discardableResult
+    public func control(_ method: String, _ arguments: String...) throws -> [String] {
+        try control(method, arguments)
+    }
+
+    private func control(_ method: String, _ arguments: [String]) throws -> [String] {
+        let output = try sh(([Paths.venvPython, "\(Paths.packageRoot)/Tests/python/mmctl.py", bus.address, method] + arguments)
+            .joined(separator: " ")).output
+        return output.split(separator: "\n").map(String.init)
+    }
+
+    /// Sets modem `index`'s `Modem.Signal` figures of one technology (`Lte`, `Nr5g`, `Umts`,
+    /// `Gsm`, `Cdma`, `Evdo`), e.g. `["rsrp": -125, "rsrq": -15]`, replacing the previous ones;
+    /// empty: the technology reports nothing. ModemManager announces it with PropertiesChanged.
+    public func setSignal(_ index: Int, _ technology: String, _ figures: [String: Double]) throws {
+        _ = try control("SetSignal", ["\(index)", technology] + figures.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
+    }
+
+    /// The `Modem.Signal` set-up calls modem `index` received, in order: `"Setup 30"`,
+    /// `"SetupThresholds rssi-threshold=5"` (settings sorted by key).
+    public func signalSetupCalls(_ index: Int) throws -> [String] {
+        try control("SignalSetupCalls", "\(index)")
     }
 
     public func addModem(_ index: Int, netPort: String, access: UInt32, registration: UInt32 = 1) throws {

@@ -205,6 +205,93 @@ extension SystemTests {
         #expect(waitUntil(timeout: 10) { source.modems.first?.accessTechnologies == nr | lte })
     }
 
+    /// ModemManager 1.20: the source asks for threshold reports, the figures arrive as
+    /// PropertiesChanged of Modem.Signal, and each change reaches `onChange` (the monitor's
+    /// modemsChanged path) as `ModemState.signal`.
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func radioSignalFollowsModemSignal() throws {
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus)
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        source.start()
+        #expect(waitUntil(timeout: 10) { (try? mm.signalSetupCalls(0)) == ["SetupThresholds rssi-threshold=5"] },
+                "\((try? mm.signalSetupCalls(0)) ?? [])")
+        // Nothing reported yet: the modem has no signal, and is otherwise as before.
+        let lteModem = ModemState(path: modem0, interfaces: ["veth-mm0"], accessTechnologies: lte, signalQuality: 71, roaming: false)
+        #expect(source.modems == [lteModem])
+
+        try mm.setSignal(0, "Lte", ["rsrp": -125, "rsrq": -16, "snr": -2, "rssi": -90])
+        let weak = RadioSignal(technology: "lte", rssi: -90, rsrp: -125, rsrq: -16, snr: -2, level: 0)
+        #expect(waitUntil(timeout: 10) { source.modems.first?.signal == weak }, "\(source.modems)")
+        #expect(recorder.reports.last?.first?.signal == weak)
+
+        // A change of RSRP arrives as a new report; so does NaN, which reads as not reported.
+        try mm.setSignal(0, "Lte", ["rsrp": -96, "rsrq": -11, "snr": 8, "rssi": -70])
+        #expect(waitUntil(timeout: 10) { source.modems.first?.signal?.rsrp == -96 })
+        #expect(source.modems.first?.signal?.level == 2)
+        try mm.setSignal(0, "Lte", ["rsrp": .nan, "rssi": -100])
+        #expect(waitUntil(timeout: 10) { source.modems.first?.signal == RadioSignal(technology: "lte", rssi: -100, level: 2) })
+
+        // 5G NSA: NR reports beside LTE and is the newer technology.
+        try mm.setSignal(0, "Nr5g", ["rsrp": -70])
+        #expect(waitUntil(timeout: 10) { source.modems.first?.signal?.technology == "nr5g" })
+        #expect(source.modems.first?.signal?.level == 3)
+        // Everything cleared: no signal, the rest of the modem unchanged.
+        try mm.setSignal(0, "Nr5g", [:])
+        try mm.setSignal(0, "Lte", [:])
+        #expect(waitUntil(timeout: 10) { source.modems == [lteModem] })
+        let reports = recorder.reports
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 != $1 })
+        // Asked once, however many changes followed.
+        #expect(try mm.signalSetupCalls(0) == ["SetupThresholds rssi-threshold=5"])
+
+        // A restarted ModemManager forgot the setting: it is asked again.
+        mm.kill()
+        #expect(waitUntil(timeout: 10) { source.modems.isEmpty })
+        try mm.start()
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        #expect(waitUntil(timeout: 10) { (try? mm.signalSetupCalls(0)) == ["SetupThresholds rssi-threshold=5"] })
+        try mm.setSignal(0, "Lte", ["rsrp": -125])
+        #expect(waitUntil(timeout: 10) { source.modems.first?.signal == RadioSignal(technology: "lte", rsrp: -125, level: 0) })
+    }
+
+    /// Before ModemManager 1.20 there is no SetupThresholds: the source asks for a reading every 30 s.
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func withoutSetupThresholdsTheSignalIsPolled() throws {
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus, setupThresholds: false)
+        try mm.addModem(0, netPort: "veth-mm0", access: gsmGprsEdge)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        source.start()
+        #expect(waitUntil(timeout: 10) { (try? mm.signalSetupCalls(0)) == ["Setup 30"] }, "\((try? mm.signalSetupCalls(0)) ?? [])")
+        #expect(recorder.logs.contains { $0.contains("cannot report its signal by threshold") && $0.contains("UnknownMethod") },
+                "\(recorder.logs)")
+        try mm.setSignal(0, "Gsm", ["rssi": -99])
+        #expect(waitUntil(timeout: 10) { source.modems.first?.signal == RadioSignal(technology: "gsm", rssi: -99, level: 2) })
+        #expect(classify(source.modems).status == .wwan2G)
+    }
+
+    /// A modem without Modem.Signal is the modem it always was: no call, no signal, nothing else.
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func aModemWithoutTheSignalInterfaceIsUnchanged() throws {
+        let bus = try PrivateBus()
+        let mm = try ModemManagerMock(bus: bus, signalInterface: false)
+        try mm.addModem(0, netPort: "veth-mm0", access: lte)
+        let recorder = ModemRecorder()
+        let source = makeSource(bus, recorder: recorder)
+        defer { source.stop() }
+        #expect(source.start(waitingUpTo: 10))
+        let lteModem = ModemState(path: modem0, interfaces: ["veth-mm0"], accessTechnologies: lte, signalQuality: 71, roaming: false)
+        #expect(source.modems == [lteModem])
+        try mm.setAccessTechnologies(0, lte | nr)
+        #expect(waitUntil(timeout: 10) { source.modems.first?.accessTechnologies == lte | nr })
+        #expect(try mm.signalSetupCalls(0) == [])
+        #expect(source.modems.first?.signal == nil)
+        #expect(recorder.logs.allSatisfy { !$0.contains("signal") }, "\(recorder.logs)")
+    }
+
     @Test func noBusLeavesTheSourceInert() throws {
         let recorder = ModemRecorder()
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-no-bus-\(UUID().uuidString)").path

@@ -2,6 +2,9 @@
 
 ADDRESS is the private bus's address. Arguments are converted to the method's D-Bus signature;
 SetModemProperty takes NAME TYPE:VALUE with TYPE u, i, s or q (a SignalQuality (ub) of VALUE).
+SetSignal takes INDEX TECHNOLOGY KEY=VALUE... (a Modem.Signal property, e.g.
+`SetSignal 0 Lte rsrp=-125 rsrq=-15`; no KEY=VALUE: nothing reported). A method's answer, if
+any, is printed one item a line (SignalSetupCalls INDEX: "Setup 30", "SetupThresholds …").
 """
 
 import sys
@@ -15,6 +18,8 @@ SIGNATURES = {
     "SetRegistrationState": "uu",
     "AddBearer": "uusb",
     "SetBearer": "usb",
+    "SetSignal": "usa{sd}",
+    "SignalSetupCalls": "u",
 }
 
 
@@ -41,11 +46,23 @@ def main():
     address, method, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     signature = SIGNATURES[method]
     values = []
-    for kind, text in zip(signature, args):
-        values.append(typed(text) if kind == "v" else convert(kind, text))
+    if method == "SetSignal":
+        figures = {}
+        for pair in args[2:]:
+            key, _, number = pair.partition("=")
+            figures[key] = float(number)
+        values = [convert("u", args[0]), dbus.String(args[1]), dbus.Dictionary(figures, signature="sd")]
+    else:
+        for kind, text in zip(signature, args):
+            values.append(typed(text) if kind == "v" else convert(kind, text))
     bus = dbus.bus.BusConnection(address)
     proxy = bus.get_object("org.freedesktop.ModemManager1", "/org/freedesktop/ModemManager1", introspect=False)
-    proxy.get_dbus_method(method, "org.freedesktop.DBus.Mock")(*values, signature=signature)
+    answer = proxy.get_dbus_method(method, "org.freedesktop.DBus.Mock")(*values, signature=signature)
+    if isinstance(answer, (list, tuple)):
+        for item in answer:
+            print(item)
+    elif answer is not None:
+        print(answer)
 
 
 if __name__ == "__main__":

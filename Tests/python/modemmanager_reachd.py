@@ -6,7 +6,10 @@ at /org/freedesktop/ModemManager1/Bearer/N. Like real ModemManager, GetManagedOb
 modems (bearers are plain objects, read with Properties.GetAll).
 
 Parameters: {"Garbage": True} makes GetManagedObjects answer with a string instead of
-a{oa{sa{sv}}} (a broken or impostor daemon).
+a{oa{sa{sv}}} (a broken or impostor daemon). Modems have the Modem.Signal interface (its
+figures empty, as ModemManager sends them until Setup or SetupThresholds enabled them);
+{"NoSetupThresholds": True} leaves out its SetupThresholds method (ModemManager before 1.20,
+which answers UnknownMethod), {"NoSignal": True} leaves out the whole interface.
 
 Control methods (interface org.freedesktop.DBus.Mock on /org/freedesktop/ModemManager1) are
 called by Tests/python/mmctl.py.
@@ -25,6 +28,8 @@ IS_OBJECT_MANAGER = True
 MODEM_IFACE = "org.freedesktop.ModemManager1.Modem"
 MODEM_3GPP_IFACE = "org.freedesktop.ModemManager1.Modem.Modem3gpp"
 BEARER_IFACE = "org.freedesktop.ModemManager1.Bearer"
+SIGNAL_IFACE = "org.freedesktop.ModemManager1.Modem.Signal"
+SIGNAL_TECHNOLOGIES = ("Cdma", "Evdo", "Gsm", "Umts", "Lte", "Nr5g")
 
 MM_MODEM_STATE_REGISTERED = 8
 MM_MODEM_STATE_CONNECTED = 11
@@ -41,7 +46,12 @@ def bearer_path(index):
     return f"{MAIN_OBJ}/Bearer/{index}"
 
 
+# Template parameters, kept for the control methods (AddModem adds the Signal interface by them).
+PARAMETERS = {}
+
+
 def load(mock, parameters):
+    PARAMETERS.update(parameters)
     mock.AddMethods(MAIN_IFACE, [("ScanDevices", "", "", ""), ("SetLogging", "s", "", "")])
     mock.AddProperties(MAIN_IFACE, dbus.Dictionary({"Version": dbus.String("1.20.4")}, signature="sv"))
     if parameters.get("Garbage", False):
@@ -82,8 +92,61 @@ def AddModem(self, index, net_port, access_technologies, registration_state):
             "OperatorName": dbus.String("Mock Mobile"),
             "OperatorCode": dbus.String("00101"),
         }, signature="sv"))
+    if not PARAMETERS.get("NoSignal", False):
+        add_signal_interface(mockobject.objects[path])
     self.object_manager_emit_added(path)
     return dbus.ObjectPath(path)
+
+
+def signal_setup(modem, rate):
+    modem.UpdateProperties(SIGNAL_IFACE, {"Rate": dbus.UInt32(rate)})
+
+
+def signal_setup_thresholds(modem, settings):
+    modem.UpdateProperties(SIGNAL_IFACE, {
+        "RssiThreshold": dbus.UInt32(settings.get("rssi-threshold", 0)),
+        "ErrorRateThreshold": dbus.Boolean(settings.get("error-rate-threshold", False)),
+    })
+
+
+def add_signal_interface(modem):
+    """Modem.Signal as ModemManager 1.20 shows it before anyone set it up. Setup and
+    SetupThresholds set Rate and the thresholds (PropertiesChanged), as ModemManager does; the
+    mock's call log keeps their arguments (SignalSetupCalls)."""
+    props = {"Rate": dbus.UInt32(0), "RssiThreshold": dbus.UInt32(0), "ErrorRateThreshold": dbus.Boolean(False)}
+    for name in SIGNAL_TECHNOLOGIES:
+        props[name] = dbus.Dictionary({}, signature="sv")
+    modem.AddProperties(SIGNAL_IFACE, dbus.Dictionary(props, signature="sv"))
+    modem.AddMethod(SIGNAL_IFACE, "Setup", "u", "", signal_setup)
+    if not PARAMETERS.get("NoSetupThresholds", False):
+        modem.AddMethod(SIGNAL_IFACE, "SetupThresholds", "a{sv}", "", signal_setup_thresholds)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature="usa{sd}", out_signature="")
+def SetSignal(self, index, technology, values):
+    """Sets one technology's Modem.Signal figures (e.g. "Lte", {"rsrp": -125.0}), replacing the
+    previous ones (an empty dictionary: not reported), and emits PropertiesChanged."""
+    figures = dbus.Dictionary({str(k): dbus.Double(v, variant_level=1) for k, v in values.items()}, signature="sv")
+    mockobject.objects[modem_path(index)].UpdateProperties(SIGNAL_IFACE, {str(technology): figures})
+
+
+@dbus.service.method(MOCK_IFACE, in_signature="u", out_signature="as")
+def SignalSetupCalls(self, index):
+    """The Setup/SetupThresholds calls modem N received, in order: "Setup 30",
+    "SetupThresholds error-rate-threshold=false rssi-threshold=5" (keys sorted)."""
+    def show(value):
+        if isinstance(value, dbus.Boolean):
+            return "true" if value else "false"
+        return str(value)
+
+    calls = []
+    for _, name, args in mockobject.objects[modem_path(index)].call_log:
+        if name == "Setup":
+            calls.append(f"Setup {int(args[0])}")
+        elif name == "SetupThresholds":
+            settings = " ".join(f"{k}={show(args[0][k])}" for k in sorted(args[0]))
+            calls.append(f"SetupThresholds {settings}".strip())
+    return calls
 
 
 @dbus.service.method(MOCK_IFACE, in_signature="u", out_signature="")

@@ -13,10 +13,17 @@ import Glibc
 /// Runs entirely on `queue` (the monitor's): the bus socket is watched by a `DispatchSourceRead`
 /// (plus a write source while sd-bus has output queued, and a timer for sd-bus's own timeouts);
 /// no thread, no polling. At start it asks `GetManagedObjects` asynchronously, then follows
-/// `InterfacesAdded`/`InterfacesRemoved`, `PropertiesChanged` of modems and bearers, and
-/// `NameOwnerChanged` for ModemManager's name: when ModemManager leaves the bus the modems are
+/// `InterfacesAdded`/`InterfacesRemoved`, `PropertiesChanged` of modems (their `Modem.Signal`
+/// figures included) and bearers, and `NameOwnerChanged` for ModemManager's name: when ModemManager leaves the bus the modems are
 /// cleared (`onChange([])`), when it comes back they are read again. ModemManager absent, or
 /// answering garbage, means no modems; no bus at all is logged once and the source stays inert.
+///
+/// The radio's figures (`ModemState.signal`) come from `Modem.Signal`, which ModemManager leaves
+/// empty until someone asks for them: the first time the source sees a modem with that
+/// interface, and nobody set it up yet, it calls `SetupThresholds` (a report whenever RSSI moves
+/// by `signalRSSIThreshold` dB, ModemManager 1.20 and later), and when that fails `Setup` (a
+/// reading every `signalRefreshSeconds`). A modem without the interface, or whose setup fails,
+/// simply has no signal.
 ///
 /// `onChange` is called on `queue`, only when the list changed.
 public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
@@ -42,6 +49,16 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     private var answered = false
     /// Callers of `start(waitingUpTo:)` waiting for that.
     private var answerWaiters: [DispatchSemaphore] = []
+    /// Modems whose `Modem.Signal` was set up (or found set up) since ModemManager's current
+    /// owner appeared; each is asked once.
+    private var signalsSetUp: Set<String> = []
+
+    /// The RSSI change, in dB, that makes a modem report its signal (`SetupThresholds`): about
+    /// half the step between two of Android's bars, so that a change of level is reported.
+    static let signalRSSIThreshold: UInt32 = 5
+    /// The polling period asked with `Setup` when the modem or ModemManager cannot report by
+    /// threshold: frequent enough to seed the link's quality, rare enough for the modem.
+    static let signalRefreshSeconds: UInt32 = 30
 
     /// - Parameters:
     ///   - queue: the serial queue that owns the source (the monitor's `queue`); `onChange` runs on it.
@@ -128,6 +145,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         connection = nil
         owner = nil
         model.reset()
+        signalsSetUp = []
     }
 
     /// Match rules: ModemManager's name owner, its ObjectManager signals, and property changes
@@ -154,12 +172,12 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     // MARK: - Calls
 
     /// What a method call in flight is for.
-    private enum CallPurpose { case managedObjects, bearer(String) }
+    private enum CallPurpose { case managedObjects, bearer(String), signalThresholds(String), signalRate(String) }
 
     private func call(_ purpose: CallPurpose, path: String, interface: String, member: String,
-                      arguments: [String] = []) throws(SDBusError) {
+                      arguments: [DBusValue] = []) throws(SDBusError) {
         try connection?.call(destination: ModemManagerDBus.service, path: path, interface: interface, member: member,
-                             arguments: arguments, for: purpose) { [weak self] reply, purpose in self?.handleReply(reply, for: purpose) }
+                             values: arguments, for: purpose) { [weak self] reply, purpose in self?.handleReply(reply, for: purpose) }
     }
 
     private func requestManagedObjects() {
@@ -179,15 +197,54 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         for path in model.unknownBearers where !pendingBearers.contains(path) {
             do {
                 try call(.bearer(path), path: path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
-                         arguments: [ModemManagerDBus.bearerInterface])
+                         arguments: [.string(ModemManagerDBus.bearerInterface)])
             } catch {
                 model.apply(bearer: path, getAllReply: nil)
             }
         }
     }
 
+    /// Asks each modem seen for the first time with a `Modem.Signal` interface to report its
+    /// figures: `SetupThresholds`, and `Setup` when that fails (`handleReply`). A modem already
+    /// set up (its `Rate` or `RssiThreshold` not 0: reachd before a restart, or the user with
+    /// mmcli) is left as it is.
+    private func setUpSignals() {
+        let withSignal = Set(model.modemPaths.filter { model.objects[$0]?[ModemManagerDBus.signalInterface] != nil })
+        signalsSetUp.formIntersection(withSignal)   // a modem that goes and comes back is asked again
+        for path in model.modemPaths where withSignal.contains(path) && !signalsSetUp.contains(path) {
+            signalsSetUp.insert(path)
+            let signal = model.objects[path]?[ModemManagerDBus.signalInterface] ?? [:]
+            guard (signal["Rate"]?.uint32 ?? 0) == 0, (signal["RssiThreshold"]?.uint32 ?? 0) == 0 else { continue }
+            let settings: DBusValue = .array([.dictEntry(.string("rssi-threshold"), .variant(.uint32(Self.signalRSSIThreshold)))])
+            do {
+                try call(.signalThresholds(path), path: path, interface: ModemManagerDBus.signalInterface,
+                         member: "SetupThresholds", arguments: [settings])
+            } catch {
+                requestSignalRate(path, after: "\(error)")
+            }
+        }
+    }
+
+    /// `Setup(signalRefreshSeconds)`, after `SetupThresholds` failed with `reason`.
+    private func requestSignalRate(_ path: String, after reason: String) {
+        log.debug("ModemManager: \(path) cannot report its signal by threshold (\(reason)); polling it every \(Self.signalRefreshSeconds) s")
+        do {
+            try call(.signalRate(path), path: path, interface: ModemManagerDBus.signalInterface, member: "Setup",
+                     arguments: [.uint32(Self.signalRefreshSeconds)])
+        } catch {
+            log.info("ModemManager: \(path) reports no radio signal figures (Setup: \(error))")
+        }
+    }
+
     private func handleReply(_ message: SDBusMessage, for purpose: CallPurpose) {
         switch purpose {
+        case let .signalThresholds(path):
+            // The figures themselves arrive as PropertiesChanged; the reply changes no modem.
+            if let error = message.error { requestSignalRate(path, after: "\(error)") }
+            return
+        case let .signalRate(path):
+            if let error = message.error { log.info("ModemManager: \(path) reports no radio signal figures (Setup: \(error))") }
+            return
         case .managedObjects:
             answered = true
             if let error = message.error {
@@ -253,11 +310,13 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
             log.info("ModemManager appeared on the bus (\(newOwner)); reading its modems")
             reportedAbsent = false
             reportedGarbage = false
+            signalsSetUp = []   // a new ModemManager knows nothing of what the old one was asked
             requestManagedObjects()
             // Keep the old list until the new owner answers: its reply replaces it.
         } else {
             log.info("ModemManager left the bus; no modems until it comes back")
             reportedAbsent = true
+            signalsSetUp = []
             publish()
         }
     }
@@ -266,6 +325,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     /// After the model changed: fetch bearers it now needs, and publish once none is pending.
     private func changed() {
+        setUpSignals()
         requestBearers()
         let waitingForBearers = (connection?.callsInFlight ?? []).contains { purpose in
             if case .bearer = purpose { return true }

@@ -1,5 +1,6 @@
 import CSystemd
 import Dispatch
+import ReachabilityCore
 
 /// One receiver's connection to a bus, run on the receiver's serial queue: the bus, the Dispatch
 /// sources that drive it (`SDBusDispatchDriver`), the receiver's match rules
@@ -42,9 +43,16 @@ final class SDBusConnection<CallPurpose> {
     /// error) and `purpose`, after the call is forgotten here.
     func call(destination: String, path: String, interface: String, member: String, arguments: [String] = [],
               for purpose: CallPurpose, onReply: @escaping (SDBusMessage, CallPurpose) -> Void) throws(SDBusError) {
+        try call(destination: destination, path: path, interface: interface, member: member,
+                 values: arguments.map(DBusValue.string), for: purpose, onReply: onReply)
+    }
+
+    /// Like `call(…arguments:…)`, with arguments of any type (`SDBusMessage.append(_:)`).
+    func call(destination: String, path: String, interface: String, member: String, values: [DBusValue],
+              for purpose: CallPurpose, onReply: @escaping (SDBusMessage, CallPurpose) -> Void) throws(SDBusError) {
         let message = try bus.methodCall(destination: destination, path: path, interface: interface, member: member)
         message.setAutoStart(false)
-        for argument in arguments { try message.append(argument) }
+        for value in values { try message.append(value) }
         let record = SDBusPendingCall()
         let key = ObjectIdentifier(record)
         record.onReply = { [weak self] reply in
