@@ -61,6 +61,18 @@ extension SystemTests {
         mm.kill()
     }
 
+    /// The signature an appended value goes out with: told from the value, nil (refused) where
+    /// the value cannot tell (an empty or mixed array).
+    @Test func signaturesOfAppendedValues() {
+        let settings: DBusValue = .array([.dictEntry(.string("rssi-threshold"), .variant(.uint32(5)))])
+        #expect(settings.signature == "a{sv}")
+        #expect(DBusValue.uint32(30).signature == "u")
+        #expect(DBusValue.structure([.string("wwan0"), .uint32(2), .array([.double(1)])]).signature == "(suad)")
+        #expect(DBusValue.array([.int32(1), .string("x")]).signature == nil)
+        #expect(DBusValue.array([]).signature == nil)
+        #expect(DBusValue.structure([]).signature == nil)
+    }
+
     @Test func connectFailureNamesTheFunctionAndErrno() {
         #expect(throws: SDBusError(function: "sd_bus_start(unix:path=/nonexistent/bus)", errno: ENOENT)) {
             _ = try SDBus.connect(address: "unix:path=/nonexistent/bus")
