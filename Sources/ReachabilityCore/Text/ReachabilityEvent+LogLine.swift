@@ -22,7 +22,7 @@ extension ReachabilityEvent {
             let name = reason.interface ?? current.primary?.name
             let quality = name.flatMap { name in current.interfaces.first { $0.name == name }?.linkQuality }
                 ?? current.linkQuality
-            line += (name.map { " \($0)" } ?? "") + ": " + (quality.map(Self.describe) ?? "not known")
+            line += (name.map { " \($0)" } ?? "") + ": " + (quality.map(\.summary) ?? "not known")
         case .initial, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
              .addressRemoved, .routeAdded, .routeRemoved, .modemChanged, .resync, .configReloaded, .simulation, .ruleAdded,
              .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed:
@@ -30,16 +30,6 @@ extension ReachabilityEvent {
             if changes.contains(Status.Field.connectivity.rawValue) { line += ", internet \(current.connectivity.rawValue)" }
         }
         return current.simulated ? line + " (simulated)" : line
-    }
-
-    /// `good (4g, 48 ms)`, `minimal (radio)`: a class and what it rests on.
-    static func describe(_ quality: LinkQuality) -> String {
-        var details: [String] = []
-        if let type = quality.effectiveType { details.append(type.rawValue) }
-        if let rtt = quality.rttMs, rtt.isFinite { details.append("\(Int(rtt.rounded())) ms") }
-        if details.isEmpty { details.append(quality.source.rawValue) }
-        if quality.stale { details.append("stale") }
-        return "\(quality.level.rawValue) (" + details.joined(separator: ", ") + ")"
     }
 
     /// ` (IPv6: limited)`: the families whose own check said something else than the verdict.
