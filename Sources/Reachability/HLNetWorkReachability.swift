@@ -114,6 +114,12 @@ public final class HLNetWorkReachability: @unchecked Sendable {
         HLNetWorkStatus(reachability.currentReachabilityStatus)
     }
 
+    /// The 2G/3G/4G the network behaves like, measured (`Reachability.measuredReachabilityStatus`),
+    /// beside the radio's `currentReachabilityStatus()`; nil while not measured.
+    public func currentMeasuredReachabilityStatus() -> HLNetWorkStatus? {
+        reachability.measuredReachabilityStatus.map(HLNetWorkStatus.init)
+    }
+
     /// The queue notifications are posted on (`Reachability.callbackQueue`).
     public var callbackQueue: DispatchQueue {
         get { reachability.callbackQueue }

@@ -119,6 +119,14 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     public let dnsServers: [String]
     public let searchDomains: [String]
     public let nat64Prefix: String?
+    /// How good the path is, measured from the traffic that crosses it (NWPath.linkQuality's
+    /// `unknown`, `minimal`, `moderate`, `good`); `.unknown` until reachd knows.
+    public let linkQuality: LinkQuality.Level
+    /// The web's `navigator.connection.effectiveType` for the path (`slow-2g`, `2g`, `3g`, `4g`):
+    /// the 2G/3G/4G the path behaves like, whatever its radio; nil until measured.
+    public let effectiveType: LinkQuality.EffectiveType?
+    /// The measurement behind both (RTT, loss, throughput, the radio's signal); nil until known.
+    public let quality: LinkQuality?
 
     /// The path of `status`; with `requiredInterfaceType`, only interfaces of that type count.
     public init(_ status: ReachabilityCore.Status, requiredInterfaceType: InterfaceType? = nil) {
@@ -168,6 +176,9 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         dnsServers = status.primary?.dns ?? []
         searchDomains = status.primary?.searchDomains ?? []
         nat64Prefix = status.primary?.nat64Prefix
+        quality = pathStatus == .satisfied ? status.linkQuality : nil
+        linkQuality = quality?.level ?? .unknown
+        effectiveType = quality?.effectiveType
     }
 
     /// Nothing known yet (a monitor that has not heard from its source).
@@ -189,6 +200,7 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         if supportsIPv4 { parts.append("IPv4") }
         if supportsIPv6 { parts.append("IPv6") }
         parts.append("internet: \(connectivity.rawValue)")
+        if let quality { parts.append("quality: \(quality.summary)") }
         return parts.joined(separator: " ")
     }
 }

@@ -310,6 +310,16 @@ public final class Reachability: @unchecked Sendable, CustomStringConvertible {
     /// in-process monitor); `.notReachable` when that fails.
     public var currentReachabilityStatus: NetworkStatus { currentState.status }
 
+    /// The 2G/3G/4G the path behaves like, measured rather than named by its radio (the web's
+    /// `effectiveType`, on any kind of link): `.wwan2G` for `slow-2g` and `2g`, `.wwan3G`,
+    /// `.wwan4G`; `.notReachable` when not reachable; nil while reachd has not measured it
+    /// (and from the in-process fallback, which measures nothing). Read beside
+    /// `currentReachabilityStatus`, the radio's: a 4G modem with one bar can be `.wwan2G` here.
+    public var measuredReachabilityStatus: NetworkStatus? {
+        guard currentState.status != .notReachable else { return .notReachable }
+        return status?.linkQuality?.effectiveType.map(NetworkStatus.init(measured:))
+    }
+
     /// The reachability flags of the target (SCNetworkReachability's names).
     public var flags: [ReachabilityFlag] { currentState.flags }
 

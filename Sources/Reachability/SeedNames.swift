@@ -106,3 +106,15 @@ extension NetworkDetector {
     @available(*, deprecated, renamed: "shared")
     public static var sharedInstance: NetworkDetector { shared }
 }
+
+extension NetworkStatus {
+    /// The cellular generation a measured `effectiveType` behaves like: `slow-2g` and `2g` are
+    /// `.wwan2G`, `3g` `.wwan3G`, `4g` `.wwan4G` (the web's scale stops at 4g).
+    public init(measured type: LinkQuality.EffectiveType) {
+        switch type {
+        case .slow2g, .twoG: self = .wwan2G
+        case .threeG: self = .wwan3G
+        case .fourG: self = .wwan4G
+        }
+    }
+}

@@ -5,7 +5,8 @@ extension Status {
     /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
     /// `online · vpn wg0 over ethernet (eth0) · …` under a tunnel, or `offline` (`offline · kill
     /// switch` when a refusing route or rule decides); ` · simulated` at the end while a simulation is on.
-    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. When a
+    /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. The
+    /// path's measured quality follows the verdict: `quality: good (4g, 48 ms)`. When a
     /// family's own check said something else, it follows the verdict: `internet: full (IPv6: limited)`;
     /// a failed check names its step: `internet: limited (DNS)`.
     public var summary: String { summary(now: Date()) }
@@ -30,6 +31,7 @@ extension Status {
         parts.append(connectivityCheck ? "internet: \(connectivity.rawValue)" + familyNote : "internet: not checked")
         if connectivity == .portal, let portal = probe?.portalUrl { parts.append("log in at \(portal)") }
         if let left = probe?.sessionLeft(now: now) { parts.append(left) }
+        if let linkQuality { parts.append("quality: \(linkQuality.summary)") }
         let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
         if !families.isEmpty { parts.append(families.joined(separator: " + ")) }
         if expensive { parts.append("expensive") }
@@ -111,8 +113,12 @@ extension Status {
     /// With `family`, that family alone: it has a path, and with `internet` its own verdict is full.
     /// With the connectivity check off (`connectivityCheck` false) nothing would ever say full:
     /// `internet` asks for a reachable path alone, as NetworkManager counts a path as full then.
-    public func satisfies(internet: Bool, interface: String?, family: AddressFamily? = nil) -> Bool {
+    /// With `quality`, the path's measured `linkQuality.level` is at least that (`unknown` and no
+    /// measurement meet only `unknown`).
+    public func satisfies(internet: Bool, interface: String?, family: AddressFamily? = nil,
+                          quality: LinkQuality.Level? = nil) -> Bool {
         guard reachable else { return false }
+        if let quality, (linkQuality?.level ?? .unknown) < quality { return false }
         let checked = internet && connectivityCheck
         switch family {
         case nil:

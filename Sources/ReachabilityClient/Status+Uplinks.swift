@@ -1,16 +1,31 @@
+import FoundationEssentials
 import ReachabilityCore
 
 extension Status {
     /// `reachctl status --verbose`'s lines about the uplinks: the primary with the machine's
-    /// verdict, then each standby uplink the standby check checks, with its own:
-    /// `uplink eth0 (ethernet) · primary · internet: full`, `uplink wlan0 (wifi) · standby · internet: portal`.
-    /// None when not reachable.
-    public var uplinkLines: [String] {
+    /// verdict, then each other uplink that the standby check checks or whose quality is
+    /// measured, with its own; each measured uplink followed by its figures:
+    /// `uplink eth0 (ethernet) · primary · internet: full · quality: good (4g, 48 ms)`,
+    /// `  rtt 48 ms (min 41) · loss 0.3 % · 1200 kbit/s · 14 samples, passive · 3 s ago`,
+    /// `uplink wlan0 (wifi) · standby · internet: portal`. None when not reachable.
+    public var uplinkLines: [String] { uplinkLines(now: Date()) }
+
+    /// The uplink lines with each measurement's age counted to `now`.
+    public func uplinkLines(now: Date) -> [String] {
         guard let primary else { return [] }
-        var lines = ["uplink \(primary.name) (\(primary.kind.rawValue)) · primary · internet: \(connectivity.rawValue)"]
+        let current = interfaces.first { $0.index == primary.index } ?? primary
+        var lines: [String] = []
+        func add(_ interface: Interface, role: String, verdict: Connectivity?) {
+            var line = "uplink \(interface.name) (\(interface.kind.rawValue)) · \(role)"
+            if let verdict { line += " · internet: \(verdict.rawValue)" }
+            if let quality = interface.linkQuality { line += " · quality: \(quality.summary)" }
+            lines.append(line)
+            if let quality = interface.linkQuality { lines.append("  " + quality.figures(now: now)) }
+        }
+        add(current, role: "primary", verdict: connectivity)
         for interface in interfaces where interface.index != primary.index {
-            guard let verdict = interface.connectivity else { continue }
-            lines.append("uplink \(interface.name) (\(interface.kind.rawValue)) · standby · internet: \(verdict.rawValue)")
+            guard interface.connectivity != nil || interface.linkQuality != nil else { continue }
+            add(interface, role: "standby", verdict: interface.connectivity)
         }
         return lines
     }

@@ -134,10 +134,11 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
     }
 }
 
-/// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [--family ipv4|ipv6] [--stable SEC] [-q]`:
-/// 0 met, 1 timed out. `--family` waits for that family alone (its path, with `--internet` its own verdict).
+/// `reachctl wait [--timeout SEC] [--internet] [--interface NAME] [--family ipv4|ipv6] [--stable SEC]
+/// [--quality LEVEL] [-q]`: 0 met, 1 timed out. `--family` waits for that family alone (its path, with
+/// `--internet` its own verdict); `--quality` for the path's measured level to be at least LEVEL.
 func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interface: String?, quiet: Bool,
-             stable: Double?, family: AddressFamily? = nil) async -> Never {
+             stable: Double?, family: AddressFamily? = nil, quality: LinkQuality.Level? = nil) async -> Never {
     exitOnInterrupt(with: ExitCode.failure)
     let first = FirstAnswer(socketPath: client.socketPath, seconds: client.callTimeout)
     if timeout > 0 {
@@ -148,11 +149,11 @@ func runWait(client: ReachabilityClient, timeout: Double, internet: Bool, interf
             ProcessSetup.exit(ExitCode.failure)
         }
     }
-    let stability = stable.map { StableWait(seconds: $0, interface: interface, quiet: quiet) }
+    let stability = stable.map { StableWait(seconds: $0, interface: interface, quality: quality != nil, quiet: quiet) }
     do {
         for try await event in client.events() {
             first.hear()
-            let met = event.current.satisfies(internet: internet, interface: interface, family: family)
+            let met = event.current.satisfies(internet: internet, interface: interface, family: family, quality: quality)
             guard let stability else {
                 if met {
                     if !quiet { printLine(Style().summary(event.current)) }
@@ -181,11 +182,12 @@ final class StableWait: @unchecked Sendable {
     private var armed = false
     private var latest: Status?
 
-    init(seconds: Double, interface: String?, quiet: Bool) {
+    init(seconds: Double, interface: String?, quality: Bool = false, quiet: Bool) {
         self.seconds = seconds
         self.quiet = quiet
         var fields: Set<Status.Field> = [.status, .reachable, .connectivity, .primary]
         if interface != nil { fields.insert(.interfaces) }
+        if quality { fields.insert(.linkQuality) }
         self.fields = Set(fields.map(\.rawValue))
     }
 

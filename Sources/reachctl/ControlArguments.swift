@@ -7,8 +7,9 @@ public enum ControlCommand: Equatable, Sendable {
     /// `changes`: the `Status` field names of `--changes`; nil for every event.
     case monitor(json: Bool, after: Int?, statusOnly: Bool, changes: [String]? = nil)
     /// `timeout` in seconds; 0 waits forever. `stable`: seconds the condition must hold unchanged.
+    /// `quality`: the least `linkQuality.level` the path must have.
     case wait(timeout: Double, internet: Bool, interface: String?, quiet: Bool, stable: Double? = nil,
-              family: AddressFamily? = nil)
+              family: AddressFamily? = nil, quality: LinkQuality.Level? = nil)
     case check(host: String, port: Int?, json: Bool, watch: Bool)
     case probe(json: Bool)
     /// `simulate …`: play a network to the apps.
@@ -50,10 +51,12 @@ public struct ControlOptions: Equatable, Sendable {
       monitor [--json] [--after SEQ] [--status-only] [--changes FIELD,…]
                                               one line per event, first the current state;
                                               --changes: only events changing these Status fields
-      wait [--timeout SEC] [--internet] [--interface NAME] [--family ipv4|ipv6] [--stable SEC] [-q]
+      wait [--timeout SEC] [--internet] [--interface NAME] [--family ipv4|ipv6] [--stable SEC]
+           [--quality minimal|moderate|good] [-q]
                                               wait until reachable (default 30 s, 0 = forever);
                                               --stable: until it has held SEC s without a change;
-                                              --family: that family alone (with --internet, its check)
+                                              --family: that family alone (with --internet, its check);
+                                              --quality: the path measured at least that good
       check HOST [--port N] [--json] [--watch]
                                               how HOST is reached (route, interface, TCP connect)
       probe [--json]                          run the connectivity check now
@@ -87,7 +90,7 @@ public struct ControlOptions: Equatable, Sendable {
         var order: [String] = []
         var help = false, version = false
 
-        let valued: Set<String> = ["--after", "--timeout", "--interface", "--port", "--changes", "--stable", "--family",
+        let valued: Set<String> = ["--after", "--timeout", "--interface", "--port", "--changes", "--stable", "--family", "--quality",
                                    "--connectivity", "--for", "--script"]
         let known = valued.union(["--json", "--verbose", "--status-only", "--internet", "-q", "--quiet", "--watch",
                                   "--expensive", "--reset"])
@@ -149,7 +152,8 @@ public struct ControlOptions: Equatable, Sendable {
             command = .monitor(json: flag("--json"), after: try integer("--after", range: 0...Int.max),
                                statusOnly: flag("--status-only"), changes: changes)
         case "wait":
-            try allow(["--timeout", "--internet", "--interface", "--stable", "--family", "-q", "--quiet"]); try noPositionals()
+            try allow(["--timeout", "--internet", "--interface", "--stable", "--family", "--quality", "-q", "--quiet"])
+            try noPositionals()
             var timeout = 30.0
             if let value = flags["--timeout"] ?? nil {
                 guard let seconds = Double(value), seconds >= 0, seconds.isFinite else {
@@ -171,8 +175,15 @@ public struct ControlOptions: Equatable, Sendable {
                 }
                 family = named
             }
+            var quality: LinkQuality.Level?
+            if let value = flags["--quality"] ?? nil {
+                guard let level = LinkQuality.Level(rawValue: value), level != .unknown else {
+                    throw ArgumentError.invalidValue(option: "--quality", value: value, expected: "minimal, moderate or good")
+                }
+                quality = level
+            }
             command = .wait(timeout: timeout, internet: flag("--internet"), interface: flags["--interface"] ?? nil,
-                            quiet: flag("-q") || flag("--quiet"), stable: stable, family: family)
+                            quiet: flag("-q") || flag("--quiet"), stable: stable, family: family, quality: quality)
         case "check":
             try allow(["--port", "--json", "--watch"])
             guard let host = positionals.first else { throw ArgumentError.missingArgument("HOST") }

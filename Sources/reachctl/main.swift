@@ -23,9 +23,9 @@ case .status(let json, let verbose):
     await runStatus(client: client, json: json, verbose: verbose)
 case .monitor(let json, let after, let statusOnly, let changes):
     await runMonitor(client: client, json: json, after: after, statusOnly: statusOnly, changes: changes)
-case .wait(let timeout, let internet, let interface, let quiet, let stable, let family):
+case .wait(let timeout, let internet, let interface, let quiet, let stable, let family, let quality):
     await runWait(client: client, timeout: timeout, internet: internet, interface: interface, quiet: quiet, stable: stable,
-                  family: family)
+                  family: family, quality: quality)
 case .check(let host, let port, let json, let watch):
     await runCheck(client: client, host: host, port: port, json: json, watch: watch)
 case .probe(let json):

@@ -168,8 +168,15 @@ private func samples(_ text: String) -> [String: String] {
         current.expensive = true
         current.ipv4Connectivity = .portal
         current.vpn = Interface(name: "tun0", index: 9, kind: .vpn, up: true, carrier: true, operstate: "up", addresses: [], metered: false)
-        current.interfaces = [wwan0, Interface(name: "wlan0", index: 5, kind: .wifi, up: true, carrier: true, operstate: "up",
-                                               addresses: ["192.168.1.20/24"], metered: false, connectivity: .full),
+        var measuredWwan0 = wwan0
+        measuredWwan0.linkQuality = LinkQuality(level: .minimal, effectiveType: .twoG, rttMs: 1400, samples: 9, source: .passive,
+                                                measuredAt: t0)
+        current.linkQuality = measuredWwan0.linkQuality
+        current.interfaces = [measuredWwan0,
+                              Interface(name: "wlan0", index: 5, kind: .wifi, up: true, carrier: true, operstate: "up",
+                                        addresses: ["192.168.1.20/24"], metered: false, connectivity: .full,
+                                        linkQuality: LinkQuality(level: .good, effectiveType: .fourG, rttMs: 30, samples: 3,
+                                                                 source: .probe, measuredAt: t0)),
                               Interface(name: "eth1", index: 4, kind: .ethernet, up: true, carrier: true, operstate: "up",
                                         addresses: [], metered: false)]
         current.cellular = Cellular(generation: "4G", accessTechnology: "lte", modem: "/org/freedesktop/ModemManager1/Modem/0",
@@ -207,6 +214,15 @@ private func samples(_ text: String) -> [String: String] {
         (#"reachd_interface_connectivity{interface="wwan0",state="full"}"#, "0"),
         (#"reachd_interface_connectivity{interface="wlan0",state="full"}"#, "1"),
         (#"reachd_interface_connectivity{interface="wlan0",state="portal"}"#, "0"),
+        (#"reachd_link_quality{interface="wwan0",level="minimal"}"#, "1"),
+        (#"reachd_link_quality{interface="wwan0",level="good"}"#, "0"),
+        (#"reachd_link_quality{interface="wlan0",level="good"}"#, "1"),
+        (#"reachd_link_quality{interface="wlan0",level="unknown"}"#, "0"),
+        (#"reachd_link_effective_type{interface="wwan0",type="2g"}"#, "1"),
+        (#"reachd_link_effective_type{interface="wwan0",type="slow-2g"}"#, "0"),
+        (#"reachd_link_effective_type{interface="wlan0",type="4g"}"#, "1"),
+        (#"reachd_link_rtt_seconds{interface="wwan0"}"#, "1.4"),
+        (#"reachd_link_rtt_seconds{interface="wlan0"}"#, "0.03"),
         ("reachd_cellular_generation", "4"),
         ("reachd_cellular_signal_quality_ratio", "0.71"),
         ("reachd_cellular_roaming", "1"),
@@ -287,6 +303,20 @@ private func samples(_ text: String) -> [String: String] {
         #expect(samples(text)["reachd_reachable"] == "0")
         #expect(samples(text)["reachd_vpn_active"] == "0")
         #expect(samples(text)[#"reachd_status{status="notReachable"}"#] == "1")
+    }
+
+    @Test func linkQualityIsOneHotPerMeasuredUplinkAndAbsentUntilMeasured() {
+        let lines = PrometheusExposition.render(Self.fullSample()).split(separator: "\n")
+        // Two uplinks measured, every level listed for each, one of them set; the primary first.
+        let quality = lines.filter { $0.hasPrefix("reachd_link_quality{") }
+        #expect(quality.count == 2 * LinkQuality.Level.allCases.count)
+        #expect(quality.filter { $0.hasSuffix(" 1") }.count == 2)
+        #expect(quality.first?.contains(#"interface="wwan0""#) == true)
+        #expect(!lines.contains { $0.contains(#"interface="eth1""#) })
+        var sample = Self.fullSample()
+        sample.status.linkQuality = nil
+        sample.status.interfaces = sample.status.interfaces.map { var interface = $0; interface.linkQuality = nil; return interface }
+        #expect(!PrometheusExposition.render(sample).contains("reachd_link_"))
     }
 
     @Test func aSimulationShows() {

@@ -170,7 +170,7 @@ import Testing
         let ours = Self.declarations(InterfaceDescription.reachability)
         #expect(ours.contains { $0.hasPrefix("type Status (") && $0.contains("simulated: bool, routing: []RoutePath,") })
         #expect(ours.contains("type RoutePath (family: (ipv4, ipv6), destination: string, result: (route, unreachable, blackhole, prohibit, none), rule: ?int, table: ?int, interface: ?string, gateway: ?string)"))
-        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement, sleeping, resumed)") })
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement, sleeping, resumed") })
         #expect(RoutePath.Result.allCases.map(\.rawValue) == ["route", "unreachable", "blackhole", "prohibit", "none"])
     }
 
@@ -178,8 +178,23 @@ import Testing
     /// description, and one of this, both validate either daemon's status.
     @Test func carriesTheCheckSwitch() {
         #expect(Self.declarations(InterfaceDescription.reachability).contains {
-            $0.hasPrefix("type Status (") && $0.hasSuffix("routing: []RoutePath, connectivityCheck: ?bool)")
+            $0.hasPrefix("type Status (") && $0.contains("routing: []RoutePath, connectivityCheck: ?bool")
         })
+    }
+
+    /// The link quality's addition: optional in Status and Interface (an older daemon sends
+    /// none), its types, and its reason.
+    @Test func carriesTheLinkQuality() {
+        let ours = Self.declarations(InterfaceDescription.reachability)
+        #expect(ours.contains { $0.hasPrefix("type Status (") && $0.contains(", linkQuality: ?LinkQuality") })
+        #expect(ours.contains { $0.hasPrefix("type Interface (") && $0.contains(", linkQuality: ?LinkQuality") })
+        #expect(ours.contains("type LinkQuality (level: (unknown, minimal, moderate, good), effectiveType: ?string, rttMs: ?float, minRttMs: ?float, downlinkKbps: ?float, lossPercent: ?float, samples: int, source: (passive, probe, radio, default), measuredAt: string, stale: bool, signal: ?RadioSignal)"))
+        #expect(ours.contains("type RadioSignal (technology: string, rssi: ?float, rsrp: ?float, rsrq: ?float, snr: ?float, level: int)"))
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("resumed, qualityChanged)") })
+        // The enums in the description are the Swift ones.
+        #expect(LinkQuality.Level.allCases.map(\.rawValue) == ["unknown", "minimal", "moderate", "good"])
+        #expect(LinkQuality.Source.allCases.map(\.rawValue) == ["passive", "probe", "radio", "default"])
+        #expect(Reason.Code.allCases.last == .qualityChanged)
     }
 
     /// The limits' addition: the error a caller gets over a limit.

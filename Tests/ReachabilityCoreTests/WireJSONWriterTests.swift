@@ -19,8 +19,23 @@ import Testing
                   dns: index % 2 == 0 ? ["2001:db8::53", "2001:db8::\(index)"] : [],
                   searchDomains: index % 3 == 0 ? ["corp.example", name] : [],
                   nat64Prefix: index % 2 == 0 ? "64:ff9b::/96" : nil,
-                  captivePortalApi: index % 4 == 0 ? "https://10.0.\(index).1:8443/capport?\"\(name)\"" : nil)
+                  captivePortalApi: index % 4 == 0 ? "https://10.0.\(index).1:8443/capport?\"\(name)\"" : nil,
+                  linkQuality: abs(index) % 5 == 4 ? nil : qualities[abs(index) % qualities.count])
     }
+
+    /// Link qualities with every optional nil and set, every enum value, awkward numbers.
+    static let qualities: [LinkQuality] = [
+        LinkQuality(level: .good, effectiveType: .fourG, rttMs: 48.5, minRttMs: 31, downlinkKbps: 12_345.678,
+                    lossPercent: 0.25, samples: 17, source: .passive, measuredAt: date),
+        LinkQuality(level: .unknown, source: .default, measuredAt: Date(timeIntervalSince1970: 0)),
+        LinkQuality(level: .minimal, effectiveType: .slow2g, rttMs: 2500, samples: 1, source: .radio, measuredAt: date,
+                    stale: true, signal: RadioSignal(technology: "lte", rssi: -71, rsrp: -125.5, rsrq: -19, snr: -3.25, level: 0)),
+        LinkQuality(level: .moderate, effectiveType: .threeG, rttMs: 1e-5, minRttMs: 0, downlinkKbps: 0, lossPercent: 100,
+                    samples: Int.max, source: .probe, measuredAt: date.addingTimeInterval(0.0004),
+                    signal: RadioSignal(technology: "gsm\"\\", level: 4)),
+        LinkQuality(level: .minimal, effectiveType: .twoG, rttMs: 1_300.333333333333, lossPercent: 12.5, samples: 3,
+                    source: .passive, measuredAt: date),
+    ]
 
     static let date = Date(timeIntervalSince1970: 1_800_000_000.123)
 
@@ -85,6 +100,7 @@ import Testing
             s.probe = probe
             s.cellular = cellulars[i % cellulars.count]
             s.vpn = i % 2 == 0 ? interface("tun0", index: 9, kind: .vpn, addresses: ["10.8.0.2/32"]) : nil
+            s.linkQuality = i % 6 == 5 ? nil : qualities[i % qualities.count]
             result.append(s)
         }
         for (i, text) in awkward.enumerated() {
@@ -158,9 +174,13 @@ import Testing
     @Test func everyFieldIsPresent() throws {
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
                                        "ipv4", "ipv6", "gateways", "gatewaysOmitted", "flags", "interfaces", "probe", "since",
-                                       "simulated", "routing", "ipv4Connectivity", "ipv6Connectivity", "connectivityCheck"]
+                                       "simulated", "routing", "ipv4Connectivity", "ipv6Connectivity", "connectivityCheck",
+                                       "linkQuality"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
-                                          "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity"]
+                                          "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity", "linkQuality"]
+        let qualityKeys: Set<String> = ["level", "effectiveType", "rttMs", "minRttMs", "downlinkKbps", "lossPercent",
+                                        "samples", "source", "measuredAt", "stale", "signal"]
+        let signalKeys: Set<String> = ["technology", "rssi", "rsrp", "rsrq", "snr", "level"]
         let cellularKeys: Set<String> = ["generation", "accessTechnology", "modem", "interface", "signalQuality", "roaming"]
         let probeKeys: Set<String> = ["url", "result", "httpStatus", "rttMs", "portalUrl", "error", "checkedAt",
                                       "venueInfoUrl", "secondsRemaining", "bytesRemaining", "canExtendSession", "source",
@@ -172,10 +192,17 @@ import Testing
             guard let object = value.objectValue else { Issue.record("\(what): not an object"); return }
             #expect(Set(object.keys) == keys, "\(what)")
         }
+        func checkQuality(_ value: JSONValue?, _ what: String) {
+            check(value, qualityKeys, nullable: true, what)
+            guard let quality = value?.objectValue else { return }
+            check(quality["signal"], signalKeys, nullable: true, "\(what).signal")
+        }
         func checkStatus(_ value: JSONValue?, nullable: Bool, _ what: String) {
             check(value, statusKeys, nullable: nullable, what)
             guard let object = value?.objectValue else { return }
             check(object["primary"], interfaceKeys, nullable: true, "\(what).primary")
+            checkQuality(object["linkQuality"], "\(what).linkQuality")
+            if let primary = object["primary"]?.objectValue { checkQuality(primary["linkQuality"], "\(what).primary.linkQuality") }
             for (i, path) in (object["routing"]?.arrayValue ?? []).enumerated() {
                 check(path, routePathKeys, nullable: false, "\(what).routing[\(i)]")
             }
@@ -186,6 +213,7 @@ import Testing
             if case .array(let list)? = object["interfaces"] { interfaces = list } else { Issue.record("\(what).interfaces: not an array") }
             for (i, interface) in interfaces.enumerated() {
                 check(interface, interfaceKeys, nullable: false, "\(what).interfaces[\(i)]")
+                checkQuality(interface.objectValue?["linkQuality"], "\(what).interfaces[\(i)].linkQuality")
             }
         }
         var sawNull = Set<String>(), sawValue = Set<String>()
@@ -200,13 +228,16 @@ import Testing
             for (key, field) in object["current"]?.objectValue ?? [:] { if field.isNull { sawNull.insert(key) } else { sawValue.insert(key) } }
             for (key, field) in object["current"]?.objectValue?["probe"]?.objectValue ?? [:] { if field.isNull { sawNull.insert("probe." + key) } else { sawValue.insert("probe." + key) } }
             for (key, field) in object["current"]?.objectValue?["cellular"]?.objectValue ?? [:] { if field.isNull { sawNull.insert("cellular." + key) } else { sawValue.insert("cellular." + key) } }
+            for (key, field) in object["current"]?.objectValue?["linkQuality"]?.objectValue ?? [:] { if field.isNull { sawNull.insert("linkQuality." + key) } else { sawValue.insert("linkQuality." + key) } }
             for (key, field) in object["reason"]?.objectValue ?? [:] { if field.isNull { sawNull.insert("reason." + key) } else { sawValue.insert("reason." + key) } }
             if object["previous"]?.isNull == true { sawNull.insert("previous") } else { sawValue.insert("previous") }
         }
         let optionals: Set<String> = ["primary", "vpn", "cellular", "probe", "previous",
                                       "probe.httpStatus", "probe.rttMs", "probe.portalUrl", "probe.error",
                                       "cellular.generation", "cellular.accessTechnology", "cellular.interface",
-                                      "cellular.signalQuality", "cellular.roaming", "reason.interface", "reason.detail"]
+                                      "cellular.signalQuality", "cellular.roaming", "reason.interface", "reason.detail",
+                                      "linkQuality", "linkQuality.effectiveType", "linkQuality.rttMs", "linkQuality.minRttMs",
+                                      "linkQuality.downlinkKbps", "linkQuality.lossPercent", "linkQuality.signal"]
         #expect(optionals.isSubset(of: sawNull), "never null: \(optionals.subtracting(sawNull))")
         #expect(optionals.isSubset(of: sawValue), "never set: \(optionals.subtracting(sawValue))")
     }

@@ -21,6 +21,10 @@ import ReachabilityCore
          ControlOptions(command: .wait(timeout: 30, internet: true, interface: nil, quiet: false, family: .ipv6))),
         (["wait", "--timeout", "0", "--internet", "--interface", "eth0", "-q"], ControlOptions(command: .wait(timeout: 0, internet: true, interface: "eth0", quiet: true))),
         (["wait", "--timeout=2.5"], ControlOptions(command: .wait(timeout: 2.5, internet: false, interface: nil, quiet: false))),
+        (["wait", "--quality", "moderate"],
+         ControlOptions(command: .wait(timeout: 30, internet: false, interface: nil, quiet: false, quality: .moderate))),
+        (["wait", "--quality=good", "--stable", "5"],
+         ControlOptions(command: .wait(timeout: 30, internet: false, interface: nil, quiet: false, stable: 5, quality: .good))),
         (["check", "example.com", "--port", "443", "--json", "--watch"], ControlOptions(command: .check(host: "example.com", port: 443, json: true, watch: true))),
         (["check", "--", "-odd-host"], ControlOptions(command: .check(host: "-odd-host", port: nil, json: false, watch: false))),
         (["probe", "--json"], ControlOptions(command: .probe(json: true))),
@@ -48,6 +52,10 @@ import ReachabilityCore
         (["monitor", "--changes", ""], ArgumentError.invalidValue(option: "--changes", value: "", expected: "Status fields among \(Status.Field.allCases.map(\.rawValue).joined(separator: ","))")),
         (["wait", "--stable", "0"], ArgumentError.invalidValue(option: "--stable", value: "0", expected: "seconds above 0, at most 86400")),
         (["status", "--stable", "3"], ArgumentError.unknownOption("--stable")),
+        (["wait", "--quality", "fast"], ArgumentError.invalidValue(option: "--quality", value: "fast", expected: "minimal, moderate or good")),
+        // Every path is at least unknown: waiting for it would wait for nothing.
+        (["wait", "--quality", "unknown"], ArgumentError.invalidValue(option: "--quality", value: "unknown", expected: "minimal, moderate or good")),
+        (["status", "--quality", "good"], ArgumentError.unknownOption("--quality")),
     ])
     func usageErrors(arguments: [String], expected: ArgumentError) {
         #expect(throws: expected) { try ControlOptions.parse(arguments) }

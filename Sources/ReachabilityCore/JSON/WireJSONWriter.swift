@@ -10,8 +10,8 @@ import FoundationEssentials
 /// keys in byte order, every field present with `null` for an absent optional, strings escaped as
 /// RFC 8259 requires, numbers and timestamps formatted alike); the tests compare the two.
 ///
-/// One difference on purpose: a non-finite `rttMs` (which the probe never measures) is written
-/// as `null`, where `JSONEncoder` throws and the event would be lost.
+/// One difference on purpose: a non-finite number (an RTT, a loss, a signal figure: none is
+/// ever measured so) is written as `null`, where `JSONEncoder` throws and the event would be lost.
 ///
 /// It writes into memory of its own, grown by doubling, rather than into an array: an event is
 /// a hundred or so small appends, and each of an array's (uniqueness, capacity, generic copy)
@@ -94,6 +94,7 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","ipv4Connectivity":"#); string(status.ipv4Connectivity.rawValue)
         raw(#","ipv6":"#); bool(status.ipv6)
         raw(#","ipv6Connectivity":"#); string(status.ipv6Connectivity.rawValue)
+        raw(#","linkQuality":"#); optional(status.linkQuality) { $0.write($1) }
         raw(#","primary":"#); optional(status.primary) { $0.write($1) }
         raw(#","probe":"#); optional(status.probe) { $0.write($1) }
         raw(#","reachable":"#); bool(status.reachable)
@@ -105,7 +106,7 @@ public struct WireJSONWriter: ~Copyable {
         byte(UInt8(ascii: "}"))
     }
 
-    /// Writes `{"addresses":…,"captivePortalApi":…,"carrier":…,"connectivity":…,"dns":…,"index":…,"kind":…,"metered":…,
+    /// Writes `{"addresses":…,"captivePortalApi":…,"carrier":…,"connectivity":…,"dns":…,"index":…,"kind":…,"linkQuality":…,"metered":…,
     /// "name":…,"nat64Prefix":…,"operstate":…,"searchDomains":…,"up":…}`.
     public mutating func write(_ interface: Interface) {
         raw(#"{"addresses":"#); strings(interface.addresses)
@@ -115,12 +116,41 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","dns":"#); strings(interface.dns)
         raw(#","index":"#); int(interface.index)
         raw(#","kind":"#); string(interface.kind.rawValue)
+        raw(#","linkQuality":"#); optional(interface.linkQuality) { $0.write($1) }
         raw(#","metered":"#); bool(interface.metered)
         raw(#","name":"#); string(interface.name)
         raw(#","nat64Prefix":"#); optional(interface.nat64Prefix) { $0.string($1) }
         raw(#","operstate":"#); string(interface.operstate)
         raw(#","searchDomains":"#); strings(interface.searchDomains)
         raw(#","up":"#); bool(interface.up)
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"downlinkKbps":…,"effectiveType":…,"level":…,"lossPercent":…,"measuredAt":…,"minRttMs":…,
+    /// "rttMs":…,"samples":…,"signal":…,"source":…,"stale":…}`.
+    public mutating func write(_ quality: LinkQuality) {
+        raw(#"{"downlinkKbps":"#); optional(quality.downlinkKbps) { $0.double($1) }
+        raw(#","effectiveType":"#); optional(quality.effectiveType) { $0.string($1.rawValue) }
+        raw(#","level":"#); string(quality.level.rawValue)
+        raw(#","lossPercent":"#); optional(quality.lossPercent) { $0.double($1) }
+        raw(#","measuredAt":"#); timestamp(quality.measuredAt)
+        raw(#","minRttMs":"#); optional(quality.minRttMs) { $0.double($1) }
+        raw(#","rttMs":"#); optional(quality.rttMs) { $0.double($1) }
+        raw(#","samples":"#); int(quality.samples)
+        raw(#","signal":"#); optional(quality.signal) { $0.write($1) }
+        raw(#","source":"#); string(quality.source.rawValue)
+        raw(#","stale":"#); bool(quality.stale)
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"level":…,"rsrp":…,"rsrq":…,"rssi":…,"snr":…,"technology":…}`.
+    public mutating func write(_ signal: RadioSignal) {
+        raw(#"{"level":"#); int(signal.level)
+        raw(#","rsrp":"#); optional(signal.rsrp) { $0.double($1) }
+        raw(#","rsrq":"#); optional(signal.rsrq) { $0.double($1) }
+        raw(#","rssi":"#); optional(signal.rssi) { $0.double($1) }
+        raw(#","snr":"#); optional(signal.snr) { $0.double($1) }
+        raw(#","technology":"#); string(signal.technology)
         byte(UInt8(ascii: "}"))
     }
 

@@ -73,6 +73,37 @@ public enum PrometheusExposition {
             }
         }
 
+        // Each uplink whose quality is measured: the primary first, then the standbys.
+        let measured = status.interfaces
+            .filter { $0.linkQuality != nil }
+            .sorted { ($0.index == status.primary?.index ? 0 : 1, $0.name) < ($1.index == status.primary?.index ? 0 : 1, $1.name) }
+        if !measured.isEmpty {
+            out.family("reachd_link_quality", .gauge,
+                       "How good each uplink is, measured (Apple's linkQuality): 1 for its current level, 0 for the others.")
+            for interface in measured {
+                for level in LinkQuality.Level.allCases {
+                    out.sample("reachd_link_quality", ["interface": interface.name, "level": level.rawValue],
+                               level == interface.linkQuality?.level)
+                }
+            }
+            out.family("reachd_link_effective_type", .gauge,
+                       "The 2G/3G/4G each uplink behaves like (the web's effectiveType): 1 for the current type, 0 for the others; absent until measured.")
+            for interface in measured where interface.linkQuality?.effectiveType != nil {
+                for type in LinkQuality.EffectiveType.allCases {
+                    out.sample("reachd_link_effective_type", ["interface": interface.name, "type": type.rawValue],
+                               type == interface.linkQuality?.effectiveType)
+                }
+            }
+            let timed = measured.compactMap { interface in
+                interface.linkQuality?.rttMs.flatMap { $0.isFinite ? (interface.name, $0 / 1000) : nil }
+            }
+            if !timed.isEmpty {
+                out.family("reachd_link_rtt_seconds", .gauge,
+                           "Each uplink's round-trip time: the time-weighted median of its measurements.")
+                for (name, seconds) in timed { out.sample("reachd_link_rtt_seconds", ["interface": name], seconds) }
+            }
+        }
+
         if let cellular = status.cellular {
             if let generation = cellular.generation.flatMap(Self.generationNumber) {
                 out.family("reachd_cellular_generation", .gauge, "Cellular generation of the modem's access technology (2 to 5); absent without a modem or when unknown.")

@@ -20,7 +20,10 @@ public struct Reason: Codable, Equatable, Hashable, Sendable {
              /// `unknown` until a check after wake.
              sleeping,
              /// The machine woke: links and routes re-read, connectivity checked afresh.
-             resumed
+             resumed,
+             /// An uplink's measured quality changed class (`LinkQuality.level` or
+             /// `effectiveType`); `interface` names the uplink.
+             qualityChanged
     }
 
     public var code: Code

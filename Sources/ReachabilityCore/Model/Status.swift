@@ -29,21 +29,26 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     /// The standby check's verdict on this uplink (`CheckStandby=`); nil for the primary (its
     /// verdict is `Status.connectivity`) and for interfaces not checked.
     public var connectivity: Connectivity?
+    /// How good this uplink is, measured; nil before anything is known and for links that carry
+    /// no internet traffic. Its figures (RTT, samples, times) change with every measurement
+    /// without making an event: only its `level` and `effectiveType` do.
+    public var linkQuality: LinkQuality?
 
     public init(name: String, index: Int, kind: InterfaceKind, up: Bool, carrier: Bool,
                 operstate: String, addresses: [String], metered: Bool, dns: [String] = [],
                 searchDomains: [String] = [], nat64Prefix: String? = nil, captivePortalApi: String? = nil,
-                connectivity: Connectivity? = nil) {
+                connectivity: Connectivity? = nil, linkQuality: LinkQuality? = nil) {
         self.name = name; self.index = index; self.kind = kind; self.up = up
         self.carrier = carrier; self.operstate = operstate; self.addresses = addresses; self.metered = metered
         self.dns = dns; self.searchDomains = searchDomains; self.nat64Prefix = nat64Prefix
         self.captivePortalApi = captivePortalApi
         self.connectivity = connectivity
+        self.linkQuality = linkQuality
     }
 
     enum CodingKeys: String, CodingKey {
         case name, index, kind, up, carrier, operstate, addresses, metered, dns, searchDomains, nat64Prefix, captivePortalApi,
-             connectivity
+             connectivity, linkQuality
     }
 
     public init(from decoder: Decoder) throws {
@@ -58,7 +63,9 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
                   nat64Prefix: try c.decodeIfPresent(String.self, forKey: .nat64Prefix),
                   captivePortalApi: try c.decodeIfPresent(String.self, forKey: .captivePortalApi),
                   // A daemon from before standby checks sends none.
-                  connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .connectivity))
+                  connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .connectivity),
+                  // Nor one from before link quality was measured.
+                  linkQuality: try c.decodeIfPresent(LinkQuality.self, forKey: .linkQuality))
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -69,7 +76,28 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
         try c.encode(addresses, forKey: .addresses); try c.encode(metered, forKey: .metered)
         try c.encode(dns, forKey: .dns); try c.encode(searchDomains, forKey: .searchDomains)
         try c.encode(nat64Prefix, forKey: .nat64Prefix); try c.encode(captivePortalApi, forKey: .captivePortalApi)
-        try c.encode(connectivity, forKey: .connectivity)
+        try c.encode(connectivity, forKey: .connectivity); try c.encode(linkQuality, forKey: .linkQuality)
+    }
+
+    /// True when the two differ in what an event reports: every field, and of `linkQuality`
+    /// only its class (`LinkQuality.differsInClass`), so new figures alone make no event; with
+    /// `ignoringQuality`, not even that (a path's quality is `Status.linkQuality`'s to report).
+    public func differs(from other: Interface, ignoringQuality: Bool = false) -> Bool {
+        if self == other { return false }
+        if !ignoringQuality && LinkQuality.differsInClass(linkQuality, other.linkQuality) { return true }
+        if linkQuality == other.linkQuality { return true }
+        var same = other
+        same.linkQuality = linkQuality
+        return self != same
+    }
+
+    /// `differs(from:)` over two lists, element by element; the quality of the interfaces in
+    /// `path` (indexes) not counted.
+    static func differ(_ a: [Interface], _ b: [Interface], path: [Int]) -> Bool {
+        if a == b { return false }
+        guard a.count == b.count else { return true }
+        for i in a.indices where a[i].differs(from: b[i], ignoringQuality: path.contains(a[i].index)) { return true }
+        return false
     }
 }
 
@@ -226,6 +254,7 @@ public struct Status: Codable, Equatable, Sendable {
         var simulated: Bool
         var routing: [RoutePath]
         var connectivityCheck: Bool
+        var linkQuality: LinkQuality?
     }
 
     /// Never written while another `Status` shares it (see `fieldsForWriting`), which is what
@@ -327,18 +356,27 @@ public struct Status: Codable, Equatable, Sendable {
     public var connectivityCheck: Bool {
         _read { yield box.fields.connectivityCheck } _modify { yield &fieldsForWriting.connectivityCheck }
     }
+    /// How good the path apps' traffic takes is, measured: the VPN's `Interface.linkQuality`
+    /// when a VPN carries the path and its quality is known, else the primary's; nil before
+    /// anything is known and when not reachable. Its change of class is an event of its own
+    /// (`changes: ["linkQuality"]`): the path's interfaces in `primary`, `vpn` and
+    /// `interfaces` carry the same figures without counting them again.
+    public var linkQuality: LinkQuality? {
+        _read { yield box.fields.linkQuality } _modify { yield &fieldsForWriting.linkQuality }
+    }
 
     public init(status: NetworkStatus, reachable: Bool, connectivity: Connectivity, primary: Interface?,
                 vpn: Interface?, cellular: Cellular?, expensive: Bool, ipv4: Bool, ipv6: Bool,
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
                 since: Date, simulated: Bool = false, routing: [RoutePath] = [],
                 ipv4Connectivity: Connectivity = .none, ipv6Connectivity: Connectivity = .none,
-                gatewaysOmitted: Int = 0, connectivityCheck: Bool = true) {
+                gatewaysOmitted: Int = 0, connectivityCheck: Bool = true, linkQuality: LinkQuality? = nil) {
         box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity,
                          ipv4Connectivity: ipv4Connectivity, ipv6Connectivity: ipv6Connectivity, primary: primary,
                          vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
                          gateways: gateways, gatewaysOmitted: gatewaysOmitted, flags: flags, interfaces: interfaces, probe: probe,
-                         since: since, simulated: simulated, routing: routing, connectivityCheck: connectivityCheck))
+                         since: since, simulated: simulated, routing: routing, connectivityCheck: connectivityCheck,
+                         linkQuality: linkQuality))
     }
 
     /// Equal fields; a copy of the same value is equal at once.
@@ -360,7 +398,8 @@ public struct Status: Codable, Equatable, Sendable {
     /// The top-level fields an event reports in `changes` (`since` is never one of them).
     public enum Field: String, CaseIterable, Comparable, Sendable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing, connectivityCheck
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing, connectivityCheck,
+             linkQuality
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
 
@@ -375,7 +414,10 @@ public struct Status: Codable, Equatable, Sendable {
     /// `since` never counts. `probe` counts only when its verdict (`result`) or `portalUrl`
     /// changed: error text, RTT, HTTP status and times make no event. A null probe stands for a
     /// verdict equal to its status's `connectivity` (not checked yet, or checks disabled), so a
-    /// check that confirms what the status already says is no change either.
+    /// check that confirms what the status already says is no change either. `linkQuality` counts
+    /// only when its `level` or `effectiveType` changed, or it appeared or went (RTT, samples
+    /// and times make no event); a standby's quality so counts in `interfaces`, the path's
+    /// interfaces' only in `linkQuality`.
     public func changes(from previous: Status) -> [Field] {
         if isCopy(of: previous) { return [] }
         return Field.byName.filter { differs(in: $0, from: previous) }
@@ -389,8 +431,10 @@ public struct Status: Codable, Equatable, Sendable {
         case .connectivity: return connectivity != other.connectivity
         case .ipv4Connectivity: return ipv4Connectivity != other.ipv4Connectivity
         case .ipv6Connectivity: return ipv6Connectivity != other.ipv6Connectivity
-        case .primary: return Self.differ(primary, other.primary)
-        case .vpn: return Self.differ(vpn, other.vpn)
+        // The path's quality is `linkQuality`: a subscriber to `primary` hears of a new primary,
+        // not of its link getting slower.
+        case .primary: return Self.differInterface(primary, other.primary)
+        case .vpn: return Self.differInterface(vpn, other.vpn)
         case .cellular: return Self.differ(cellular, other.cellular)
         case .expensive: return expensive != other.expensive
         case .ipv4: return ipv4 != other.ipv4
@@ -398,10 +442,14 @@ public struct Status: Codable, Equatable, Sendable {
         case .gateways: return gateways != other.gateways
         case .gatewaysOmitted: return gatewaysOmitted != other.gatewaysOmitted
         case .flags: return flags != other.flags
-        case .interfaces: return interfaces != other.interfaces
+        case .interfaces:
+            // A standby's quality is reported here; the path's (of either status) in `linkQuality`.
+            let path = [primary?.index, vpn?.index, other.primary?.index, other.vpn?.index].compactMap { $0 }
+            return Interface.differ(interfaces, other.interfaces, path: path)
         case .simulated: return simulated != other.simulated
         case .routing: return routing != other.routing
         case .connectivityCheck: return connectivityCheck != other.connectivityCheck
+        case .linkQuality: return LinkQuality.differsInClass(linkQuality, other.linkQuality)
         case .probe:
             // Only the verdicts are taken out (enums, no copies), the portal URLs only when those agree.
             let verdict = probe?.result, otherVerdict = other.probe?.result
@@ -417,6 +465,13 @@ public struct Status: Codable, Equatable, Sendable {
     private static func differ<T: Equatable>(_ a: T?, _ b: T?) -> Bool {
         guard let a, let b else { return (a == nil) != (b == nil) }
         return a != b
+    }
+
+    /// `differ`, for the path's interfaces: their quality does not count (see `linkQuality`).
+    @inline(__always)
+    private static func differInterface(_ a: Interface?, _ b: Interface?) -> Bool {
+        guard let a, let b else { return (a == nil) != (b == nil) }
+        return a.differs(from: b, ignoringQuality: true)
     }
 
     /// True when the two differ in a field an event reports (see `changes(from:)`).
@@ -435,7 +490,8 @@ public struct Status: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing, connectivityCheck
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing, connectivityCheck,
+             linkQuality
     }
 
     public init(from decoder: Decoder) throws {
@@ -468,7 +524,9 @@ public struct Status: Codable, Equatable, Sendable {
                   // A daemon from before the bound listed every router.
                   gatewaysOmitted: try c.decodeIfPresent(Int.self, forKey: .gatewaysOmitted) ?? 0,
                   // A daemon that does not say (null, or from before the field) checks.
-                  connectivityCheck: try c.decodeIfPresent(Bool.self, forKey: .connectivityCheck) ?? true)
+                  connectivityCheck: try c.decodeIfPresent(Bool.self, forKey: .connectivityCheck) ?? true,
+                  // A daemon from before link quality was measured says nothing of it.
+                  linkQuality: try c.decodeIfPresent(LinkQuality.self, forKey: .linkQuality))
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -485,5 +543,6 @@ public struct Status: Codable, Equatable, Sendable {
         try c.encode(probe, forKey: .probe); try c.encode(Timestamp.string(from: since), forKey: .since)
         try c.encode(simulated, forKey: .simulated); try c.encode(routing, forKey: .routing)
         try c.encode(connectivityCheck, forKey: .connectivityCheck)
+        try c.encode(linkQuality, forKey: .linkQuality)
     }
 }

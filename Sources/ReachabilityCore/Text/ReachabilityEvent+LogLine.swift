@@ -17,6 +17,12 @@ extension ReachabilityEvent {
                 line += ": \(current.connectivity.rawValue) on \(current.primary?.name ?? reason.interface ?? "no interface")"
                 line += familyNote
             }
+        case .qualityChanged:
+            // `#46 qualityChanged wlan0: moderate (3g, 420 ms)`: the uplink's new class.
+            let name = reason.interface ?? current.primary?.name
+            let quality = name.flatMap { name in current.interfaces.first { $0.name == name }?.linkQuality }
+                ?? current.linkQuality
+            line += (name.map { " \($0)" } ?? "") + ": " + (quality.map(\.summary) ?? "not known")
         case .initial, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
              .addressRemoved, .routeAdded, .routeRemoved, .modemChanged, .resync, .configReloaded, .simulation, .ruleAdded,
              .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed:

@@ -13,7 +13,8 @@ interface io.reachd.Reachability
 # captivePortalApi are what its routers announce (router advertisement RDNSS, DNSSL, PREF64,
 # and the RFC 8910 captive-portal API URI). connectivity is the verdict of the standby check
 # on an uplink other than the primary (bound to it); null for the primary (its verdict is
-# Status.connectivity) and for interfaces not checked.
+# Status.connectivity) and for interfaces not checked. linkQuality is how good the uplink
+# is, measured; null before anything is known.
 type Interface (
   name: string,
   index: int,
@@ -27,7 +28,40 @@ type Interface (
   searchDomains: []string,
   nat64Prefix: ?string,
   captivePortalApi: ?string,
-  connectivity: ?(unknown, none, portal, limited, full)
+  connectivity: ?(unknown, none, portal, limited, full),
+  linkQuality: ?LinkQuality
+)
+
+# How good an uplink is, measured from the TCP traffic that crosses it, reachd's own checks
+# and the modem's radio. level is Apple's (NWPath.linkQuality); effectiveType the web's
+# (navigator.connection): "slow-2g", "2g", "3g", "4g", or null when unknown. Only a change of
+# level or effectiveType is an event; the figures are the newest at every read.
+type LinkQuality (
+  level: (unknown, minimal, moderate, good),
+  effectiveType: ?string,
+  # The time-weighted median RTT and the lowest seen, milliseconds.
+  rttMs: ?float,
+  minRttMs: ?float,
+  downlinkKbps: ?float,
+  # Retransmitted over sent segments, percent.
+  lossPercent: ?float,
+  samples: int,
+  source: (passive, probe, radio, default),
+  measuredAt: string,
+  # True when nothing was measured for a while: the class is the last one known.
+  stale: bool,
+  signal: ?RadioSignal
+)
+
+# A cellular modem's signal (ModemManager Modem.Signal): dBm and dB figures of the
+# technology named, null where it reports none; level is bars, 0 to 4.
+type RadioSignal (
+  technology: string,
+  rssi: ?float,
+  rsrp: ?float,
+  rsrq: ?float,
+  snr: ?float,
+  level: int
 )
 
 # The cellular radio behind a wwan interface, from ModemManager.
@@ -104,14 +138,16 @@ type Status (
   routing: []RoutePath,
   # False when the connectivity check is off: connectivity stays unknown, and a reachable
   # path counts as online. Null (an older daemon) means true.
-  connectivityCheck: ?bool
+  connectivityCheck: ?bool,
+  # How good the primary path is, measured (its uplink's Interface.linkQuality).
+  linkQuality: ?LinkQuality
 )
 
 type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
          resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement,
-         sleeping, resumed),
+         sleeping, resumed, qualityChanged),
   interface: ?string,
   detail: ?string
 )
