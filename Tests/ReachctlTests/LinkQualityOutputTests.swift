@@ -35,6 +35,9 @@ import Testing
         // Known from the radio alone: no RTT, the source says what it rests on.
         stale.linkQuality = LinkQuality(level: .minimal, source: .radio, measuredAt: Self.measuredAt)
         #expect(stale.summary(now: Self.measuredAt).contains("quality: minimal (radio) ·"))
+        // A guess from the link's technology says so.
+        stale.linkQuality = LinkQuality(level: .good, effectiveType: .fourG, source: .default, measuredAt: Self.measuredAt)
+        #expect(stale.summary(now: Self.measuredAt).contains("quality: good (4g, default) ·"))
         // Nothing measured: nothing said.
         #expect(!Self.status(primary: nil).summary(now: Self.measuredAt).contains("quality"))
     }

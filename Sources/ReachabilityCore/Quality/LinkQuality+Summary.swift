@@ -1,13 +1,14 @@
 import FoundationEssentials
 
 extension LinkQuality {
-    /// `good (4g, 48 ms)`, `minimal (radio)`, `moderate (3g, 420 ms, stale)`: the class and
-    /// what it rests on, as `reachctl status` and the log print it.
+    /// `good (4g, 48 ms)`, `minimal (2g, radio)`, `good (4g, default)`, `moderate (3g, 420 ms,
+    /// stale)`: the class and what it rests on (a class without an RTT names its source, so a
+    /// guess never reads like a measurement), as `reachctl status` and the log print it.
     public var summary: String {
         var details: [String] = []
         if let type = effectiveType { details.append(type.rawValue) }
         if let rtt = rttMs, rtt.isFinite { details.append("\(Int(rtt.rounded())) ms") }
-        if details.isEmpty { details.append(source.rawValue) }
+        if rttMs?.isFinite != true { details.append(source.rawValue) }
         if stale { details.append("stale") }
         return "\(level.rawValue) (" + details.joined(separator: ", ") + ")"
     }
