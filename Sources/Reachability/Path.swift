@@ -89,7 +89,8 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     public let availableInterfaces: [NetworkInterface]
     /// Cellular, or an interface configured as metered.
     public let isExpensive: Bool
-    /// Low Data Mode does not exist on Linux: always false.
+    /// Low Data Mode (NWPath.isConstrained): the primary interface is configured as constrained
+    /// (`[Interfaces] Constrained=` in reachd.conf); apps should save data. False in-process.
     public let isConstrained: Bool
     public let supportsIPv4: Bool
     public let supportsIPv6: Bool
@@ -154,7 +155,7 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         isExpensive = status.expensive
         ipv4Connectivity = status.ipv4Connectivity
         ipv6Connectivity = status.ipv6Connectivity
-        isConstrained = false
+        isConstrained = status.constrained
         supportsIPv4 = status.ipv4 && pathStatus == .satisfied
         supportsIPv6 = status.ipv6 && pathStatus == .satisfied
         supportsDNS = pathStatus == .satisfied

@@ -158,7 +158,7 @@ import Testing
     @Test func everyFieldIsPresent() throws {
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
                                        "ipv4", "ipv6", "gateways", "gatewaysOmitted", "flags", "interfaces", "probe", "since",
-                                       "simulated", "routing", "ipv4Connectivity", "ipv6Connectivity", "connectivityCheck"]
+                                       "simulated", "routing", "ipv4Connectivity", "ipv6Connectivity", "connectivityCheck", "constrained"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
                                           "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity"]
         let cellularKeys: Set<String> = ["generation", "accessTechnology", "modem", "interface", "signalQuality", "roaming"]

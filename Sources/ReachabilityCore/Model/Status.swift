@@ -215,6 +215,7 @@ public struct Status: Codable, Equatable, Sendable {
         var vpn: Interface?
         var cellular: Cellular?
         var expensive: Bool
+        var constrained: Bool
         var ipv4: Bool
         var ipv6: Bool
         var gateways: [String]
@@ -279,6 +280,11 @@ public struct Status: Codable, Equatable, Sendable {
     public var expensive: Bool {
         _read { yield box.fields.expensive } _modify { yield &fieldsForWriting.expensive }
     }
+    /// The primary interface is in "low data mode" (`[Interfaces] Constrained=`): apps should
+    /// save data, as Apple's `NWPath.isConstrained` asks them to.
+    public var constrained: Bool {
+        _read { yield box.fields.constrained } _modify { yield &fieldsForWriting.constrained }
+    }
     public var ipv4: Bool {
         _read { yield box.fields.ipv4 } _modify { yield &fieldsForWriting.ipv4 }
     }
@@ -333,10 +339,10 @@ public struct Status: Codable, Equatable, Sendable {
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
                 since: Date, simulated: Bool = false, routing: [RoutePath] = [],
                 ipv4Connectivity: Connectivity = .none, ipv6Connectivity: Connectivity = .none,
-                gatewaysOmitted: Int = 0, connectivityCheck: Bool = true) {
+                gatewaysOmitted: Int = 0, connectivityCheck: Bool = true, constrained: Bool = false) {
         box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity,
                          ipv4Connectivity: ipv4Connectivity, ipv6Connectivity: ipv6Connectivity, primary: primary,
-                         vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
+                         vpn: vpn, cellular: cellular, expensive: expensive, constrained: constrained, ipv4: ipv4, ipv6: ipv6,
                          gateways: gateways, gatewaysOmitted: gatewaysOmitted, flags: flags, interfaces: interfaces, probe: probe,
                          since: since, simulated: simulated, routing: routing, connectivityCheck: connectivityCheck))
     }
@@ -360,7 +366,8 @@ public struct Status: Codable, Equatable, Sendable {
     /// The top-level fields an event reports in `changes` (`since` is never one of them).
     public enum Field: String, CaseIterable, Comparable, Sendable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing, connectivityCheck
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing, connectivityCheck,
+             constrained
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
 
@@ -393,6 +400,7 @@ public struct Status: Codable, Equatable, Sendable {
         case .vpn: return Self.differ(vpn, other.vpn)
         case .cellular: return Self.differ(cellular, other.cellular)
         case .expensive: return expensive != other.expensive
+        case .constrained: return constrained != other.constrained
         case .ipv4: return ipv4 != other.ipv4
         case .ipv6: return ipv6 != other.ipv6
         case .gateways: return gateways != other.gateways
@@ -435,7 +443,8 @@ public struct Status: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
-             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing, connectivityCheck
+             ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing, connectivityCheck,
+             constrained
     }
 
     public init(from decoder: Decoder) throws {
@@ -468,7 +477,9 @@ public struct Status: Codable, Equatable, Sendable {
                   // A daemon from before the bound listed every router.
                   gatewaysOmitted: try c.decodeIfPresent(Int.self, forKey: .gatewaysOmitted) ?? 0,
                   // A daemon that does not say (null, or from before the field) checks.
-                  connectivityCheck: try c.decodeIfPresent(Bool.self, forKey: .connectivityCheck) ?? true)
+                  connectivityCheck: try c.decodeIfPresent(Bool.self, forKey: .connectivityCheck) ?? true,
+                  // Nor of low data mode.
+                  constrained: try c.decodeIfPresent(Bool.self, forKey: .constrained) ?? false)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -485,5 +496,6 @@ public struct Status: Codable, Equatable, Sendable {
         try c.encode(probe, forKey: .probe); try c.encode(Timestamp.string(from: since), forKey: .since)
         try c.encode(simulated, forKey: .simulated); try c.encode(routing, forKey: .routing)
         try c.encode(connectivityCheck, forKey: .connectivityCheck)
+        try c.encode(constrained, forKey: .constrained)
     }
 }
