@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,6 +22,9 @@ final class DHCPLeaseWatcher: @unchecked Sendable {
     private let queue = DispatchQueue(label: "reachd.leases")
     private let log: LogSink
     private let onChange: @Sendable (_ index: Int, _ metered: Bool) -> Void
+    /// Indexes asked for and not read yet: a burst of address and route changes (a router
+    /// announcing in a loop) costs one read per link, not one per message.
+    private let pending = Mutex<Set<Int>>([])
 
     // Confined to `queue`.
     private var inotify: Int32 = -1
@@ -44,11 +48,21 @@ final class DHCPLeaseWatcher: @unchecked Sendable {
 
     /// Reads the leases of `indexes` (again), after the directory's watch is set up when it can
     /// be (a directory that does not exist yet is tried again at the next call).
-    func refresh(_ indexes: some Sequence<Int> & Sendable) {
+    func refresh(_ indexes: some Sequence<Int>) {
+        let wasIdle = pending.withLock { pending in
+            let idle = pending.isEmpty
+            pending.formUnion(indexes)
+            return idle
+        }
+        guard wasIdle else { return }
         queue.async { [self] in
+            let indexes = pending.withLock { pending in
+                defer { pending = [] }
+                return pending
+            }
             guard !stopped else { return }
             watchDirectory()
-            for index in indexes { read(index) }
+            for index in indexes.sorted() { read(index) }
         }
     }
 

@@ -7,7 +7,7 @@ extension ReachabilityMonitor {
     /// Starts reading leases from the configured directory (again, after a change of it), every
     /// link's at once. On `queue`.
     func startLeaseWatcher() {
-        leases?.stop()
+        stopLeaseWatcher()
         let watcher = DHCPLeaseWatcher(directory: configuration.interfaces.leaseDirectory, log: log) { [weak self] index, metered in
             self?.setMeteredGuess(metered, index: index)
         }
@@ -15,9 +15,12 @@ extension ReachabilityMonitor {
         watcher.refresh(Array(table.links.keys))
     }
 
+    /// What the leases said is forgotten with the watcher: a new one reports only changes from
+    /// nothing known.
     func stopLeaseWatcher() {
         leases?.stop()
         leases = nil
+        meteredGuesses = [:]
     }
 
     /// The link at `index` is gone: so is what its lease said.
