@@ -87,7 +87,8 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     /// Interfaces the path can use, the one traffic takes first: a VPN on top, the primary
     /// interface, then every other non-loopback interface that is up with carrier and addresses.
     public let availableInterfaces: [NetworkInterface]
-    /// Cellular, or an interface configured as metered.
+    /// Cellular, or a metered interface (configured, or guessed from its DHCP lease's
+    /// `ANDROID_METERED` or by NetworkManager, as reachd.conf(5) says).
     public let isExpensive: Bool
     /// Low Data Mode (NWPath.isConstrained): the primary interface is configured as constrained
     /// (`[Interfaces] Constrained=` in reachd.conf); apps should save data. False in-process.

@@ -16,6 +16,8 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     public var operstate: String
     /// Addresses in CIDR form (`192.168.1.20/24`, `2001:db8::1/64`); tentative IPv6 addresses are left out.
     public var addresses: [String]
+    /// Metered: `[Interfaces] Metered=`, or guessed from the link's DHCP lease or by
+    /// NetworkManager unless `NotMetered=` names it (a cellular link is expensive without it).
     public var metered: Bool
     /// DNS servers the link's routers announce (router advertisement RDNSS), in the order announced.
     public var dns: [String]
@@ -276,7 +278,8 @@ public struct Status: Codable, Equatable, Sendable {
     public var cellular: Cellular? {
         _read { yield box.fields.cellular } _modify { yield &fieldsForWriting.cellular }
     }
-    /// Cellular, or an interface configured as metered.
+    /// Cellular, or a metered primary interface: `Metered=`, or its DHCP lease's
+    /// `ANDROID_METERED` or NetworkManager's guess unless `NotMetered=` names it.
     public var expensive: Bool {
         _read { yield box.fields.expensive } _modify { yield &fieldsForWriting.expensive }
     }
