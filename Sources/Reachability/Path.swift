@@ -87,9 +87,11 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     /// Interfaces the path can use, the one traffic takes first: a VPN on top, the primary
     /// interface, then every other non-loopback interface that is up with carrier and addresses.
     public let availableInterfaces: [NetworkInterface]
-    /// Cellular, or an interface configured as metered.
+    /// Cellular, or a metered interface (configured, or guessed from its DHCP lease's
+    /// `ANDROID_METERED` or by NetworkManager, as reachd.conf(5) says).
     public let isExpensive: Bool
-    /// Low Data Mode does not exist on Linux: always false.
+    /// Low Data Mode (NWPath.isConstrained): the primary interface is configured as constrained
+    /// (`[Interfaces] Constrained=` in reachd.conf); apps should save data. False in-process.
     public let isConstrained: Bool
     public let supportsIPv4: Bool
     public let supportsIPv6: Bool
@@ -162,7 +164,7 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         isExpensive = status.expensive
         ipv4Connectivity = status.ipv4Connectivity
         ipv6Connectivity = status.ipv6Connectivity
-        isConstrained = false
+        isConstrained = status.constrained
         supportsIPv4 = status.ipv4 && pathStatus == .satisfied
         supportsIPv6 = status.ipv6 && pathStatus == .satisfied
         supportsDNS = pathStatus == .satisfied

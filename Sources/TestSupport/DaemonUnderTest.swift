@@ -8,9 +8,11 @@ import Glibc
 /// from `Binaries` (REACHD_BIN_DIR), waits until its socket answers, and stops it; `Launch`
 /// says how (as another user, under a task limit, under a stand-in for systemd).
 public final class DaemonUnderTest: @unchecked Sendable {
-    /// The connectivity check off (tests never let it reach out to the default URL) and no
-    /// ModemManager (a test daemon never asks the machine's own system bus).
+    /// The connectivity check off (tests never let it reach out to the default URL), no
+    /// ModemManager and no NetworkManager (a test daemon never asks the machine's own system bus),
+    /// and no DHCP leases (the machine's own, by interface index, say nothing of a namespace's links).
     public static let defaultConfig = "[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n"
+        + "[Interfaces]\nNetworkManager=no\nLeaseDirectory=/nonexistent/reachd-test-leases\n"
 
     /// How reachd is started, besides its socket and configuration.
     public struct Launch: Sendable {

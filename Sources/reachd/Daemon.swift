@@ -19,6 +19,8 @@ final class Daemon: @unchecked Sendable {
     var reloadHooks: [(ReachdConfiguration) -> Void] = []
     /// ModemManager, unless `[Cellular] ModemManager=no`.
     var modemSource: ModemManagerSource?
+    /// NetworkManager's metered guess, unless `[Interfaces] NetworkManager=no`.
+    var networkManagerSource: NetworkManagerMeteredSource?
     /// logind's sleep and wake, with a delay inhibitor while awake.
     var sleepMonitor: LogindSleepMonitor?
     /// The simulation overlay: what subscribers see.
@@ -44,6 +46,7 @@ final class Daemon: @unchecked Sendable {
         try monitor.start()
         self.monitor = monitor
         startCellular(monitor: monitor)
+        startNetworkManager(monitor: monitor)
 
         // The server shares the monitor's queue: an event is encoded and sent by the thread that
         // classified it, with no wake-up of another thread in between (sockets stay non-blocking,
@@ -122,6 +125,7 @@ final class Daemon: @unchecked Sendable {
         server?.stop()
         metrics?.stop()
         modemSource?.stop()
+        networkManagerSource?.stop()
         sleepMonitor?.stop()
         monitor?.stop()
         ProcessSetup.exit(0)

@@ -130,6 +130,33 @@ import Testing
         #expect(Self.evaluations(fired).first?.whole == false)
     }
 
+    /// A link's cost guess changed (its lease): that link alone is classified at once, its
+    /// addresses kept (touched, not contents), with the lease's reason; a netlink change waiting
+    /// for `Debounce=` goes with it under that reason, and a stronger pending reason wins.
+    @Test func costChangeClassifiesTheLinkAtOnce() throws {
+        var scheduler = MonitorScheduler(configuration: .init(debounce: 0.2))
+        let now = Self.t0
+        _ = scheduler.start(observed: false, now: now)
+        let lease = Reason(code: .resync, interface: "wlan0", detail: "DHCP lease asks for metered use (ANDROID_METERED)")
+        let first = try #require(Self.evaluations(scheduler.linkCostChanged(index: 3, reason: lease, now: now)).first)
+        #expect(first.touched == [3] && first.contents.isEmpty && !first.whole && first.reason == lease)
+
+        var changes = MonitorScheduler.KernelChanges()
+        changes.touched = [2]; changes.contents = [2]; changes.other = true
+        #expect(Self.armed(scheduler.kernelChanged(changes, nextExpiry: nil, now: now)) == [.debounce])
+        let actions = scheduler.linkCostChanged(index: 3, reason: lease, now: now.adding(0.1))
+        #expect(actions.first == .cancel(.debounce))
+        let both = try #require(Self.evaluations(actions).first)
+        #expect(both.touched == [2, 3] && both.contents == [2] && both.reason == lease)
+
+        // An overrun's re-read waiting for the debounce: its resync is the stronger reason.
+        changes.overrun = true
+        #expect(scheduler.kernelChanged(changes, nextExpiry: nil, now: now) == [.rereadKernel(.overrun)])
+        #expect(Self.armed(scheduler.kernelReread(succeeded: true, nextExpiry: nil, now: now)) == [.debounce])
+        let stronger = try #require(Self.evaluations(scheduler.linkCostChanged(index: 3, reason: lease, now: now)).first)
+        #expect(stronger.whole && stronger.reason?.detail == "netlink socket overrun; state re-read from the kernel")
+    }
+
     /// Router announcements alone: the first at once, the next within the window held for the
     /// merge timer, which classifies them; their lifetimes arm the expiry timer a little after
     /// the deadline.

@@ -175,7 +175,7 @@ import Testing
         let statusKeys: Set<String> = ["status", "reachable", "connectivity", "primary", "vpn", "cellular", "expensive",
                                        "ipv4", "ipv6", "gateways", "gatewaysOmitted", "flags", "interfaces", "probe", "since",
                                        "simulated", "routing", "ipv4Connectivity", "ipv6Connectivity", "connectivityCheck",
-                                       "linkQuality"]
+                                       "linkQuality", "constrained"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
                                           "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity", "linkQuality"]
         let qualityKeys: Set<String> = ["level", "effectiveType", "rttMs", "minRttMs", "downlinkKbps", "lossPercent",

@@ -34,6 +34,18 @@ struct PathTests {
         #expect(path.supportsIPv4 && !path.supportsIPv6 && path.supportsDNS)
     }
 
+    @Test("Low data mode: isConstrained is the status's constrained, and a change of it is a new path")
+    func lowDataMode() {
+        let eth = Self.interface("eth0", 2, .ethernet)
+        var status = Self.status(.ethernet, primary: eth, interfaces: [eth], expensive: true)
+        let plain = Path(status)
+        #expect(!plain.isConstrained && plain.isExpensive)
+        status.constrained = true
+        let constrained = Path(status)
+        #expect(constrained.isConstrained && constrained.isExpensive)
+        #expect(constrained != plain)
+    }
+
     @Test("Each family's verdict beside supportsIPv4/supportsIPv6: a dead IPv6 internet under a working IPv4 one")
     func familyVerdicts() {
         let eth = Self.interface("eth0", 2, .ethernet, addresses: ["10.0.0.2/24", "2001:db8::2/64"])

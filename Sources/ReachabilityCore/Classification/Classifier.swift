@@ -104,7 +104,7 @@ public enum Classifier {
             ipv6: !paths[1].decision.routes.isEmpty,
             gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since,
             routing: paths.map { $0.routePath(linkName: { slices[$0]?.link?.name }) }, gatewaysOmitted: gatewaysOmitted,
-            connectivityCheck: snapshot.connectivityCheck)
+            connectivityCheck: snapshot.connectivityCheck, constrained: primaryLink?.constrained ?? false)
         var verdict = snapshot.verdict
         if let way = ProbePath(path), verdict.path != way, let known = snapshot.standbyVerdicts[way.index],
            let from = previous.flatMap(ProbePath.init), from.index != way.index {

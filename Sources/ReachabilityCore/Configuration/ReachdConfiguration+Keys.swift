@@ -50,6 +50,10 @@ extension ReachdConfiguration {
             else { config.interfaces.kinds.append(KindOverride(glob: glob, kind: kind)) }
         },
         list("Interfaces", "Metered", \.interfaces.metered),
+        list("Interfaces", "NotMetered", \.interfaces.notMetered),
+        list("Interfaces", "Constrained", \.interfaces.constrained),
+        plain("Interfaces", "LeaseDirectory", \.interfaces.leaseDirectory) { value throws(ValueError) in try absolutePath(value) },
+        plain("Interfaces", "NetworkManager", \.interfaces.networkManager) { value throws(ValueError) in try boolean(value) },
         plain("Connectivity", "Enabled", \.connectivity.enabled) { value throws(ValueError) in try boolean(value) },
         plain("Connectivity", "URL", \.connectivity.url) { value throws(ValueError) in try httpURL(value) },
         plain("Connectivity", "Response", \.connectivity.response) { value throws(ValueError) in value },

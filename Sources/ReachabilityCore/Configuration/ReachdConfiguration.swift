@@ -31,8 +31,32 @@ public struct ReachdConfiguration: Equatable, Sendable {
         /// `Kind.GLOB=`: forced kinds in file order; the first matching glob wins.
         public var kinds: [KindOverride] = []
         /// `Metered=`: globs of interfaces that are metered (`expensive`) although not cellular.
+        /// Wins over `NotMetered=` and over every guess.
         public var metered: [String] = []
+        /// `NotMetered=`: globs of interfaces that are not metered whatever their DHCP lease or
+        /// NetworkManager guess (a cellular link stays `expensive`).
+        public var notMetered: [String] = []
+        /// `Constrained=`: globs of interfaces in "low data mode" (`Status.constrained`).
+        public var constrained: [String] = []
+        /// `LeaseDirectory=`: where systemd-networkd keeps its DHCPv4 leases, one file per
+        /// interface index, read for the `ANDROID_METERED` guess.
+        public var leaseDirectory: String = "/run/systemd/netif/leases"
+        /// `NetworkManager=`: ask NetworkManager (system bus) which interfaces it calls metered.
+        public var networkManager: Bool = true
         public init() {}
+
+        /// Whether the interface `name` is metered: `Metered=` says yes, `NotMetered=` says no,
+        /// and when neither names it, what the network `guessed` (the DHCP lease, NetworkManager).
+        public func isMetered(_ name: String, guessed: Bool) -> Bool {
+            if Glob.matchesAny(metered, name) { return true }
+            if Glob.matchesAny(notMetered, name) { return false }
+            return guessed
+        }
+
+        /// Whether the interface `name` is in low data mode (`Constrained=`).
+        public func isConstrained(_ name: String) -> Bool {
+            Glob.matchesAny(constrained, name)
+        }
     }
 
     /// `[Connectivity]`: the HTTP check that tells `full` from `portal` and `limited`.

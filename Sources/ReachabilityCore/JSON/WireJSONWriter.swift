@@ -85,6 +85,7 @@ public struct WireJSONWriter: ~Copyable {
         raw(#"{"cellular":"#); optional(status.cellular) { $0.write($1) }
         raw(#","connectivity":"#); string(status.connectivity.rawValue)
         raw(#","connectivityCheck":"#); bool(status.connectivityCheck)
+        raw(#","constrained":"#); bool(status.constrained)
         raw(#","expensive":"#); bool(status.expensive)
         raw(#","flags":"#); array(status.flags) { $0.string($1.rawValue) }
         raw(#","gateways":"#); strings(status.gateways)

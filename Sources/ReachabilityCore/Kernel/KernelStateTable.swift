@@ -236,12 +236,14 @@ public struct KernelStateTable: Equatable, Sendable {
     /// The classifier's input. `kinds` holds each link's decided kind (links without one are
     /// `other`); links in `ignored` disappear with their addresses and routes.
     public func snapshot(kinds: [Int: InterfaceKind], metered: Set<Int> = [], ignored: Set<Int> = [],
-                         modems: [ModemState] = [], probe: Probe? = nil) -> NetworkSnapshot {
+                         modems: [ModemState] = [], probe: Probe? = nil, constrained: Set<Int> = []) -> NetworkSnapshot {
         var linkStates: [Int: LinkState] = [:]
         for (index, facts) in links where !ignored.contains(index) {
-            linkStates[index] = LinkState(index: index, name: facts.name, kind: kinds[index] ?? .other, up: facts.up,
-                                          carrier: facts.carrier, operstate: facts.operstate, metered: metered.contains(index),
-                                          group: facts.group)
+            var link = LinkState(index: index, name: facts.name, kind: kinds[index] ?? .other, up: facts.up,
+                                 carrier: facts.carrier, operstate: facts.operstate, metered: metered.contains(index),
+                                 group: facts.group)
+            link.constrained = constrained.contains(index)
+            linkStates[index] = link
         }
         return NetworkSnapshot(links: linkStates,
                                addresses: Set(allAddresses.filter { !ignored.contains($0.ifindex) }),
@@ -257,11 +259,13 @@ public struct KernelStateTable: Equatable, Sendable {
     /// its addresses and routes are taken over as they are. It must have a link (an ignored or
     /// absent link's slice holds none of the index's addresses and routes).
     public func slice(at index: Int, kind: InterfaceKind, metered: Bool, ignored: Bool,
-                      previous: LinkSlice? = nil) -> LinkSlice {
+                      previous: LinkSlice? = nil, constrained: Bool = false) -> LinkSlice {
         guard !ignored else { return LinkSlice(index: index, link: nil) }
         let link = links[index].map { facts in
-            LinkState(index: index, name: facts.name, kind: kind, up: facts.up, carrier: facts.carrier,
-                      operstate: facts.operstate, metered: metered, group: facts.group)
+            var link = LinkState(index: index, name: facts.name, kind: kind, up: facts.up, carrier: facts.carrier,
+                                 operstate: facts.operstate, metered: metered, group: facts.group)
+            link.constrained = constrained
+            return link
         }
         if let previous, previous.index == index, previous.link != nil {
             return previous.replacingLink(with: link)

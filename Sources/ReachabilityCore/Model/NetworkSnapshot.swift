@@ -14,6 +14,8 @@ public struct LinkState: Equatable, Hashable, Sendable {
     public var carrier: Bool
     public var operstate: String
     public var metered: Bool
+    /// In low data mode (`[Interfaces] Constrained=`).
+    public var constrained: Bool = false
     /// The interface group (IFLA_GROUP), for `suppress_ifgroup` rules.
     public var group: UInt32
 

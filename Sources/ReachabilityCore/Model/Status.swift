@@ -16,6 +16,8 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     public var operstate: String
     /// Addresses in CIDR form (`192.168.1.20/24`, `2001:db8::1/64`); tentative IPv6 addresses are left out.
     public var addresses: [String]
+    /// Metered: `[Interfaces] Metered=`, or guessed from the link's DHCP lease or by
+    /// NetworkManager unless `NotMetered=` names it (a cellular link is expensive without it).
     public var metered: Bool
     /// DNS servers the link's routers announce (router advertisement RDNSS), in the order announced.
     public var dns: [String]
@@ -243,6 +245,7 @@ public struct Status: Codable, Equatable, Sendable {
         var vpn: Interface?
         var cellular: Cellular?
         var expensive: Bool
+        var constrained: Bool
         var ipv4: Bool
         var ipv6: Bool
         var gateways: [String]
@@ -304,9 +307,15 @@ public struct Status: Codable, Equatable, Sendable {
     public var cellular: Cellular? {
         _read { yield box.fields.cellular } _modify { yield &fieldsForWriting.cellular }
     }
-    /// Cellular, or an interface configured as metered.
+    /// Cellular, or a metered primary interface: `Metered=`, or its DHCP lease's
+    /// `ANDROID_METERED` or NetworkManager's guess unless `NotMetered=` names it.
     public var expensive: Bool {
         _read { yield box.fields.expensive } _modify { yield &fieldsForWriting.expensive }
+    }
+    /// The primary interface is in "low data mode" (`[Interfaces] Constrained=`): apps should
+    /// save data, as Apple's `NWPath.isConstrained` asks them to.
+    public var constrained: Bool {
+        _read { yield box.fields.constrained } _modify { yield &fieldsForWriting.constrained }
     }
     public var ipv4: Bool {
         _read { yield box.fields.ipv4 } _modify { yield &fieldsForWriting.ipv4 }
@@ -370,10 +379,11 @@ public struct Status: Codable, Equatable, Sendable {
                 gateways: [String], flags: [ReachabilityFlag], interfaces: [Interface], probe: Probe?,
                 since: Date, simulated: Bool = false, routing: [RoutePath] = [],
                 ipv4Connectivity: Connectivity = .none, ipv6Connectivity: Connectivity = .none,
-                gatewaysOmitted: Int = 0, connectivityCheck: Bool = true, linkQuality: LinkQuality? = nil) {
+                gatewaysOmitted: Int = 0, connectivityCheck: Bool = true, linkQuality: LinkQuality? = nil,
+                constrained: Bool = false) {
         box = Box(Fields(status: status, reachable: reachable, connectivity: connectivity,
                          ipv4Connectivity: ipv4Connectivity, ipv6Connectivity: ipv6Connectivity, primary: primary,
-                         vpn: vpn, cellular: cellular, expensive: expensive, ipv4: ipv4, ipv6: ipv6,
+                         vpn: vpn, cellular: cellular, expensive: expensive, constrained: constrained, ipv4: ipv4, ipv6: ipv6,
                          gateways: gateways, gatewaysOmitted: gatewaysOmitted, flags: flags, interfaces: interfaces, probe: probe,
                          since: since, simulated: simulated, routing: routing, connectivityCheck: connectivityCheck,
                          linkQuality: linkQuality))
@@ -399,7 +409,7 @@ public struct Status: Codable, Equatable, Sendable {
     public enum Field: String, CaseIterable, Comparable, Sendable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
              ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, simulated, routing, connectivityCheck,
-             linkQuality
+             linkQuality, constrained
 
         public static func < (a: Field, b: Field) -> Bool { a.rawValue < b.rawValue }
 
@@ -437,6 +447,7 @@ public struct Status: Codable, Equatable, Sendable {
         case .vpn: return Self.differInterface(vpn, other.vpn)
         case .cellular: return Self.differ(cellular, other.cellular)
         case .expensive: return expensive != other.expensive
+        case .constrained: return constrained != other.constrained
         case .ipv4: return ipv4 != other.ipv4
         case .ipv6: return ipv6 != other.ipv6
         case .gateways: return gateways != other.gateways
@@ -491,7 +502,7 @@ public struct Status: Codable, Equatable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case status, reachable, connectivity, ipv4Connectivity, ipv6Connectivity, primary, vpn, cellular, expensive,
              ipv4, ipv6, gateways, gatewaysOmitted, flags, interfaces, probe, since, simulated, routing, connectivityCheck,
-             linkQuality
+             linkQuality, constrained
     }
 
     public init(from decoder: Decoder) throws {
@@ -526,7 +537,9 @@ public struct Status: Codable, Equatable, Sendable {
                   // A daemon that does not say (null, or from before the field) checks.
                   connectivityCheck: try c.decodeIfPresent(Bool.self, forKey: .connectivityCheck) ?? true,
                   // A daemon from before link quality was measured says nothing of it.
-                  linkQuality: try c.decodeIfPresent(LinkQuality.self, forKey: .linkQuality))
+                  linkQuality: try c.decodeIfPresent(LinkQuality.self, forKey: .linkQuality),
+                  // Nor of low data mode.
+                  constrained: try c.decodeIfPresent(Bool.self, forKey: .constrained) ?? false)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -544,5 +557,6 @@ public struct Status: Codable, Equatable, Sendable {
         try c.encode(simulated, forKey: .simulated); try c.encode(routing, forKey: .routing)
         try c.encode(connectivityCheck, forKey: .connectivityCheck)
         try c.encode(linkQuality, forKey: .linkQuality)
+        try c.encode(constrained, forKey: .constrained)
     }
 }

@@ -1,15 +1,17 @@
 import FoundationEssentials
 
 /// What the configuration and sysfs say about one link, decided once per name: its kind, and
-/// whether it is metered or ignored.
+/// whether it is metered, constrained or ignored.
 public struct LinkVerdict: Equatable, Sendable {
     public var name: String
     public var kind: InterfaceKind
     public var metered: Bool
     public var ignored: Bool
+    /// In low data mode (`[Interfaces] Constrained=`).
+    public var constrained: Bool
 
-    public init(name: String, kind: InterfaceKind, metered: Bool, ignored: Bool) {
-        self.name = name; self.kind = kind; self.metered = metered; self.ignored = ignored
+    public init(name: String, kind: InterfaceKind, metered: Bool, ignored: Bool, constrained: Bool = false) {
+        self.name = name; self.kind = kind; self.metered = metered; self.ignored = ignored; self.constrained = constrained
     }
 }
 
@@ -18,14 +20,16 @@ extension MonitorScheduler.Reported {
     /// and verdicts; `connectivityCheck`: whether the internet is checked at all.
     public func snapshot(of table: KernelStateTable, connectivityCheck: Bool = true,
                          verdict: (LinkFacts) -> LinkVerdict) -> NetworkSnapshot {
-        var kinds: [Int: InterfaceKind] = [:], metered: Set<Int> = [], ignored: Set<Int> = []
+        var kinds: [Int: InterfaceKind] = [:], metered: Set<Int> = [], ignored: Set<Int> = [], constrained: Set<Int> = []
         for (index, facts) in table.links {
             let decided = verdict(facts)
             kinds[index] = decided.kind
             if decided.metered { metered.insert(index) }
             if decided.ignored { ignored.insert(index) }
+            if decided.constrained { constrained.insert(index) }
         }
-        var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe)
+        var snapshot = table.snapshot(kinds: kinds, metered: metered, ignored: ignored, modems: modems, probe: probe,
+                                      constrained: constrained)
         snapshot.probePath = probePath
         snapshot.standbyVerdicts = standbyVerdicts
         snapshot.connectivityCheck = connectivityCheck
@@ -56,7 +60,7 @@ extension StatusTracker {
             let decided = verdict(facts)
             let previous = evaluation.contents.contains(index) ? nil : indexed.slices[index]
             slices.append(table.slice(at: index, kind: decided.kind, metered: decided.metered, ignored: decided.ignored,
-                                      previous: previous))
+                                      previous: previous, constrained: decided.constrained))
         }
         return update(slices: slices, modems: evaluation.modems ? reported.modems : nil,
                       verdict: evaluation.verdict ? (reported.probe, reported.probePath) : nil,

@@ -130,7 +130,7 @@ public struct MonitorScheduler: Sendable {
 
     /// An explicit reason, by strength: a classification takes the strongest one pending.
     private enum Cause: Int, Comparable {
-        case standby, resync, configReloaded, resumed, sleeping
+        case cost, standby, resync, configReloaded, resumed, sleeping
         static func < (a: Cause, b: Cause) -> Bool { a.rawValue < b.rawValue }
     }
 
@@ -360,6 +360,16 @@ public struct MonitorScheduler: Sendable {
     public mutating func modemsChanged(_ modems: [ModemState], now: ClockReading) -> [Action] {
         reported.modems = modems
         pending.modems = true
+        return evaluate(now: now)
+    }
+
+    /// What the network says about the cost of link `index` changed (its DHCP lease,
+    /// NetworkManager's guess; the monitor cleared that link's verdict): the link is classified
+    /// again at once, its addresses and routes as they were. `reason` names the source; any
+    /// other explicit reason pending wins over it.
+    public mutating func linkCostChanged(index: Int, reason: Reason, now: ClockReading) -> [Action] {
+        pending.touched.insert(index)
+        pending.ask(.cost, reason)
         return evaluate(now: now)
     }
 

@@ -122,6 +122,9 @@ type Status (
   vpn: ?Interface,
   cellular: ?Cellular,
   expensive: bool,
+  # The primary interface is in low data mode ([Interfaces] Constrained=): save data.
+  # Null (an older daemon) means false.
+  constrained: ?bool,
   ipv4: bool,
   ipv6: bool,
   # The routers of the primary's routes on the path: IPv4 first, each family in address

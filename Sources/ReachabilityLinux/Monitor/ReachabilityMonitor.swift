@@ -88,6 +88,13 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     var table = KernelStateTable()
     /// Per link index: the decided kind and the configuration's verdicts, cached until the link is renamed.
     var linkVerdicts: [Int: LinkVerdict] = [:]
+    /// What the network says about links' costs, used when the configuration names a link
+    /// neither `Metered=` nor `NotMetered=`: per index its DHCP lease, and the interfaces
+    /// NetworkManager calls metered.
+    var meteredGuesses: [Int: Bool] = [:]
+    var networkManagerMetered: Set<String> = []
+    /// Reads the DHCP leases for `meteredGuesses`, off `queue`.
+    var leases: DHCPLeaseWatcher?
     /// What to do with each input, and the verdicts and modems the monitor was told.
     var scheduler: MonitorScheduler
     var socket: NetlinkSocket?
@@ -185,6 +192,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             self.socket = socket
             self.reader = reader
             reader.start()
+            startLeaseWatcher()
         }
     }
 
@@ -194,6 +202,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             reader?.stop()
             reader = nil
             socket = nil
+            stopLeaseWatcher()
             perform(scheduler.stop(), now: clock.now())
             for timer in timers.values { timer.cancel() }
             timers = [:]
@@ -275,6 +284,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             config = next
             published.withLock { $0.configuration = next }
             linkVerdicts = [:]
+            if socket != nil, leases?.directory != next.interfaces.leaseDirectory { startLeaseWatcher() }
             let now = clock.now()
             perform(scheduler.reconfigured(MonitorScheduler.Configuration(next.monitor), now: now), now: now)
         }
@@ -348,6 +358,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             case .linkRemoved(let index):
                 // A new link may reuse the index and name of a deleted one: decide its kind afresh.
                 linkVerdicts[index] = nil
+                forgetLease(of: index)
             case .routerOptionRejected(let index, let error):
                 let (allowed, suppressed) = logLimits.option.admit(now: now)
                 if allowed {
@@ -388,6 +399,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                 break reading
             }
         }
+        // A new lease comes with its address: read it (off this queue).
+        if !changes.contents.isEmpty { leases?.refresh(changes.contents) }
         perform(scheduler.kernelChanged(changes, nextExpiry: table.nextAnnouncementDeadline, now: now), now: now)
     }
 
@@ -399,6 +412,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         table = try dumpKernelState()
         table.adoptAnnouncements(from: before)
         linkVerdicts = [:]
+        leases?.refresh(Array(table.links.keys))
     }
 
     /// Dumps links, addresses, routes and rules on a second, short-lived socket in the same namespace.
@@ -473,8 +487,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         let sysfs = SysfsInterfaceFacts(root: config.sysfsRoot)
         let verdict = LinkVerdict(name: facts.name,
                                   kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.interfaces.kinds),
-                                  metered: Glob.matchesAny(config.interfaces.metered, facts.name),
-                                  ignored: Glob.matchesAny(config.monitor.ignoreInterfaces, facts.name))
+                                  metered: config.interfaces.isMetered(facts.name, guessed: isMeteredGuess(facts)),
+                                  ignored: Glob.matchesAny(config.monitor.ignoreInterfaces, facts.name),
+                                  constrained: config.interfaces.isConstrained(facts.name))
         linkVerdicts[facts.index] = verdict
         return verdict
     }

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import ReachabilityCore
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SystemTests {
+/// The cost of the path end to end: reachd in a namespace reads systemd-networkd's lease of its
+/// uplink from the configured directory, and the configuration overrides what it says.
+@Suite struct CostIntegrationTests {
+    private static func status(_ daemon: DaemonUnderTest) -> Status? {
+        guard let out = try? daemon.reachctl(["status", "--json"]), out.status == 0 else { return nil }
+        return try? WireJSON.decoder().decode(Status.self, from: Data(out.stdout.utf8))
+    }
+
+    /// networkd's way: a temporary file renamed over the lease (inotify sees IN_MOVED_TO).
+    private static func writeLease(_ text: String, directory: String, index: Int) throws {
+        let temporary = "\(directory)/.#\(index)tmp"
+        try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+        guard rename(temporary, "\(directory)/\(index)") == 0 else {
+            throw SetupError(description: "rename to \(directory)/\(index): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private static let meteredHex = Array("ANDROID_METERED".utf8).map { String(format: "%02x", $0) }.joined()
+
+    @Test(.needsRoot())
+    func aHotspotsLeaseMakesThePathExpensiveUnlessConfiguredNotMetered() throws {
+        let host = try TestNamespace(tag: "co"), uplink = try TestNamespace(tag: "cou")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let index = try #require(Int(try host.exec("cat /sys/class/net/eth0/ifindex").trimmingCharacters(in: .whitespacesAndNewlines)))
+        let leases = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: leases) }
+        // The key=value form of systemd 252, as a phone's hotspot leases it.
+        try Self.writeLease("""
+            # This is private data. Do not parse.
+            ADDRESS=10.77.0.2
+            NETMASK=255.255.255.0
+            ROUTER=10.77.0.1
+            SERVER_ADDRESS=10.77.0.1
+            VENDOR_SPECIFIC=\(Self.meteredHex)
+
+            """, directory: leases, index: index)
+
+        let config = DaemonUnderTest.defaultConfig + "[Interfaces]\nLeaseDirectory=\(leases)\nConstrained=eth*\n"
+        let daemon = try DaemonUnderTest(namespace: host, config: config)
+        defer { daemon.stop() }
+
+        #expect(waitUntil(timeout: 10) { Self.status(daemon).map { $0.expensive && $0.constrained } == true },
+                "\(String(describing: Self.status(daemon))) \(daemon.child.stderr)")
+        let primary = Self.status(daemon)?.primary
+        #expect(primary?.name == "eth0" && primary?.metered == true)
+
+        // The JSON form of newer networkd, without the hint: no longer expensive (the file's change alone tells).
+        try Self.writeLease(#"{"Address":[10,77,0,2],"Router":[[10,77,0,1]],"Netmask":[255,255,255,0],"Server_Address":[10,77,0,1]}"#,
+                            directory: leases, index: index)
+        #expect(waitUntil(timeout: 10) { Self.status(daemon).map { !$0.expensive && $0.constrained } == true },
+                "\(String(describing: Self.status(daemon))) \(daemon.child.stderr)")
+        #expect(daemon.child.stderr.contains("DHCP lease no longer asks for metered use"), "\(daemon.child.stderr)")
+
+        // With the hint again, in JSON.
+        try Self.writeLease(#"{"Address":[10,77,0,2],"Vendor_Specific":"\#(Self.meteredHex)"}"#, directory: leases, index: index)
+        #expect(waitUntil(timeout: 10) { Self.status(daemon)?.expensive == true }, "\(daemon.child.stderr)")
+
+        // A broken lease changes nothing and is said once.
+        try Self.writeLease(#"{"Vendor_Specific":"41"#, directory: leases, index: index)
+        try Self.writeLease(#"{"Vendor_Specific":"41"#, directory: leases, index: index)
+        #expect(waitUntil(timeout: 10) { daemon.child.stderr.contains("DHCP lease \(leases)/\(index): not valid JSON") },
+                "\(daemon.child.stderr)")
+        #expect(daemon.child.stderr.components(separatedBy: "\n").filter { $0.contains("not valid JSON") }.count == 1,
+                "\(daemon.child.stderr)")
+        #expect(Self.status(daemon)?.expensive == true)
+
+        // The user knows better: NotMetered= overrides the hint on reload; Constrained= cleared.
+        try daemon.writeConfig(DaemonUnderTest.defaultConfig + "[Interfaces]\nLeaseDirectory=\(leases)\nNotMetered=eth0\n")
+        daemon.reload()
+        #expect(waitUntil(timeout: 10) { Self.status(daemon).map { !$0.expensive && !$0.constrained } == true },
+                "\(String(describing: Self.status(daemon))) \(daemon.child.stderr)")
+        #expect(Self.status(daemon)?.primary?.metered == false)
+    }
+
+    /// NetworkManager (python-dbusmock's template on a private bus) says the uplink's device is
+    /// metered by its guess (guess-yes, 3): expensive; guess-no (4): not; gone: not.
+    @Test(.needsRoot(), .requires(.dbusMock, .busctl))
+    func networkManagersMeteredGuessMakesThePathExpensive() throws {
+        let host = try TestNamespace(tag: "cn"), uplink = try TestNamespace(tag: "cnu")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let networkManager = try bus.startMock(template: "networkmanager", owning: "org.freedesktop.NetworkManager")
+        defer { networkManager.killAndWait() }
+        func busctl(_ arguments: String) throws {
+            let result = try sh("busctl --address='\(bus.address)' call org.freedesktop.NetworkManager \(arguments)", check: false)
+            if result.status != 0 { throw SetupError(description: "busctl \(arguments): \(result.output)") }
+        }
+        let device = "/org/freedesktop/NetworkManager/Devices/mock_eth0"
+        func setMetered(_ value: Int) throws {
+            try busctl("\(device) org.freedesktop.DBus.Mock UpdateProperties 'sa{sv}' org.freedesktop.NetworkManager.Device 1 Metered u \(value)")
+        }
+        try busctl("/org/freedesktop/NetworkManager org.freedesktop.DBus.Mock AddEthernetDevice ssi mock_eth0 eth0 100")
+        // The template's devices have no Metered: NetworkManager's own guess for a hotspot's lease.
+        try busctl("\(device) org.freedesktop.DBus.Mock AddProperty ssv org.freedesktop.NetworkManager.Device Metered u 3")
+
+        let daemon = try DaemonUnderTest(namespace: host, config: DaemonUnderTest.defaultConfig + "[Interfaces]\nNetworkManager=yes\n",
+                                         environment: [systemBusVariable: bus.address])
+        defer { daemon.stop() }
+        #expect(waitUntil(timeout: 10) { Self.status(daemon)?.expensive == true }, "\(daemon.child.stderr)")
+        try setMetered(4)
+        #expect(waitUntil(timeout: 10) { Self.status(daemon)?.expensive == false }, "\(daemon.child.stderr)")
+        try setMetered(1)
+        #expect(waitUntil(timeout: 10) { Self.status(daemon)?.expensive == true }, "\(daemon.child.stderr)")
+        // NetworkManager leaves the bus: its guess goes with it.
+        networkManager.killAndWait()
+        #expect(waitUntil(timeout: 10) { Self.status(daemon)?.expensive == false }, "\(daemon.child.stderr)")
+    }
+}
+}
