@@ -137,7 +137,7 @@ import Testing
         var scheduler = MonitorScheduler(configuration: .init(debounce: 0.2))
         let now = Self.t0
         _ = scheduler.start(observed: false, now: now)
-        let lease = Reason(code: .resync, interface: "wlan0", detail: "DHCP lease asks for metered use (ANDROID_METERED)")
+        let lease = Reason(code: .costChanged, interface: "wlan0", detail: "DHCP lease asks for metered use (ANDROID_METERED)")
         let first = try #require(Self.evaluations(scheduler.linkCostChanged(index: 3, reason: lease, now: now)).first)
         #expect(first.touched == [3] && first.contents.isEmpty && !first.whole && first.reason == lease)
 

@@ -190,11 +190,11 @@ import Testing
         #expect(ours.contains { $0.hasPrefix("type Interface (") && $0.contains(", linkQuality: ?LinkQuality") })
         #expect(ours.contains("type LinkQuality (level: (unknown, minimal, moderate, good), effectiveType: ?string, rttMs: ?float, minRttMs: ?float, downlinkKbps: ?float, lossPercent: ?float, samples: int, source: (passive, probe, radio, default), measuredAt: string, stale: bool, signal: ?RadioSignal)"))
         #expect(ours.contains("type RadioSignal (technology: string, rssi: ?float, rsrp: ?float, rsrq: ?float, snr: ?float, level: int)"))
-        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("resumed, qualityChanged)") })
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("resumed, qualityChanged, costChanged)") })
         // The enums in the description are the Swift ones.
         #expect(LinkQuality.Level.allCases.map(\.rawValue) == ["unknown", "minimal", "moderate", "good"])
         #expect(LinkQuality.Source.allCases.map(\.rawValue) == ["passive", "probe", "radio", "default"])
-        #expect(Reason.Code.allCases.last == .qualityChanged)
+        #expect(Reason.Code.allCases.suffix(2) == [.qualityChanged, .costChanged])
     }
 
     /// The limits' addition: the error a caller gets over a limit.

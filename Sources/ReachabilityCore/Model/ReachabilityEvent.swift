@@ -23,7 +23,10 @@ public struct Reason: Codable, Equatable, Hashable, Sendable {
              resumed,
              /// An uplink's measured quality changed class (`LinkQuality.level` or
              /// `effectiveType`); `interface` names the uplink.
-             qualityChanged
+             qualityChanged,
+             /// What the network says of a link's cost changed: its DHCP lease's metered hint
+             /// (`ANDROID_METERED`) or NetworkManager's `Metered`; `detail` says which.
+             costChanged
     }
 
     public var code: Code

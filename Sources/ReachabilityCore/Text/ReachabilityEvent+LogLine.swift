@@ -23,7 +23,7 @@ extension ReachabilityEvent {
             let quality = name.flatMap { name in current.interfaces.first { $0.name == name }?.linkQuality }
                 ?? current.linkQuality
             line += (name.map { " \($0)" } ?? "") + ": " + (quality.map(\.summary) ?? "not known")
-        case .initial, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
+        case .initial, .costChanged, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
              .addressRemoved, .routeAdded, .routeRemoved, .modemChanged, .resync, .configReloaded, .simulation, .ruleAdded,
              .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed:
             line += (reason.interface.map { " \($0)" } ?? "") + ": \(current.status.rawValue)"

@@ -150,7 +150,7 @@ type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
          resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement,
-         sleeping, resumed, qualityChanged),
+         sleeping, resumed, qualityChanged, costChanged),
   interface: ?string,
   detail: ?string
 )

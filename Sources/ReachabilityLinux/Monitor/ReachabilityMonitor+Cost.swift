@@ -67,7 +67,7 @@ extension ReachabilityMonitor {
         let now = clock.now()
         for index in indexes.sorted() {
             linkVerdicts[index] = nil
-            let reason = Reason(code: .resync, interface: table.links[index]?.name, detail: detail)
+            let reason = Reason(code: .costChanged, interface: table.links[index]?.name, detail: detail)
             perform(scheduler.linkCostChanged(index: index, reason: reason, now: now), now: now)
         }
     }
