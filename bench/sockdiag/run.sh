@@ -64,7 +64,7 @@ sleep 1
 ip netns exec $client bash -c "$(declare -f holder); holder client $sockets" > /tmp/$id-idle.out &
 until grep -q ready /tmp/$id-idle.out 2>/dev/null; do sleep 0.2; done
 ip netns exec $client "$bin" --label "$sockets established, idle" --dumps 200
-kill %2; wait %2 2>/dev/null || true
+ip netns pids $client | xargs -r kill -KILL; wait %2 2>/dev/null || true; sleep 1
 ip netns exec $client bash -c "$(declare -f holder); holder client $sockets moving" > /tmp/$id-moving.out &
 until grep -q ready /tmp/$id-moving.out 2>/dev/null; do sleep 0.2; done
 ip netns exec $client "$bin" --label "$sockets established, all moving" --dumps 40 --pause 0.2
