@@ -138,6 +138,42 @@ package enum FuzzTargets {
     }
 }
 
+extension FuzzTargets {
+    /// A sock_diag dump reply datagram, read twice through a `PassiveSampleBook` (the second
+    /// time with every counter grown, so that each record reaches the attribution), routed by
+    /// the address's last byte.
+    /// - Returns: how many records were read, nil when the datagram was refused as a whole.
+    @discardableResult
+    package static func sockDiag(_ data: [UInt8]) -> Int? {
+        var records: [SockDiagRecord] = []
+        do throws(SockDiagError) {
+            _ = try SockDiagReply.parse(data, into: &records)
+        } catch {
+            _ = error.description
+            if records.isEmpty { return nil }
+        }
+        var book = PassiveSampleBook()
+        let prefixes = [2: [InterfacePrefix(family: .ipv4, address: AddressBits(bytes: [10, 0, 0, 0]), length: 8)]]
+        let route: (SockDiagRouteQuery) -> Int? = { query in
+            let last = Int(query.destination.low & 0xff) | Int(query.destination.high >> 32 & 0xff)
+            return last % 3 == 0 ? nil : last % 3
+        }
+        _ = book.record(records, uptime: 0, ownPrefixes: prefixes, uplink: route)
+        let grown = records.map { record -> SockDiagRecord in
+            var record = record
+            if var info = record.info {
+                info.bytesAcked = info.bytesAcked.map { $0 &+ 1 }
+                info.bytesReceived = info.bytesReceived.map { $0 &+ 1 }
+                info.segmentsOut = info.segmentsOut.map { $0 &+ 1 }
+                record.info = info
+            }
+            return record
+        }
+        _ = book.record(grown, uptime: 10, ownPrefixes: prefixes, uplink: route)
+        return records.count
+    }
+}
+
 /// Reads a fuzzer's bytes as a stream of choices; zeros once they run out.
 package struct FuzzByteReader {
     private let data: [UInt8]

@@ -37,7 +37,7 @@ public struct KernelError: Error, CustomStringConvertible, Sendable {
 /// The netlink socket is created inside `networkNamespace` (tests) and asks that namespace's
 /// kernel from any thread afterwards. A `RouteLookup` is used by one thread at a time.
 public final class RouteLookup {
-    private let socket: OpaquePointer
+    let socket: OpaquePointer
 
     /// Opens the NETLINK_ROUTE socket (`nl_socket_alloc`, `nl_connect`) inside `networkNamespace`.
     public init(networkNamespace: String? = nil) throws {
@@ -64,8 +64,11 @@ public final class RouteLookup {
     /// With `tcpPort`, the look-up is for TCP to that port (RTA_IP_PROTO, RTA_DPORT), so policy
     /// routing by destination port (`ip rule add dport …`) is taken into account; with `uid`, for
     /// a socket of that user (RTA_UID; else the caller's), for `uidrange` rules; with `mark`, for
-    /// a packet with that mark (RTA_MARK).
-    public func lookup(_ text: String, tcpPort: Int? = nil, uid: UInt32? = nil, mark: UInt32? = nil) throws -> RouteLookupResult {
+    /// a packet with that mark (RTA_MARK); with `source`, for a socket bound to that local
+    /// address (RTA_SRC), for `from` rules. With `resolveLink` false the output link's name and
+    /// flags are not asked for (`link` stays nil): one request instead of two.
+    public func lookup(_ text: String, tcpPort: Int? = nil, uid: UInt32? = nil, mark: UInt32? = nil,
+                       source: String? = nil, resolveLink: Bool = true) throws -> RouteLookupResult {
         guard let ip = IPAddress(text) else { throw RouteLookupError("lookup", message: "\(text) is not an IP address") }
         let family: AddressFamily
         switch ip.family {
@@ -85,6 +88,13 @@ public final class RouteLookup {
             attributes.append((Int32(RTA_DPORT.rawValue), [UInt8(port >> 8), UInt8(port & 0xff)]))
         }
         func native(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+        if let source {
+            guard let from = IPAddress(source), from.family == ip.family else {
+                throw RouteLookupError("lookup", message: "\(source) is not an address of the family of \(text)")
+            }
+            request.rtm_src_len = UInt8(from.bytes.count * 8)
+            attributes.append((Int32(RTA_SRC.rawValue), from.bytes))
+        }
         if let uid { attributes.append((Int32(RTA_UID.rawValue), native(uid))) }
         if let mark { attributes.append((Int32(RTA_MARK.rawValue), native(mark))) }
         let reply = try transact(type: Int32(RTM_GETROUTE), header: &request, attributes: attributes,
@@ -96,7 +106,7 @@ public final class RouteLookup {
         case var .success(route):
             route.address = address
             route.family = family
-            if let index = route.outputInterfaceIndex, route.type != RouteType.blackhole,
+            if resolveLink, let index = route.outputInterfaceIndex, route.type != RouteType.blackhole,
                route.type != RouteType.unreachable, route.type != RouteType.prohibit {
                 route.link = try link(index: index)
             }

@@ -1,0 +1,133 @@
+import FoundationEssentials
+
+/// What the route look-up of a socket is asked: the kernel's route for these would be the
+/// socket's. The owner and the mark matter where policy rules route by user or mark.
+public struct SockDiagRouteQuery: Hashable, Sendable {
+    public var family: AddressFamily
+    public var destination: AddressBits
+    public var source: AddressBits
+    public var uid: UInt32
+    /// The socket's firewall mark; nil when the dump did not tell it (no CAP_NET_ADMIN).
+    public var mark: UInt32?
+
+    public init(family: AddressFamily, destination: AddressBits, source: AddressBits, uid: UInt32 = 0, mark: UInt32? = nil) {
+        self.family = family; self.destination = destination; self.source = source; self.uid = uid; self.mark = mark
+    }
+}
+
+/// An address prefix of an interface (`192.168.1.20/24`): peers inside it are on the link
+/// itself, and say nothing of the uplink's path to the internet.
+public struct InterfacePrefix: Hashable, Sendable {
+    public var family: AddressFamily
+    public var address: AddressBits
+    public var length: Int
+
+    public init(family: AddressFamily, address: AddressBits, length: Int) {
+        self.family = family; self.address = address; self.length = length
+    }
+
+    /// The prefix of an address as the monitor holds it.
+    public init?(_ state: AddressState) {
+        guard let bits = AddressBits(state.address, family: state.family) else { return nil }
+        self.init(family: state.family, address: bits, length: state.prefixLength)
+    }
+
+    /// True when `address` of `family` lies inside the prefix.
+    public func contains(_ address: AddressBits, family: AddressFamily) -> Bool {
+        family == self.family && address.hasPrefix(self.address, length: length)
+    }
+}
+
+/// Turns successive sock_diag dumps into link-quality samples (pure: no I/O, no clock).
+///
+/// It keeps each socket's counters from the previous dump, by cookie, and gives a
+/// `QualitySample` (source `.passive`) only for a socket that moved data since: bytes acked or
+/// received grew, or it retransmitted (a socket stuck retransmitting on a dead link moves no
+/// bytes but tells the most). A keepalive probe or a bare ACK is not data. Peers on loopback,
+/// link-local addresses, inside a prefix of the uplink's own addresses, or routed locally say
+/// nothing about the path to the internet and are passed over. Sockets gone from the dump are
+/// forgotten. The first dump only learns the counters; a socket that appears later is counted
+/// from zero (it was opened, or reached a connected state, since the previous dump).
+public struct PassiveSampleBook: Sendable {
+    struct Counters: Sendable {
+        var segmentsOut: UInt32
+        var totalRetransmits: UInt32
+        var bytesAcked: UInt64
+        var bytesReceived: UInt64
+
+        static let zero = Counters(segmentsOut: 0, totalRetransmits: 0, bytesAcked: 0, bytesReceived: 0)
+    }
+
+    private var previous: [UInt64: Counters] = [:]
+    private var lastUptime: TimeInterval?
+
+    public init() {}
+
+    /// How many sockets the book remembers (those of the last dump with `tcp_info`).
+    public var trackedSockets: Int { previous.count }
+
+    /// Forgets everything: the next dump only learns the counters again (after a sleep, or
+    /// when dumps failed for a while and their interval would mean nothing).
+    public mutating func reset() {
+        previous = [:]
+        lastUptime = nil
+    }
+
+    /// Reads one complete dump taken at `uptime`.
+    /// - Parameters:
+    ///   - records: every socket of the dump (both families).
+    ///   - ownPrefixes: each interface's own address prefixes, by index.
+    ///   - uplink: the interface the kernel routes a socket's traffic out of; nil when the route
+    ///     is local, refused or unknown (the socket is passed over). Asked only for sockets that
+    ///     moved data and are not bound to a device.
+    /// - Returns: the samples by uplink index, and the time since the previous dump.
+    public mutating func record(_ records: [SockDiagRecord], uptime: TimeInterval,
+                                ownPrefixes: [Int: [InterfacePrefix]],
+                                uplink: (SockDiagRouteQuery) -> Int?) -> QualityDump {
+        let first = lastUptime == nil
+        let interval = lastUptime.map { uptime - $0 }
+        lastUptime = uptime
+        var current: [UInt64: Counters] = [:]
+        current.reserveCapacity(records.count)
+        var samples: [Int: [QualitySample]] = [:]
+        for record in records {
+            guard let info = record.info,
+                  let segmentsOut = info.segmentsOut, let totalRetransmits = info.totalRetransmits,
+                  let bytesAcked = info.bytesAcked, let bytesReceived = info.bytesReceived else { continue }
+            let now = Counters(segmentsOut: segmentsOut, totalRetransmits: totalRetransmits,
+                               bytesAcked: bytesAcked, bytesReceived: bytesReceived)
+            let before = previous[record.cookie]
+            current[record.cookie] = now
+            if first && before == nil { continue }
+            let base = before ?? .zero
+            // Byte counters are 64-bit and never wrap; one that went back is a socket the book
+            // never saw before under this cookie: counted afresh.
+            let acked = now.bytesAcked >= base.bytesAcked ? now.bytesAcked - base.bytesAcked : now.bytesAcked
+            let received = now.bytesReceived >= base.bytesReceived ? now.bytesReceived - base.bytesReceived : now.bytesReceived
+            let retransmitted = UInt64(now.totalRetransmits &- base.totalRetransmits)
+            guard acked > 0 || received > 0 || retransmitted > 0 else { continue }
+            guard let rtt = info.rttMicroseconds, rtt > 0 else { continue }
+            guard !record.destination.isLoopback(record.family), !record.destination.isLinkLocal(record.family),
+                  !record.destination.isUnspecified else { continue }
+            let index: Int
+            if record.boundInterface > 0 {
+                index = record.boundInterface
+            } else {
+                let query = SockDiagRouteQuery(family: record.family, destination: record.destination,
+                                               source: record.source, uid: record.uid, mark: record.mark)
+                guard let routed = uplink(query) else { continue }
+                index = routed
+            }
+            if let prefixes = ownPrefixes[index], prefixes.contains(where: { $0.contains(record.destination, family: record.family) }) {
+                continue
+            }
+            let minRtt = info.minRttMicroseconds.flatMap { $0 == UInt32.max || $0 == 0 ? nil : Double($0) / 1000 }
+            let sample = QualitySample(interfaceIndex: index, source: .passive, rttMs: Double(rtt) / 1000, minRttMs: minRtt,
+                                       segmentsSent: UInt64(now.segmentsOut &- base.segmentsOut),
+                                       segmentsRetransmitted: retransmitted, bytesReceived: received)
+            samples[index, default: []].append(sample)
+        }
+        previous = current
+        return QualityDump(uptime: uptime, interval: interval, samples: samples)
+    }
+}
