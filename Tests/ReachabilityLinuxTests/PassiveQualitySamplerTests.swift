@@ -11,11 +11,12 @@ extension SystemTests {
 @Suite struct PassiveQualitySamplerTests {
     /// Runs `script` detached inside `namespace` (its output discarded, its inherited
     /// descriptors closed, as `listenTCP` does: a child holding `sh()`'s pipe blocks the caller);
-    /// the namespace's destruction ends it.
-    static func startDetached(_ namespace: TestNamespace, _ script: String) throws {
+    /// the namespace's destruction ends it, and the test's end removes the script.
+    static func startDetached(_ namespace: TestNamespace, _ script: String) throws -> String {
         let file = "/tmp/rch-sockdiag-\(getpid())-\(namespace.name).py"
         try ("import os; os.closerange(3, 65536)\n" + script).write(toFile: file, atomically: true, encoding: .utf8)
         try namespace.exec("nohup python3 \(file) >/dev/null 2>&1 </dev/null &")
+        return file
     }
 
     /// Listens on `address`:`port`; answers each byte received with 256 KiB.
@@ -59,8 +60,9 @@ extension SystemTests {
         let veth = try VethUplink(host: client, uplink: network, inner: "eth0", outer: "up0", subnet: 93)
         try network.ip("addr add 198.51.100.1/32 dev lo")
         let eth0 = try #require(Int(client.exec("cat /sys/class/net/eth0/ifindex").trimmingCharacters(in: .whitespacesAndNewlines)))
-        try Self.startDetached(network, Self.serverScript(address: "198.51.100.1", port: 8093))
-        try Self.startDetached(client, Self.serverScript(address: "127.0.0.1", port: 8094))
+        let scripts = [try Self.startDetached(network, Self.serverScript(address: "198.51.100.1", port: 8093)),
+                       try Self.startDetached(client, Self.serverScript(address: "127.0.0.1", port: 8094))]
+        defer { scripts.forEach { try? FileManager.default.removeItem(atPath: $0) } }
         #expect(waitUntil(timeout: 10) { ((try? network.exec("ss -Hltn sport = :8093")) ?? "").contains("8093") })
         #expect(waitUntil(timeout: 10) { ((try? client.exec("ss -Hltn sport = :8094")) ?? "").contains("8094") })
 
@@ -101,8 +103,9 @@ extension SystemTests {
         try network2.ip("addr add 198.51.100.1/32 dev lo")
         let index = { (name: String) in Int((try? client.exec("cat /sys/class/net/\(name)/ifindex"))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") }
         let eth0 = try #require(index("eth0")), eth1 = try #require(index("eth1"))
-        try Self.startDetached(network, Self.serverScript(address: "198.51.100.1", port: 8095))
-        try Self.startDetached(network2, Self.serverScript(address: "198.51.100.1", port: 8095))
+        let scripts = [try Self.startDetached(network, Self.serverScript(address: "198.51.100.1", port: 8095)),
+                       try Self.startDetached(network2, Self.serverScript(address: "198.51.100.1", port: 8095))]
+        defer { scripts.forEach { try? FileManager.default.removeItem(atPath: $0) } }
         #expect(waitUntil(timeout: 10) { ((try? network.exec("ss -Hltn sport = :8095")) ?? "").contains("8095") })
         #expect(waitUntil(timeout: 10) { ((try? network2.exec("ss -Hltn sport = :8095")) ?? "").contains("8095") })
 
