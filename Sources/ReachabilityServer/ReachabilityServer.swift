@@ -410,6 +410,15 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         }
     }
 
+    /// The current status moved on without an event (figures that are no change, such as a
+    /// link's newest RTT): `GetStatus` and new subscriptions show it; nobody is sent anything.
+    public func refresh(_ status: Status) {
+        guard queueConfinement.isCurrent else { return queue.async { self.refresh(status) } }
+        current = status
+        statusCache = nil
+        initialCache = nil
+    }
+
     private func handlePublish(_ event: ReachabilityEvent) {
         guard event.sequence > history.sequence else {
             log(.debug, "ignoring event \(event.sequence): not after \(history.sequence)")

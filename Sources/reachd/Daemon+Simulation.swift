@@ -38,6 +38,10 @@ final class SimulationController: @unchecked Sendable {
     /// What subscribers see now.
     var published: Status { overlay.published }
 
+    /// The real status moved on without an event (`addQuietObserver`); true when subscribers'
+    /// `GetStatus` should now show `published`.
+    func refresh(real status: Status) -> Bool { overlay.refresh(real: status) }
+
     /// A real event from the monitor.
     func real(_ event: ReachabilityEvent) {
         if let out = overlay.real(event) {

@@ -21,6 +21,8 @@ final class Daemon: @unchecked Sendable {
     var modemSource: ModemManagerSource?
     /// NetworkManager's metered guess, unless `[Interfaces] NetworkManager=no`.
     var networkManagerSource: NetworkManagerMeteredSource?
+    /// The sock_diag sampler of the apps' TCP sockets (`[LinkQuality]`).
+    var qualitySampler: PassiveQualitySampler?
     /// logind's sleep and wake, with a delay inhibitor while awake.
     var sleepMonitor: LogindSleepMonitor?
     /// The simulation overlay: what subscribers see.
@@ -47,6 +49,7 @@ final class Daemon: @unchecked Sendable {
         self.monitor = monitor
         startCellular(monitor: monitor)
         startNetworkManager(monitor: monitor)
+        startLinkQuality(monitor: monitor)
 
         // The server shares the monitor's queue: an event is encoded and sent by the thread that
         // classified it, with no wake-up of another thread in between (sockets stay non-blocking,
@@ -80,6 +83,12 @@ final class Daemon: @unchecked Sendable {
             let current = simulation.initialEvent()
             server.publish(current)
             metrics?.catchUp(current)
+        }
+        // New figures of the same class are no event, but GetStatus shows them.
+        monitor.addQuietObserver { [weak simulation] status in
+            guard let simulation, simulation.refresh(real: status) else { return }
+            server.refresh(simulation.published)
+            metrics?.refresh(simulation.published)
         }
         server.simulateHandler = { [weak simulation] parameters, caller, completion in
             guard let simulation else { return completion(.error(.permissionDenied)) }

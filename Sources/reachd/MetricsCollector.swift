@@ -63,6 +63,15 @@ final class MetricsCollector: @unchecked Sendable {
         }
     }
 
+    /// The status moved on without an event (a link's newest RTT): the gauges show it.
+    func refresh(_ status: Status) {
+        let now = Self.clock()
+        queue.async { [self] in
+            recorder.replaceStatus(status, now: now)
+            changed()
+        }
+    }
+
     /// A connectivity check that ran to its end (on the checker's queue).
     func recordProbe(_ probe: Probe, api: Bool) {
         queue.async { [self] in

@@ -55,6 +55,9 @@ public enum Classifier {
                 interfaces[i].connectivity = snapshot.standbyVerdicts[interfaces[i].index]?.result
             }
         }
+        if !snapshot.linkQualities.isEmpty {
+            for i in interfaces.indices { interfaces[i].linkQuality = snapshot.linkQualities[interfaces[i].index] }
+        }
         // Both are links of the snapshot, so their interfaces are in the list: taken from it
         // rather than made again from copies of their slices.
         let primary = primaryLink.flatMap { link in interfaces.first { $0.index == link.index } }
@@ -104,7 +107,11 @@ public enum Classifier {
             ipv6: !paths[1].decision.routes.isEmpty,
             gateways: gateways, flags: flags, interfaces: interfaces, probe: nil, since: since,
             routing: paths.map { $0.routePath(linkName: { slices[$0]?.link?.name }) }, gatewaysOmitted: gatewaysOmitted,
-            connectivityCheck: snapshot.connectivityCheck, constrained: primaryLink?.constrained ?? false)
+            connectivityCheck: snapshot.connectivityCheck,
+            // The path's quality: the tunnel's when it is measured (apps' traffic crosses it),
+            // else its transport's.
+            linkQuality: reachable ? (vpn?.linkQuality ?? primary?.linkQuality) : nil,
+            constrained: primaryLink?.constrained ?? false)
         var verdict = snapshot.verdict
         if let way = ProbePath(path), verdict.path != way, let known = snapshot.standbyVerdicts[way.index],
            let from = previous.flatMap(ProbePath.init), from.index != way.index {

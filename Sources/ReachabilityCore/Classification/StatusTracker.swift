@@ -32,6 +32,11 @@ public struct StatusTracker: Sendable {
         ReachabilityEvent(sequence: sequence, timestamp: now, event: .initial, reason: reason, previous: nil, current: status)
     }
 
+    /// The uplinks' newest measured qualities, for the next classification.
+    public mutating func takeLinkQualities(_ qualities: [Int: LinkQuality]) {
+        indexed.linkQualities = qualities
+    }
+
     /// Takes a new snapshot. `reason` overrides the derived reason (e.g. `resync`, `configReloaded`).
     public mutating func update(_ newSnapshot: NetworkSnapshot, reason forcedReason: Reason? = nil, now: Date) -> Action {
         let old = indexed

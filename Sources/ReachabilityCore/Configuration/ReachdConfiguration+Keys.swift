@@ -24,7 +24,7 @@ extension ReachdConfiguration {
     }
 
     /// The sections, in the order `config/reachd.conf` documents them.
-    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "Socket", "Events", "Simulation", "Limits", "Metrics"]
+    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "LinkQuality", "Socket", "Events", "Simulation", "Limits", "Metrics"]
 
     /// Every key reachd understands. A plain key's default is its section's initial value: `Key=`
     /// (empty) puts that back.
@@ -72,6 +72,16 @@ extension ReachdConfiguration {
             try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 1500 or 25min")), 0...7 * 86400, "at most 7 days")
         },
         plain("Cellular", "ModemManager", \.cellular.modemManager) { value throws(ValueError) in try boolean(value) },
+        plain("LinkQuality", "Enabled", \.linkQuality.enabled) { value throws(ValueError) in try boolean(value) },
+        plain("LinkQuality", "Interval", \.linkQuality.intervalSeconds) { value throws(ValueError) in
+            try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 10 or 500ms")), 0.1...3600, "0.1 s to 1h")
+        },
+        plain("LinkQuality", "StaleAfter", \.linkQuality.staleAfterSeconds) { value throws(ValueError) in
+            try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 300 or 5min")), 1...86400, "1 s to 1 day")
+        },
+        plain("LinkQuality", "UnknownAfter", \.linkQuality.unknownAfterSeconds) { value throws(ValueError) in
+            try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 900 or 15min")), 1...86400, "1 s to 1 day")
+        },
         plain("Socket", "Path", \.socket.path) { value throws(ValueError) in try absolutePath(value) },
         plain("Socket", "Mode", \.socket.mode) { value throws(ValueError) in try octalMode(value) },
         plain("Socket", "Group", \.socket.group) { value throws(ValueError) in try groupName(value) },

@@ -89,6 +89,19 @@ public struct ReachdConfiguration: Equatable, Sendable {
         public init() {}
     }
 
+    /// `[LinkQuality]`: measuring how good each uplink is (`Status.linkQuality`).
+    public struct LinkQualitySection: Equatable, Sendable {
+        /// `Enabled=`: measure at all (sock_diag dumps, check RTTs, the modem's signal).
+        public var enabled = true
+        /// `Interval=`: seconds between two sock_diag dumps of the apps' TCP sockets.
+        public var intervalSeconds: Double = 10
+        /// `StaleAfter=`: seconds without a measurement before an uplink's class is marked stale.
+        public var staleAfterSeconds: Double = 300
+        /// `UnknownAfter=`: seconds without a measurement before it is unknown.
+        public var unknownAfterSeconds: Double = 900
+        public init() {}
+    }
+
     /// `[Socket]`: the varlink socket (unused when systemd passes the socket in).
     public struct SocketSection: Equatable, Sendable {
         /// `Path=`: nil means the default (`/run/reachd/io.reachd.Reachability`, or
@@ -160,6 +173,7 @@ public struct ReachdConfiguration: Equatable, Sendable {
     public var interfaces = InterfacesSection()
     public var connectivity = ConnectivitySection()
     public var cellular = CellularSection()
+    public var linkQuality = LinkQualitySection()
     public var socket = SocketSection()
     public var events = EventsSection()
     public var simulation = SimulationSection()

@@ -19,6 +19,8 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public var standbyVerdicts: [Int: Probe] = [:]
     /// False when the connectivity check is off (see `NetworkSnapshot.connectivityCheck`).
     public var connectivityCheck = true
+    /// Each uplink's measured quality (see `NetworkSnapshot.linkQualities`).
+    public var linkQualities: [Int: LinkQuality] = [:]
 
     public init() {}
 
@@ -44,6 +46,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         probePath = snapshot.probePath
         standbyVerdicts = snapshot.standbyVerdicts
         connectivityCheck = snapshot.connectivityCheck
+        linkQualities = snapshot.linkQualities
     }
 
     /// The same picture as a flat `NetworkSnapshot`.
@@ -60,6 +63,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
                                        probe: probe, probePath: probePath, rules: rules, announcements: announcements)
         snapshot.standbyVerdicts = standbyVerdicts
         snapshot.connectivityCheck = connectivityCheck
+        snapshot.linkQualities = linkQualities
         return snapshot
     }
 
@@ -107,5 +111,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public static func == (a: IndexedSnapshot, b: IndexedSnapshot) -> Bool {
         a.slices == b.slices && a.modems == b.modems && a.rules == b.rules && a.probe == b.probe && a.probePath == b.probePath
             && a.standbyVerdicts == b.standbyVerdicts && a.connectivityCheck == b.connectivityCheck
+            && a.linkQualities == b.linkQualities
     }
 }

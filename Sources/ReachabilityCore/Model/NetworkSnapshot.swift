@@ -135,6 +135,8 @@ public struct NetworkSnapshot: Equatable, Sendable {
     public var standbyVerdicts: [Int: Probe] = [:]
     /// False when the connectivity check is off (`Status.connectivityCheck`).
     public var connectivityCheck = true
+    /// Each uplink's measured quality, by interface index (`Interface.linkQuality`).
+    public var linkQualities: [Int: LinkQuality] = [:]
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
                 modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = [],

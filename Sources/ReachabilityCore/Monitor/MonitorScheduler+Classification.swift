@@ -33,6 +33,7 @@ extension MonitorScheduler.Reported {
         snapshot.probePath = probePath
         snapshot.standbyVerdicts = standbyVerdicts
         snapshot.connectivityCheck = connectivityCheck
+        snapshot.linkQualities = linkQualities
         return snapshot
     }
 }
@@ -50,6 +51,8 @@ extension StatusTracker {
             return update(reported.snapshot(of: table, connectivityCheck: connectivityCheck, verdict: verdict),
                           reason: evaluation.reason, now: now)
         }
+        // The newest figures ride along with every classification (they make no event alone).
+        takeLinkQualities(reported.linkQualities)
         var slices: [LinkSlice] = []
         slices.reserveCapacity(evaluation.touched.count)
         for index in evaluation.touched {

@@ -54,6 +54,8 @@ public struct MonitorScheduler: Sendable {
         case announcements
         /// The next lifetime of an announced option or route runs out.
         case expiry
+        /// An uplink's measured quality turns stale or unknown for want of measurements.
+        case quality
     }
 
     /// What one read of the netlink socket changed in the monitor's table.
@@ -130,7 +132,7 @@ public struct MonitorScheduler: Sendable {
 
     /// An explicit reason, by strength: a classification takes the strongest one pending.
     private enum Cause: Int, Comparable {
-        case cost, standby, resync, configReloaded, resumed, sleeping
+        case quality, cost, standby, resync, configReloaded, resumed, sleeping
         static func < (a: Cause, b: Cause) -> Bool { a.rawValue < b.rawValue }
     }
 
@@ -190,9 +192,18 @@ public struct MonitorScheduler: Sendable {
         public var probePath: ProbePath?
         /// The standby uplinks' verdicts by interface index.
         public var standbyVerdicts: [Int: Probe] = [:]
+        /// Each uplink's measured quality by interface index (the estimator's, or none when
+        /// `[LinkQuality] Enabled=no`).
+        public var linkQualities: [Int: LinkQuality] = [:]
 
         public init() {}
     }
+
+    /// How good each uplink is, from what the monitor hands over (`qualityUplinks`,
+    /// `qualityMeasured`, the verdicts' RTTs).
+    public private(set) var quality = LinkQualityEstimator()
+    /// `[LinkQuality] Enabled=`.
+    public private(set) var measuresQuality = true
 
     public private(set) var reported = Reported()
     public var modems: [ModemState] { reported.modems }
@@ -334,6 +345,10 @@ public struct MonitorScheduler: Sendable {
         reported.probe = probe
         reported.probePath = path
         pending.verdict = true
+        if let path, let rtt = probe?.rttMs, rtt.isFinite, rtt > 0 {
+            quality.probed(index: path.index, rttMs: LinkQualityEstimator.checkRTT(ofRoundTripMs: rtt), now: now)
+            takeQualities()
+        }
         var checkAfterWake = false
         if probe != nil, wake == .awaitingCheck {
             checkAfterWake = true
@@ -350,6 +365,10 @@ public struct MonitorScheduler: Sendable {
                                         now: ClockReading) -> [Action] {
         guard reported.standbyVerdicts[index] != probe else { return [] }
         if probe != nil, !counts(began: began ?? now.uptime) { return [] }
+        if let rtt = probe?.rttMs, rtt.isFinite, rtt > 0 {
+            quality.probed(index: index, rttMs: LinkQualityEstimator.checkRTT(ofRoundTripMs: rtt), now: now)
+            takeQualities()
+        }
         reported.standbyVerdicts[index] = probe
         pending.whole = true
         pending.ask(.standby, Reason(code: .probeResult, interface: interface, detail: "standby uplink"))
@@ -386,6 +405,8 @@ public struct MonitorScheduler: Sendable {
     /// first, with its own reason; then `.dropVerdicts` asks for the path the status has.
     public mutating func sleep(now: ClockReading) -> [Action] {
         asleep = true
+        // What was measured before the sleep says nothing of the network after it.
+        quality.forgetSamples()
         wake = nil
         var actions: [Action] = []
         if !pending.isEmpty { evaluate(now: now, into: &actions) }
@@ -450,7 +471,74 @@ public struct MonitorScheduler: Sendable {
         case .expiry:
             expiryDeadline = nil
             return [.expireAnnouncements]
+        case .quality:
+            return qualityChanged(quality.tick(now: now), now: now)
         }
+    }
+
+    // MARK: Link quality
+
+    /// The uplinks now (after a classification): new ones start with their technology's
+    /// class, gone ones are forgotten, each one's radio is taken. A class that changed is an
+    /// event (`qualityChanged`).
+    public mutating func qualityUplinks(_ uplinks: [QualityUplink], now: ClockReading) -> [Action] {
+        guard measuresQuality else { return [] }
+        let changed = quality.uplinks(uplinks, now: now)
+        let before = reported.linkQualities
+        takeQualities()
+        // A guess appearing with its link or going with it is no event, but the status shows it.
+        if changed.isEmpty && before.keys == reported.linkQualities.keys { return armQualityTimer(now: now) }
+        return qualityChanged(changed, now: now)
+    }
+
+    /// One passive dump of the apps' sockets. Dropped while asleep.
+    public mutating func qualityMeasured(_ dump: QualityDump, now: ClockReading) -> [Action] {
+        guard measuresQuality, !asleep else { return [] }
+        return qualityChanged(quality.measured(dump, now: now), now: now)
+    }
+
+    /// `[LinkQuality]`: on or off, and the estimator's times.
+    public mutating func qualityConfigured(enabled: Bool, configuration: LinkQualityEstimator.Configuration,
+                                           now: ClockReading) -> [Action] {
+        quality.reconfigure(configuration)
+        guard enabled != measuresQuality else { return [] }
+        measuresQuality = enabled
+        if !enabled { quality = LinkQualityEstimator(configuration: configuration) }
+        let had = !reported.linkQualities.isEmpty
+        takeQualities()
+        var actions: [Action] = []
+        if !enabled, armed.removeValue(forKey: .quality) != nil { actions.append(.cancel(.quality)) }
+        guard had else { return actions }
+        pending.whole = true
+        evaluate(now: now, into: &actions)
+        return actions
+    }
+
+    private mutating func takeQualities() {
+        reported.linkQualities = measuresQuality ? quality.qualities : [:]
+    }
+
+    /// The estimator's figures are taken; `changed` (uplinks whose class changed) makes the
+    /// classification an event with reason `qualityChanged`, new figures alone a quiet one.
+    private mutating func qualityChanged(_ changed: Set<Int>, now: ClockReading) -> [Action] {
+        takeQualities()
+        var actions = armQualityTimer(now: now)
+        if let first = changed.min() {
+            pending.ask(.quality, Reason(code: .qualityChanged, interface: quality.name(of: first)))
+        }
+        pending.whole = true
+        evaluate(now: now, into: &actions)
+        return actions
+    }
+
+    /// The quality timer follows the estimator's next deadline (stale, unknown).
+    private mutating func armQualityTimer(now: ClockReading) -> [Action] {
+        var actions: [Action] = []
+        let next = measuresQuality ? quality.nextDeadline : nil
+        guard next != armed[.quality] else { return actions }
+        if armed.removeValue(forKey: .quality) != nil { actions.append(.cancel(.quality)) }
+        if let next { arm(.quality, at: max(next, now.uptime), now: now, into: &actions) }
+        return actions
     }
 
     // MARK: Deciding

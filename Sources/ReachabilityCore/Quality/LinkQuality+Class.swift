@@ -6,9 +6,14 @@ extension LinkQuality {
         level != other.level || effectiveType != other.effectiveType
     }
 
-    /// `differsInClass(from:)` for optional values: appearing or going is a difference.
+    /// `differsInClass(from:)` for optional values: appearing or going is a difference, except
+    /// for a guess from the link's technology (`source: default`), which comes and goes with
+    /// its link and tells nothing measured.
     public static func differsInClass(_ a: LinkQuality?, _ b: LinkQuality?) -> Bool {
-        guard let a, let b else { return (a == nil) != (b == nil) }
+        guard let a, let b else {
+            guard let known = a ?? b else { return false }
+            return known.source != .default
+        }
         return a.differsInClass(from: b)
     }
 }

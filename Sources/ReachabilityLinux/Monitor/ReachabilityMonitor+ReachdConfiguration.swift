@@ -9,5 +9,6 @@ extension ReachabilityMonitor.Configuration {
         monitor = config.monitor
         interfaces = config.interfaces
         connectivityCheck = config.connectivity.enabled
+        linkQuality = config.linkQuality
     }
 }

@@ -48,6 +48,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         /// `[Connectivity] Enabled=`: whether statuses say the internet is checked
         /// (`Status.connectivityCheck`); the checker itself is reachd's.
         public var connectivityCheck = true
+        /// `[LinkQuality]`: whether uplinks' quality is measured, and its idle times.
+        public var linkQuality = ReachdConfiguration.LinkQualitySection()
 
         public init() {}
     }
@@ -83,7 +85,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     // MARK: Queue-confined state.
 
     package let queueConfinement: QueueConfinement
-    private var config: Configuration
+    var config: Configuration
     var tracker: StatusTracker
     var table = KernelStateTable()
     /// Per link index: the decided kind and the configuration's verdicts, cached until the link is renamed.
@@ -110,6 +112,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// The observers and the `events()` streams, in the order they came.
     private struct Subscribers {
         var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
+        /// Told of statuses whose measured figures moved without an event.
+        var quietObservers: [Int: @Sendable (Status) -> Void] = [:]
         var streams: [Int: AsyncStream<ReachabilityEvent>.Continuation] = [:]
         var lastID = 0
         var isEmpty: Bool { observers.isEmpty && streams.isEmpty }
@@ -138,7 +142,11 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         self.log = log
         self.clock = clock
         self.config = configuration
-        self.scheduler = MonitorScheduler(configuration: MonitorScheduler.Configuration(configuration.monitor))
+        var scheduler = MonitorScheduler(configuration: MonitorScheduler.Configuration(configuration.monitor))
+        _ = scheduler.qualityConfigured(enabled: configuration.linkQuality.enabled,
+                                        configuration: LinkQualityEstimator.Configuration(configuration.linkQuality),
+                                        now: clock.now())
+        self.scheduler = scheduler
         var nothingYet = NetworkSnapshot()
         nothingYet.connectivityCheck = configuration.connectivityCheck
         let tracker = StatusTracker(snapshot: nothingYet, firstSequence: configuration.firstSequence, now: clock.now().wall)
@@ -226,8 +234,21 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         }
     }
 
+    /// Registers `handler`, called on `queue` with the status whenever a classification changed
+    /// the measured link quality's figures without an event (a new RTT, the same class): what
+    /// `GetStatus` should show although nobody is told.
+    @discardableResult
+    public func addQuietObserver(_ handler: @escaping @Sendable (Status) -> Void) -> ObserverToken {
+        onQueue {
+            let id = subscribers.nextID()
+            subscribers.quietObservers[id] = handler
+            return ObserverToken(id: id)
+        }
+    }
+
     public func removeObserver(_ token: ObserverToken) {
         onQueue {
+            subscribers.quietObservers[token.id] = nil
             subscribers.observers[token.id] = nil
             subscribers.streams[token.id] = nil
         }
@@ -286,6 +307,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             linkVerdicts = [:]
             if socket != nil, leases?.directory != next.interfaces.leaseDirectory { startLeaseWatcher() }
             let now = clock.now()
+            perform(scheduler.qualityConfigured(enabled: next.linkQuality.enabled,
+                                                configuration: LinkQualityEstimator.Configuration(next.linkQuality), now: now), now: now)
             perform(scheduler.reconfigured(MonitorScheduler.Configuration(next.monitor), now: now), now: now)
         }
     }
@@ -303,6 +326,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                                                                               verdict: verdict(for:)),
                                         firstSequence: config.firstSequence, now: now.wall)
                 publish()
+                takeQualityUplinks(now: now)
             case .arm(let timer, let seconds):
                 arm(timer, after: seconds)
             case .cancel(let timer):
@@ -453,12 +477,19 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// hands the event, if any, to the observers.
     private func classify(_ evaluation: MonitorScheduler.Evaluation, now: ClockReading) {
         // Only what messages touched is read again (unless whole); the tracker keeps the other slices.
+        let before = tracker.status
         let action = tracker.update(evaluation, table: table, reported: scheduler.reported,
                                     connectivityCheck: config.connectivityCheck, verdict: verdict(for:), now: now.wall)
         publish()
+        defer { takeQualityUplinks(now: now) }
         switch action {
         case .none:
             scheduler.evaluated(emitted: false)
+            let after = tracker.status
+            if !subscribers.quietObservers.isEmpty, !after.isCopy(of: before),
+               after.linkQuality != before.linkQuality || after.interfaces.map(\.linkQuality) != before.interfaces.map(\.linkQuality) {
+                for id in subscribers.quietObservers.keys.sorted() { subscribers.quietObservers[id]?(after) }
+            }
         case .emit(let event):
             // Told before any observer runs: one that calls back into the monitor finds the
             // scheduler past this classification.

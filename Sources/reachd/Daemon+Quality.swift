@@ -1,0 +1,45 @@
+import FoundationEssentials
+import ReachabilityCore
+import ReachabilityLinux
+
+extension Daemon {
+    /// The passive link-quality measurement (`[LinkQuality]`): a sock_diag dump of the apps'
+    /// TCP sockets every `Interval=` while the machine has a path and is awake, handed to the
+    /// monitor. Route changes empty the sampler's route cache.
+    func startLinkQuality(monitor: ReachabilityMonitor) {
+        let sampler = PassiveQualitySampler(log: log) { [weak monitor] dump in monitor?.measured(dump) }
+        qualitySampler = sampler
+        let follower = QualitySamplerFollower(sampler: sampler, monitor: monitor,
+                                              interval: configuration.linkQuality.intervalSeconds)
+        monitor.addObserver { _ in
+            sampler.routesChanged()
+            follower.follow()
+        }
+        reloadHooks.append { file in
+            monitor.queue.async { follower.follow(interval: file.linkQuality.intervalSeconds) }
+        }
+        monitor.queue.async { follower.follow() }
+    }
+}
+
+/// Starts and stops the sampler as the monitor wants samples. Used on the monitor's queue only.
+private final class QualitySamplerFollower: @unchecked Sendable {
+    private let sampler: PassiveQualitySampler
+    private weak var monitor: ReachabilityMonitor?
+    private var interval: TimeInterval
+    /// The interval the sampler runs at; nil while stopped.
+    private var running: TimeInterval?
+
+    init(sampler: PassiveQualitySampler, monitor: ReachabilityMonitor, interval: TimeInterval) {
+        self.sampler = sampler; self.monitor = monitor; self.interval = interval
+    }
+
+    func follow(interval: TimeInterval? = nil) {
+        if let interval { self.interval = interval }
+        guard let monitor else { return }
+        let wanted = monitor.wantsQualitySamples ? self.interval : nil
+        guard wanted != running else { return }
+        running = wanted
+        if let wanted { sampler.start(interval: wanted) } else { sampler.stop() }
+    }
+}
