@@ -6,7 +6,7 @@ extension Status {
     /// `online · vpn wg0 over ethernet (eth0) · …` under a tunnel, or `offline` (`offline · kill
     /// switch` when a refusing route or rule decides); ` · simulated` at the end while a simulation is on.
     /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. The
-    /// path's measured quality follows the verdict: `quality: good (4g, 48 ms)`. When a
+    /// path's measured quality ends the line: `· quality: good (4g, 48 ms)`. When a
     /// family's own check said something else, it follows the verdict: `internet: full (IPv6: limited)`;
     /// a failed check names its step: `internet: limited (DNS)`.
     public var summary: String { summary(now: Date()) }
@@ -31,10 +31,10 @@ extension Status {
         parts.append(connectivityCheck ? "internet: \(connectivity.rawValue)" + familyNote : "internet: not checked")
         if connectivity == .portal, let portal = probe?.portalUrl { parts.append("log in at \(portal)") }
         if let left = probe?.sessionLeft(now: now) { parts.append(left) }
-        if let linkQuality { parts.append("quality: \(linkQuality.summary)") }
         let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
         if !families.isEmpty { parts.append(families.joined(separator: " + ")) }
         if expensive { parts.append("expensive") }
+        if let linkQuality { parts.append("quality: \(linkQuality.summary)") }
         return parts.joined(separator: " · ")
     }
 }

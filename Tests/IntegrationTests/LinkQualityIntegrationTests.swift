@@ -161,8 +161,11 @@ extension QualityClassSystemTests {
 }
 
 extension QualityStepSystemTests {
-    /// At the default interval (one dump every 10 s): a step to a 2G RTT shows within about
-    /// 30 s, the way back only after 30 s below the threshold and within about a minute.
+    /// At the default interval (one dump every 10 s): a step to a 2G RTT shows, the way back
+    /// only after 30 s below the threshold and within about a minute. The step worse takes the
+    /// estimator about 30 s once the sockets' RTT has moved, but a socket's own smoothed RTT
+    /// (the kernel's, gaining 1/8 per acknowledgement) needs some 21 round trips to pass 1.4 s:
+    /// an app with one request per round trip shows the step after about a minute (60 s here).
     @Test(.needsRoot())
     func aStepWorseShowsSoonAndBetterAfterItHeld() throws {
         let uplink = try MeasuredUplink(tag: "lt", rtt: 0.05, subnet: 95, config: MeasuredUplink.config(interval: nil))
@@ -172,7 +175,7 @@ extension QualityStepSystemTests {
 
         uplink.line.rtt = 1.5
         let worse = uplink.secondsUntil(timeout: 90) { $0.effectiveType == .twoG }
-        #expect(worse.map { $0 <= 45 } == true, "2g after \(String(describing: worse)) s")
+        #expect(worse.map { $0 <= 80 } == true, "2g after \(String(describing: worse)) s")
 
         uplink.line.rtt = 0.05
         let better = uplink.secondsUntil(timeout: 120) { $0.effectiveType == .fourG && $0.level == .good }
