@@ -6,7 +6,7 @@ extension Status {
     /// verdict, then each other uplink that the standby check checks or whose quality is
     /// measured, with its own; each measured uplink followed by its figures:
     /// `uplink eth0 (ethernet) · primary · internet: full · quality: good (4g, 48 ms)`,
-    /// `  rtt 48 ms (min 41) · loss 0.3 % · 1200 kbit/s · 14 samples, passive · 3 s ago`,
+    /// `  rtt 48 ms (min 41 ms) · loss 0.3 % · 1200 kbit/s · 14 samples, passive · 3 s ago`,
     /// `uplink wlan0 (wifi) · standby · internet: portal`. None when not reachable.
     public var uplinkLines: [String] { uplinkLines(now: Date()) }
 

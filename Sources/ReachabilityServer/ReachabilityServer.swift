@@ -115,6 +115,8 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     private var boundPath: String?
     private var initialCache: (sequence: Int, reason: Reason.Code, bytes: Data)?
     private var statusCache: (sequence: Int, bytes: Data)?
+    /// The status `refresh` gave since the last event, for `GetStatus`.
+    private var refreshed: Status?
     /// Replies that never change (`GetInfo`, interface descriptions), encoded once.
     var constantReplies: [String: Data] = [:]
     /// The JSON of the last status encoded (the last event's `current`), reused as the next
@@ -411,12 +413,12 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     }
 
     /// The current status moved on without an event (figures that are no change, such as a
-    /// link's newest RTT): `GetStatus` and new subscriptions show it; nobody is sent anything.
+    /// link's newest RTT): `GetStatus` shows it until the next event. Nobody is sent anything,
+    /// and subscriptions start from the last event's status, which the next event follows.
     public func refresh(_ status: Status) {
         guard queueConfinement.isCurrent else { return queue.async { self.refresh(status) } }
-        current = status
+        refreshed = status
         statusCache = nil
-        initialCache = nil
     }
 
     private func handlePublish(_ event: ReachabilityEvent) {
@@ -427,12 +429,14 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         switch event.event {
         case .initial:
             current = event.current
+            refreshed = nil
             history.reset(sequence: event.sequence)
             let resync = ReachabilityEvent(sequence: event.sequence, timestamp: event.timestamp, event: .initial,
                                            reason: Reason(code: .resync), previous: nil, current: event.current)
             fanOut(resync, bytes: encodeEvent(resync), force: true)
         case .reachabilityChanged:
             current = event.current
+            refreshed = nil
             let bytes = encodeEvent(event)
             history.append(HistoryEntry(event: event, bytes: bytes), sequence: event.sequence)
             fanOut(event, bytes: bytes, force: false)
@@ -537,7 +541,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         if let cache = statusCache, cache.sequence == history.sequence { return cache.bytes }
         var writer = WireJSONWriter(capacity: 64 + 2048)
         writer.raw(#"{"parameters":{"status":"#)
-        writer.raw(statusJSON(current))
+        writer.raw(refreshed.map(WireJSONWriter.json) ?? statusJSON(current))
         writer.raw("}}\0")
         let bytes = writer.data
         statusCache = (history.sequence, bytes)

@@ -38,9 +38,9 @@ final class SimulationController: @unchecked Sendable {
     /// What subscribers see now.
     var published: Status { overlay.published }
 
-    /// The real status moved on without an event (`addQuietObserver`); true when subscribers'
-    /// `GetStatus` should now show `published`.
-    func refresh(real status: Status) -> Bool { overlay.refresh(real: status) }
+    /// True while the real status is what subscribers see (no simulation on): its figures
+    /// that moved without an event (`addQuietObserver`) may show in `GetStatus`.
+    var showsReal: Bool { overlay.active == nil }
 
     /// A real event from the monitor.
     func real(_ event: ReachabilityEvent) {

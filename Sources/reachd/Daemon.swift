@@ -86,9 +86,9 @@ final class Daemon: @unchecked Sendable {
         }
         // New figures of the same class are no event, but GetStatus shows them.
         monitor.addQuietObserver { [weak simulation] status in
-            guard let simulation, simulation.refresh(real: status) else { return }
-            server.refresh(simulation.published)
-            metrics?.refresh(simulation.published)
+            guard let simulation, simulation.showsReal else { return }
+            server.refresh(status)
+            metrics?.refresh(status)
         }
         server.simulateHandler = { [weak simulation] parameters, caller, completion in
             guard let simulation else { return completion(.error(.permissionDenied)) }

@@ -223,11 +223,11 @@ struct ExampleScenario: Sendable {
         ], outputs: [
             "python": ["ethernet", "initial ethernet", "carrierLost notReachable"],
             "reachctl wait --timeout 60 --internet && ./sync.sh      # in a boot script":
-                ["online · ethernet (eth0) · internet: full · IPv4 + IPv6", "sync.sh ran"],
+                ["online · ethernet (eth0) · internet: full · IPv4 + IPv6 · quality: good (4g, 1 ms)", "sync.sh ran"],
             "reachctl wait --internet --stable 10 --timeout 120        # …that must not start on a flapping link":
-                ["online · ethernet (eth0) · internet: full · IPv4 + IPv6"],
+                ["online · ethernet (eth0) · internet: full · IPv4 + IPv6 · quality: good (4g, 1 ms)"],
             "reachctl monitor --changes status,connectivity            # only what an app acts on":
-                ["2026-11-29T14:27:27.343Z #1795962446345 initial: online · ethernet (eth0) · internet: full · IPv4 + IPv6"],
+                ["2026-11-29T14:27:27.343Z #1795962446345 initial: online · ethernet (eth0) · internet: full · IPv4 + IPv6 · quality: good (4g, 1 ms)"],
             "reachctl monitor --json | jq -c '{seq: .sequence, why: .reason.code, now: .current.status}'":
                 [#"{"seq":…,"why":"initial","now":"ethernet"}"#],
         ]),

@@ -88,7 +88,7 @@ extension SystemTests {
         defer { host.destroy(); uplink.destroy() }
         let daemon = try DaemonUnderTest(namespace: host)
         _ = try VethUplink(host: host, uplink: uplink)
-        #expect(waitUntil(timeout: 10) { (try? daemon.reachctl(["status"]).stdout) == "online · ethernet (eth0) · internet: not checked · IPv4" },
+        #expect(waitUntil(timeout: 10) { (try? daemon.reachctl(["status"]).stdout) == "online · ethernet (eth0) · internet: not checked · IPv4 · quality: good (4g, default)" },
                 "\((try? daemon.reachctl(["status"]).stdout) ?? "")")
         let json = try daemon.reachctl(["status", "--json"])
         let status = try WireJSON.decoder().decode(Status.self, from: Data(json.stdout.utf8))

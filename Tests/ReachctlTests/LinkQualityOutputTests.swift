@@ -49,9 +49,9 @@ import Testing
         let lines = status.uplinkLines(now: Self.measuredAt.addingTimeInterval(3))
         #expect(lines == [
             "uplink eth0 (ethernet) · primary · internet: full · quality: good (4g, 48 ms)",
-            "  rtt 48 ms (min 38) · loss 0.3 % · 1234 kbit/s · 14 samples, passive · 3 s ago",
+            "  rtt 48 ms (min 38 ms) · loss 0.3 % · 1234 kbit/s · 14 samples, passive · 3 s ago",
             "uplink wwan0 (wwan) · standby · quality: minimal (2g, 1400 ms)",
-            "  rtt 1400 ms (min 1120) · loss 0.3 % · 1234 kbit/s · 14 samples, passive · 3 s ago"
+            "  rtt 1400 ms (min 1120 ms) · loss 0.3 % · 1234 kbit/s · 14 samples, passive · 3 s ago"
                 + " · signal lte 0/4 (rsrp -125 dBm, rsrq -14.5 dB, snr 1 dB)",
         ])
         // An uplink neither checked nor measured is not an uplink line.

@@ -56,7 +56,15 @@ public enum Classifier {
             }
         }
         if !snapshot.linkQualities.isEmpty {
-            for i in interfaces.indices { interfaces[i].linkQuality = snapshot.linkQualities[interfaces[i].index] }
+            // Only an uplink has a quality: the path's links, and the others that could carry
+            // it (up, carrier, a usable default route through a gateway). A link that just lost
+            // its carrier or route loses its quality in the same event, not in one of its own.
+            let path = primaryLink == nil ? [] : [transport?.oif, vpnHop?.oif].compactMap { $0 }
+            for i in interfaces.indices {
+                let index = interfaces[i].index
+                let uplink = path.contains(index) || (primaryLink != nil && isStandbyUplink(interfaces[i], slices[index]))
+                interfaces[i].linkQuality = uplink ? snapshot.linkQualities[index] : nil
+            }
         }
         // Both are links of the snapshot, so their interfaces are in the list: taken from it
         // rather than made again from copies of their slices.
@@ -121,6 +129,17 @@ public enum Classifier {
             verdict = ConnectivityRule.Verdict(probe: known, path: way)
         }
         return ConnectivityRule.apply(to: path, previous: previous, verdict: verdict, now: now ?? since)
+    }
+
+    /// A link other than the path's that could carry traffic (`StandbyUplink`'s test): up with
+    /// carrier, neither loopback nor a tunnel, with a usable default route through a gateway.
+    static func isStandbyUplink(_ interface: Interface, _ slice: LinkSlice?) -> Bool {
+        switch interface.kind {
+        case .loopback, .vpn: return false
+        case .ethernet, .wifi, .wwan, .bridge, .virtual, .other: break
+        }
+        guard interface.up, interface.carrier, let slice else { return false }
+        return slice.gatewayRoutes.contains { $0.isDefault && $0.gateway != nil && slice.isUsable(family: $0.family) }
     }
 
     /// The routes a path look-up may find, each usable when it is not unicast or its link is up

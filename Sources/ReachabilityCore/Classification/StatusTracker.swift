@@ -11,7 +11,12 @@ public struct StatusTracker: Sendable {
 
     /// The picture the status was classified from, by interface index.
     public private(set) var indexed: IndexedSnapshot
+    /// The newest status: the last event's, with the figures that changed since without making
+    /// an event (the probe's time and RTT, the links' measured RTT).
     public private(set) var status: Status
+    /// The status of the last event (or the initial state): the next event's `previous` and
+    /// what a new subscription starts from, so that every event follows the one before it.
+    public private(set) var published: Status
     /// The sequence number of the last emitted event (or of the initial state).
     public private(set) var sequence: Int
 
@@ -24,12 +29,19 @@ public struct StatusTracker: Sendable {
     public init(snapshot: NetworkSnapshot = NetworkSnapshot(), firstSequence: Int = 0, now: Date) {
         self.indexed = IndexedSnapshot(snapshot)
         self.status = Classifier.classify(indexed, since: now, now: now)
+        self.published = status
         self.sequence = firstSequence
     }
 
     /// The current state as the `initial` event of a new subscription.
     public func initialEvent(reason: Reason = Reason(code: .initial), now: Date) -> ReachabilityEvent {
-        ReachabilityEvent(sequence: sequence, timestamp: now, event: .initial, reason: reason, previous: nil, current: status)
+        ReachabilityEvent(sequence: sequence, timestamp: now, event: .initial, reason: reason, previous: nil, current: published)
+    }
+
+    /// The newest status becomes the published one without an event: for the initial state,
+    /// before anyone saw it (the technologies' guesses taken right after the first reading).
+    public mutating func publishQuietly() {
+        published = status
     }
 
     /// The uplinks' newest measured qualities, for the next classification.
@@ -86,10 +98,12 @@ public struct StatusTracker: Sendable {
     /// asked only when there is an event.
     private mutating func evaluate(reason forcedReason: Reason?, now: Date, derive: ([String]) -> Reason?) -> Action {
         var candidate = Classifier.classify(indexed, since: status.since, previous: status, now: now)
-        let changes = candidate.changes(from: status)
+        // Against what subscribers saw: `status` differs from it only in figures that make no
+        // event, so the changes are the same, and the event follows the one before it.
+        let changes = candidate.changes(from: published)
         guard !changes.isEmpty else {
-            // Keep `since` but carry the probe's fresh details (time, RTT, error text), which are
-            // no event of their own.
+            // Keep `since` but carry the probe's fresh details (time, RTT, error text) and the
+            // links' measured figures, which are no event of their own.
             status = candidate
             return .none
         }
@@ -97,8 +111,9 @@ public struct StatusTracker: Sendable {
         // At most four names: a list to search, not a set to hash.
         let focus = [status.primary?.name, candidate.primary?.name, status.vpn?.name, candidate.vpn?.name].compactMap { $0 }
         let reason = forcedReason ?? Self.killSwitch(from: status, to: candidate) ?? derive(focus) ?? Reason(code: .resync)
-        let previous = status
+        let previous = published
         status = candidate
+        published = candidate
         sequence += 1
         return .emit(ReachabilityEvent(sequence: sequence, timestamp: now, event: .reachabilityChanged,
                                        reason: reason, previous: previous, current: candidate, changes: changes))

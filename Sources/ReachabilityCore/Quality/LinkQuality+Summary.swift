@@ -13,13 +13,13 @@ extension LinkQuality {
         return "\(level.rawValue) (" + details.joined(separator: ", ") + ")"
     }
 
-    /// `reachctl status --verbose`'s figures: `rtt 48 ms (min 41) · loss 0.3 % · 1200 kbit/s ·
+    /// `reachctl status --verbose`'s figures: `rtt 48 ms (min 41 ms) · loss 0.3 % · 1200 kbit/s ·
     /// 14 samples, passive · 3 s ago`, then the radio's when there is one.
     public func figures(now: Date) -> String {
         var parts: [String] = []
         if let rtt = rttMs, rtt.isFinite {
             var text = "rtt \(Int(rtt.rounded())) ms"
-            if let minimum = minRttMs, minimum.isFinite { text += " (min \(Int(minimum.rounded())))" }
+            if let minimum = minRttMs, minimum.isFinite { text += " (min \(Int(minimum.rounded())) ms)" }
             parts.append(text)
         }
         if let loss = lossPercent, loss.isFinite { parts.append("loss \(Self.oneDecimal(loss)) %") }

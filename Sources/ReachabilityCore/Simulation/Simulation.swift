@@ -131,6 +131,11 @@ public struct Simulation: Equatable, Sendable {
             result.cellular = nil
         }
         result.expensive = expensive ?? (target.isWWAN || result.primary?.metered == true)
+        // A played 2G is a slow link: the path's quality is what the played technology usually
+        // gives (as at link-up), not the real link's, so an app can be tried on it.
+        if target != real.status || !real.reachable {
+            result.linkQuality = Self.typicalQuality(of: target, kind: result.primary?.kind ?? .other, now: now)
+        }
         var flags = Set(real.flags)
         flags.insert(.reachable)
         flags.remove(.connectionRequired)
@@ -150,6 +155,15 @@ public struct Simulation: Equatable, Sendable {
             result.connectivityCheck = true
         }
         return result
+    }
+
+    /// The class a link of `status` usually has (`LinkTechnology.typicalType`), marked `default`.
+    static func typicalQuality(of status: NetworkStatus, kind: InterfaceKind, now: Date) -> LinkQuality? {
+        let generation = ModemAccessTechnology.Generation.allCases.first { $0.networkStatus == status }
+        let technology = LinkTechnology(kind: kind, generation: generation)
+        guard let type = technology.typicalType else { return nil }
+        let level = LinkQualityEstimator.Configuration().level(type: type, loss: .low, radioLevel: nil)
+        return LinkQuality(level: level, effectiveType: type, source: .default, measuredAt: now)
     }
 
     private static func kind(of status: NetworkStatus, real: InterfaceKind) -> InterfaceKind {

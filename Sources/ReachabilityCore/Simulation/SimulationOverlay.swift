@@ -62,14 +62,6 @@ public struct SimulationOverlay: Sendable {
         ReachabilityEvent(sequence: sequence, timestamp: now, event: .initial, reason: reason, previous: nil, current: published)
     }
 
-    /// The real status moved on without an event (new measured figures, the same class): shown
-    /// as it is unless a simulation is on. True when the published status is now `status`.
-    public mutating func refresh(real status: Status) -> Bool {
-        guard active == nil else { return false }
-        published = status
-        return true
-    }
-
     /// A real event. Returns it renumbered when no simulation is on; nil during one (the real
     /// status shows when the simulation ends).
     public mutating func real(_ event: ReachabilityEvent) -> ReachabilityEvent? {

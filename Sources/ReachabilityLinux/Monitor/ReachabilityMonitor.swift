@@ -327,6 +327,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
                                         firstSequence: config.firstSequence, now: now.wall)
                 publish()
                 takeQualityUplinks(now: now)
+                tracker.publishQuietly()
             case .arm(let timer, let seconds):
                 arm(timer, after: seconds)
             case .cancel(let timer):
