@@ -334,7 +334,11 @@ private func peakGrowthKiB(ready: [String: JSONValue], exit: [String: JSONValue]
         func probe(_ name: String, owner: uid_t?, group: gid_t?, mode: mode_t, _ environment: [String: String]) throws -> [String: JSONValue] {
             let copy = directory.path + "/" + name
             if !FileManager.default.fileExists(atPath: copy) {
-                try FileManager.default.copyItem(atPath: Hostile.setuidProbe, toPath: copy)
+                // Copied by cp, not in this process: a child another test spawns meanwhile would
+                // inherit a descriptor of the copy open for writing, and exec would fail with
+                // ETXTBSY ("Text file busy") until that child exits.
+                let copied = try run("/bin/cp", [Hostile.setuidProbe, copy], timeout: 30)
+                #expect(copied.status == 0, "cp: \(copied.stderr)")
                 #expect(chown(copy, owner ?? 0, group ?? 0) == 0, "chown \(copy): \(String(cString: strerror(errno)))")
                 #expect(chmod(copy, mode) == 0)
             }

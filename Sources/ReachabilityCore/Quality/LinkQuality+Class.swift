@@ -6,14 +6,11 @@ extension LinkQuality {
         level != other.level || effectiveType != other.effectiveType
     }
 
-    /// `differsInClass(from:)` for optional values: appearing or going is a difference, except
-    /// for a guess from the link's technology (`source: default`), which comes and goes with
-    /// its link and tells nothing measured.
+    /// `differsInClass(from:)` for optional values: only two known classes can differ. A
+    /// quality comes and goes with its uplink (a link coming up, a path going away), which is
+    /// that change's event; a class known where none was is no news of its own.
     public static func differsInClass(_ a: LinkQuality?, _ b: LinkQuality?) -> Bool {
-        guard let a, let b else {
-            guard let known = a ?? b else { return false }
-            return known.source != .default
-        }
+        guard let a, let b else { return false }
         return a.differsInClass(from: b)
     }
 }
