@@ -8,8 +8,10 @@ import TestSupport
 /// reachd's sock_diag dumps seeing that connection's RTT. Three lines of their own, because each
 /// waits on the estimator's real time constants (a 20 s half-life, 30 s before better).
 @Suite(.serialized, .dedicatedThreads) struct QualityClassSystemTests {}
-/// The step test (see `QualityClassSystemTests`).
+/// The step worse (see `QualityClassSystemTests`).
 @Suite(.serialized, .dedicatedThreads) struct QualityStepSystemTests {}
+/// The step better, beside the step worse: each waits a minute or more.
+@Suite(.serialized, .dedicatedThreads) struct QualityRecoverySystemTests {}
 /// The hold tests: alternation and idleness (see `QualityClassSystemTests`).
 @Suite(.serialized, .dedicatedThreads) struct QualityHoldSystemTests {}
 
@@ -161,13 +163,12 @@ extension QualityClassSystemTests {
 }
 
 extension QualityStepSystemTests {
-    /// At the default interval (one dump every 10 s): a step to a 2G RTT shows, the way back
-    /// only after 30 s below the threshold and within about a minute. The step worse takes the
-    /// estimator about 30 s once the sockets' RTT has moved, but a socket's own smoothed RTT
-    /// (the kernel's, gaining 1/8 per acknowledgement) needs some 21 round trips to pass 1.4 s:
-    /// an app with one request per round trip shows the step after about a minute (60 s here).
+    /// At the default interval (one dump every 10 s), a step to a 2G RTT shows. The estimator
+    /// takes about 30 s once the sockets' RTT has moved, but a socket's own smoothed RTT (the
+    /// kernel's, gaining 1/8 per acknowledgement) needs some 21 round trips to pass 1.4 s: an
+    /// app with one request per round trip shows the step after about a minute (60 s here).
     @Test(.needsRoot())
-    func aStepWorseShowsSoonAndBetterAfterItHeld() throws {
+    func aStepWorseShows() throws {
         let uplink = try MeasuredUplink(tag: "lt", rtt: 0.05, subnet: 95, config: MeasuredUplink.config(interval: nil))
         defer { uplink.destroy() }
         try uplink.startTraffic()
@@ -176,6 +177,17 @@ extension QualityStepSystemTests {
         uplink.line.rtt = 1.5
         let worse = uplink.secondsUntil(timeout: 90) { $0.effectiveType == .twoG }
         #expect(worse.map { $0 <= 80 } == true, "2g after \(String(describing: worse)) s")
+    }
+}
+
+extension QualityRecoverySystemTests {
+    /// The way back from 2G shows only after 30 s within the threshold, and within about a minute.
+    @Test(.needsRoot())
+    func aStepBetterShowsAfterItHeld() throws {
+        let uplink = try MeasuredUplink(tag: "lb", rtt: 1.5, subnet: 98, config: MeasuredUplink.config(interval: nil))
+        defer { uplink.destroy() }
+        try uplink.startTraffic()
+        #expect(uplink.secondsUntil(timeout: 60) { measured($0, .minimal, .twoG) } != nil, "\(uplink.daemon.child.stderr)")
 
         uplink.line.rtt = 0.05
         let better = uplink.secondsUntil(timeout: 120) { $0.effectiveType == .fourG && $0.level == .good }
