@@ -55,7 +55,7 @@ public enum Classifier {
                 interfaces[i].connectivity = snapshot.standbyVerdicts[interfaces[i].index]?.result
             }
         }
-        if !snapshot.linkQualities.isEmpty {
+        if snapshot.measuresQuality {
             // Only an uplink has a quality: the path's links, and the others that could carry
             // it (up, carrier, a usable default route through a gateway). A link that just lost
             // its carrier or route loses its quality in the same event, not in one of its own.
@@ -63,7 +63,9 @@ public enum Classifier {
             for i in interfaces.indices {
                 let index = interfaces[i].index
                 let uplink = path.contains(index) || (primaryLink != nil && isStandbyUplink(interfaces[i], slices[index]))
-                interfaces[i].linkQuality = uplink ? snapshot.linkQualities[index] : nil
+                interfaces[i].linkQuality = uplink
+                    ? snapshot.linkQualities[index] ?? firstGuess(for: interfaces[i], modem: facts.modem(for: interfaces[i].name), now: now ?? since)
+                    : nil
             }
         }
         // Both are links of the snapshot, so their interfaces are in the list: taken from it
@@ -129,6 +131,15 @@ public enum Classifier {
             verdict = ConnectivityRule.Verdict(probe: known, path: way)
         }
         return ConnectivityRule.apply(to: path, previous: previous, verdict: verdict, now: now ?? since)
+    }
+
+    /// What an uplink the estimator has not met yet starts with: its radio's class, else its
+    /// technology's (`source: default`), as the estimator will give it.
+    static func firstGuess(for interface: Interface, modem: ModemState?, now: Date) -> LinkQuality? {
+        let generation = modem.flatMap { ModemAccessTechnology(rawValue: $0.accessTechnologies).newest?.generation }
+        let uplink = QualityUplink(index: interface.index, name: interface.name,
+                                   technology: LinkTechnology(kind: interface.kind, generation: generation), signal: modem?.signal)
+        return UplinkQualityEstimate(uplink, now: ClockReading(wall: now, uptime: 0)).quality(LinkQualityEstimator.Configuration())
     }
 
     /// A link other than the path's that could carry traffic (`StandbyUplink`'s test): up with

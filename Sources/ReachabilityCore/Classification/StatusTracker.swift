@@ -45,8 +45,9 @@ public struct StatusTracker: Sendable {
     }
 
     /// The uplinks' newest measured qualities, for the next classification.
-    public mutating func takeLinkQualities(_ qualities: [Int: LinkQuality]) {
+    public mutating func takeLinkQualities(_ qualities: [Int: LinkQuality], measuring: Bool = true) {
         indexed.linkQualities = qualities
+        indexed.measuresQuality = measuring
     }
 
     /// Takes a new snapshot. `reason` overrides the derived reason (e.g. `resync`, `configReloaded`).

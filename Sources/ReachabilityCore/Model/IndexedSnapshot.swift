@@ -21,6 +21,8 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public var connectivityCheck = true
     /// Each uplink's measured quality (see `NetworkSnapshot.linkQualities`).
     public var linkQualities: [Int: LinkQuality] = [:]
+    /// See `NetworkSnapshot.measuresQuality`.
+    public var measuresQuality = false
 
     public init() {}
 
@@ -47,6 +49,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         standbyVerdicts = snapshot.standbyVerdicts
         connectivityCheck = snapshot.connectivityCheck
         linkQualities = snapshot.linkQualities
+        measuresQuality = snapshot.measuresQuality
     }
 
     /// The same picture as a flat `NetworkSnapshot`.
@@ -64,6 +67,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         snapshot.standbyVerdicts = standbyVerdicts
         snapshot.connectivityCheck = connectivityCheck
         snapshot.linkQualities = linkQualities
+        snapshot.measuresQuality = measuresQuality
         return snapshot
     }
 
@@ -111,6 +115,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public static func == (a: IndexedSnapshot, b: IndexedSnapshot) -> Bool {
         a.slices == b.slices && a.modems == b.modems && a.rules == b.rules && a.probe == b.probe && a.probePath == b.probePath
             && a.standbyVerdicts == b.standbyVerdicts && a.connectivityCheck == b.connectivityCheck
-            && a.linkQualities == b.linkQualities
+            && a.linkQualities == b.linkQualities && a.measuresQuality == b.measuresQuality
     }
 }

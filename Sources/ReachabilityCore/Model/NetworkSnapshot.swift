@@ -137,6 +137,8 @@ public struct NetworkSnapshot: Equatable, Sendable {
     public var connectivityCheck = true
     /// Each uplink's measured quality, by interface index (`Interface.linkQuality`).
     public var linkQualities: [Int: LinkQuality] = [:]
+    /// False with `[LinkQuality] Enabled=no`: no uplink has a quality, not even a guess.
+    public var measuresQuality = false
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
                 modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = [],

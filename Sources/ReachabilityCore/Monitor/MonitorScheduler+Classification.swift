@@ -34,6 +34,7 @@ extension MonitorScheduler.Reported {
         snapshot.standbyVerdicts = standbyVerdicts
         snapshot.connectivityCheck = connectivityCheck
         snapshot.linkQualities = linkQualities
+        snapshot.measuresQuality = measuresQuality
         return snapshot
     }
 }
@@ -52,7 +53,7 @@ extension StatusTracker {
                           reason: evaluation.reason, now: now)
         }
         // The newest figures ride along with every classification (they make no event alone).
-        takeLinkQualities(reported.linkQualities)
+        takeLinkQualities(reported.linkQualities, measuring: reported.measuresQuality)
         var slices: [LinkSlice] = []
         slices.reserveCapacity(evaluation.touched.count)
         for index in evaluation.touched {

@@ -195,6 +195,8 @@ public struct MonitorScheduler: Sendable {
         /// Each uplink's measured quality by interface index (the estimator's, or none when
         /// `[LinkQuality] Enabled=no`).
         public var linkQualities: [Int: LinkQuality] = [:]
+        /// `[LinkQuality] Enabled=`.
+        public var measuresQuality = true
 
         public init() {}
     }
@@ -483,11 +485,13 @@ public struct MonitorScheduler: Sendable {
     /// event (`qualityChanged`).
     public mutating func qualityUplinks(_ uplinks: [QualityUplink], now: ClockReading) -> [Action] {
         guard measuresQuality else { return [] }
-        let changed = quality.uplinks(uplinks, now: now)
-        let before = reported.linkQualities
+        let known = Set(quality.indexes)
+        // A new uplink starts with the class the classifier already gave it (the same guess, or
+        // its radio's), and one that went has none there: only a known uplink whose class moved
+        // (its radio, its modem's generation) needs another classification.
+        let changed = quality.uplinks(uplinks, now: now).intersection(known).intersection(uplinks.map(\.index))
         takeQualities()
-        // A guess appearing with its link or going with it is no event, but the status shows it.
-        if changed.isEmpty && before.keys == reported.linkQualities.keys { return armQualityTimer(now: now) }
+        if changed.isEmpty { return armQualityTimer(now: now) }
         return qualityChanged(changed, now: now)
     }
 
@@ -516,6 +520,7 @@ public struct MonitorScheduler: Sendable {
 
     private mutating func takeQualities() {
         reported.linkQualities = measuresQuality ? quality.qualities : [:]
+        reported.measuresQuality = measuresQuality
     }
 
     /// The estimator's figures are taken; `changed` (uplinks whose class changed) makes the
