@@ -56,17 +56,17 @@ GIO_SOURCES = gio/gnetworkmonitorreachd.c gio/reachdprotocol.c
 GIO_TESTS = .build/gio-tests/protocol-tests .build/gio-tests/setuid-probe
 gio: deps $(GIO_MODULE) $(GIO_TESTS)
 
-$(GIO_MODULE): $(GIO_SOURCES) gio/reachdprotocol.h
+$(GIO_MODULE): $(GIO_SOURCES) gio/reachdprotocol.h | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -fPIC -fvisibility=hidden -shared -Wl,-z,defs $(GIO_LDFLAGS) \
 	  -o $@ $(GIO_SOURCES) $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
 
-.build/gio-tests/protocol-tests: Tests/gio/protocol_tests.c gio/reachdprotocol.c gio/reachdprotocol.h
+.build/gio-tests/protocol-tests: Tests/gio/protocol_tests.c gio/reachdprotocol.c gio/reachdprotocol.h | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -Igio -o $@ Tests/gio/protocol_tests.c gio/reachdprotocol.c \
 	  $$(pkg-config --cflags --libs gio-2.0 json-glib-1.0)
 
-.build/gio-tests/setuid-probe: Tests/gio/setuid_probe.c
+.build/gio-tests/setuid-probe: Tests/gio/setuid_probe.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(GIO_CFLAGS) $(GIO_WARNINGS) -o $@ $< $$(pkg-config --cflags --libs gio-2.0)
 
