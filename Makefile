@@ -5,7 +5,7 @@ DESTDIR ?=
 BUILD_FLAGS ?=
 
 .PHONY: all build build-tests deps gio test test-debug test-checks test-release run clean bench fuzz check-gio-fuzz check-units check-man check-install check-systemd install uninstall release external-package-test
-.PHONY: deb deb-deps check-static check-deb
+.PHONY: deb deb-deps check-static check-deb check-deps
 
 all: build
 
@@ -33,7 +33,7 @@ test:
 test-debug:
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) SWIFT="$(SWIFT)" scripts/run-tests.sh --skip-build $(BUILD_FLAGS)
 
-test-checks: check-units check-man check-install check-systemd check-gio-fuzz
+test-checks: check-deps check-units check-man check-install check-systemd check-gio-fuzz
 
 test-release: check-static check-deb
 
@@ -106,6 +106,10 @@ release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd
 	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachctl
 	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd-dispatcher
+
+# scripts/deps.sh as on a fresh machine (dpkg knows nothing, apt-get recorded; root and not).
+check-deps:
+	@scripts/test-deps.sh
 
 check-units:
 	@scripts/check-units.sh

@@ -11,13 +11,10 @@
 #
 # It never stops without saying why: a package dpkg has never heard of is missing (not an
 # error), and every failure names what failed and the command that mends it.
-# DEPS_APT_GET, DEPS_DPKG_QUERY and DEPS_PYTHON name the tools (tests put recorders there).
+# scripts/test-deps.sh runs it as on a fresh machine (recording apt-get and dpkg-query first
+# on PATH; as root and not).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-APT_GET=${DEPS_APT_GET:-apt-get}
-DPKG_QUERY=${DEPS_DPKG_QUERY:-dpkg-query}
-UID_NOW=${DEPS_UID:-$(id -u)}
 
 fail() {
   echo "deps: $1" >&2
@@ -47,30 +44,30 @@ esac
 # One dpkg-query for all of them (one per package took a quarter of a second each run). It exits
 # 1 when it has never heard of one of them (a fresh machine): that one is missing, nothing more.
 # Its output is read whatever its status; only a dpkg-query that could not run at all is an error.
-if ! command -v "$DPKG_QUERY" >/dev/null 2>&1; then
-  fail "$DPKG_QUERY not found: this script installs with Debian's dpkg and apt" \
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  fail "dpkg-query not found: this script installs with Debian's dpkg and apt" \
        "on another system install these packages' equivalents: ${APT_PACKAGES[*]}"
 fi
-listing=$("$DPKG_QUERY" -W -f='${Package}=${db:Status-Abbrev}\n' "${APT_PACKAGES[@]}" 2>/dev/null || true)
+listing=$(dpkg-query -W -f='${Package}=${db:Status-Abbrev}\n' "${APT_PACKAGES[@]}" 2>/dev/null || true)
 installed=" $(printf '%s\n' "$listing" | sed -n 's/=ii *$//p' | tr '\n' ' ') "
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   [[ "$installed" == *" $p "* ]] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$UID_NOW" -ne 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
     fail "missing Debian packages: ${missing[*]}" \
          "install them as root, then run make again:" \
          "sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}"
   fi
   echo "deps: installing ${missing[*]}"
   log=$(mktemp)
-  if ! "$APT_GET" update -qq >"$log" 2>&1; then
+  if ! apt-get update -qq >"$log" 2>&1; then
     cat "$log" >&2; rm -f "$log"
     fail "'apt-get update' failed (above: what apt said)" \
          "mend the package sources or the network, then run: apt-get update && make"
   fi
-  if ! DEBIAN_FRONTEND=noninteractive "$APT_GET" install -y -qq --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
     cat "$log" >&2; rm -f "$log"
     fail "'apt-get install ${missing[*]}' failed (above: what apt said)" \
          "mend what apt names, then run: apt-get install -y --no-install-recommends ${missing[*]}"
@@ -94,9 +91,9 @@ PIP_PACKAGES=(varlink python-dbusmock)
 PIP_MODULES=(varlink dbusmock)
 # Debian's python3, not a pyenv/other one first on PATH: only its site-packages hold python3-dbus
 # (dbusmock needs it; building dbus-python from PyPI needs headers we don't install).
-PYTHON=${DEPS_PYTHON:-/usr/bin/python3}
+PYTHON=/usr/bin/python3
 [ -x "$PYTHON" ] || PYTHON=python3
-VENV=${DEPS_VENV:-.venv}
+VENV=.venv
 if [ -x "$VENV/bin/python" ] && ! "$VENV/bin/python" -c 'import dbus' >/dev/null 2>&1; then
   rm -rf "$VENV"   # made by another python: its system site-packages lack python3-dbus
 fi
