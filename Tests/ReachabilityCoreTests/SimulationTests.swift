@@ -228,8 +228,8 @@ enum SimulationFixtures {
         let event = try #require(started.event)
         #expect(event.sequence == 101 && event.reason.code == .simulation)
         #expect(event.current.simulated && event.current.status == .wwan2G)
-        #expect(event.changes == ["cellular", "connectivity", "expensive", "flags", "ipv4Connectivity", "primary", "probe",
-                                  "simulated", "status"])
+        #expect(event.changes == ["cellular", "connectivity", "expensive", "flags", "ipv4Connectivity", "linkQuality", "primary",
+                                  "probe", "simulated", "status"])
         #expect(event.current.ipv4Connectivity == .portal && event.current.ipv6Connectivity == Connectivity.none)
         #expect(overlay.timer?.seconds == 10)
         #expect(overlay.published.simulated)

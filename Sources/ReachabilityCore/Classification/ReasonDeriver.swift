@@ -12,6 +12,7 @@ public enum ReasonDeriver {
         let indexes = Set(old.slices.keys).union(new.slices.keys)
         return reason(slices: indexes.map { (old.slice(at: $0), new.slice(at: $0)) },
                       modemsChanged: old.modems != new.modems, oldProbe: old.probe, newProbe: new.probe,
+                      verdictMoved: old.probePath != new.probePath,
                       rules: old.rules == new.rules ? nil : (old.rules, new.rules), focusing: focus)
     }
 
@@ -25,8 +26,11 @@ public enum ReasonDeriver {
 
     /// The same with the names in focus as a list: the tracker's are at most four.
     /// `rules`: the rule lists before and after, when they differ.
+    /// `verdictMoved`: the checker's publication is about another path than before (the same
+    /// result, or "not checked", for a new path is still the checker's doing).
     static func reason(slices: [(old: LinkSlice, new: LinkSlice)], modemsChanged: Bool,
-                       oldProbe: Probe?, newProbe: Probe?, rules: (old: [RoutingRule], new: [RoutingRule])? = nil,
+                       oldProbe: Probe?, newProbe: Probe?, verdictMoved: Bool = false,
+                       rules: (old: [RoutingRule], new: [RoutingRule])? = nil,
                        focusing focus: [String]) -> Reason? {
         var candidates: [Reason] = []
         if let rules {
@@ -78,7 +82,7 @@ public enum ReasonDeriver {
             }
         }
         if modemsChanged { candidates.append(Reason(code: .modemChanged)) }
-        if oldProbe?.comparable != newProbe?.comparable {
+        if oldProbe?.comparable != newProbe?.comparable || verdictMoved {
             candidates.append(Reason(code: .probeResult, detail: newProbe.map { $0.result.rawValue }))
         }
         if let reason = candidates.min(by: { rank($0, focus) < rank($1, focus) }) { return reason }

@@ -68,15 +68,16 @@ public struct StatusTracker: Sendable {
         var pairs: [(old: LinkSlice, new: LinkSlice)] = []
         pairs.reserveCapacity(slices.count)
         for slice in slices { pairs.append((indexed.replace(slice), slice)) }
-        let oldModems = indexed.modems, oldProbe = indexed.probe, oldRules = indexed.rules
+        let oldModems = indexed.modems, oldProbe = indexed.probe, oldPath = indexed.probePath, oldRules = indexed.rules
         if let modems { indexed.modems = modems }
         if let rules { indexed.rules = rules }
         let ruleChange = oldRules == indexed.rules ? nil : (old: oldRules, new: indexed.rules)
         if let verdict { indexed.probe = verdict.probe; indexed.probePath = verdict.path }
         let newModems = indexed.modems, newProbe = indexed.probe
+        let verdictMoved = verdict != nil && oldPath != indexed.probePath
         return evaluate(reason: forcedReason, now: now) {
-            ReasonDeriver.reason(slices: pairs, modemsChanged: oldModems != newModems,
-                                 oldProbe: oldProbe, newProbe: newProbe, rules: ruleChange, focusing: $0)
+            ReasonDeriver.reason(slices: pairs, modemsChanged: oldModems != newModems, oldProbe: oldProbe,
+                                 newProbe: newProbe, verdictMoved: verdictMoved, rules: ruleChange, focusing: $0)
         }
     }
 
@@ -90,6 +91,26 @@ public struct StatusTracker: Sendable {
                 return Reason(code: .killSwitch, detail: "\(path.family.rawValue) \(path.result.rawValue) route, \(path.decidedBy)")
             case .route, .none:
                 continue
+            }
+        }
+        return nil
+    }
+
+    /// A class of measured quality that moved when nothing in the kernel, the modems or the
+    /// verdict explains the event (a check's RTT, a radio's signal, a passive dump): reason
+    /// `qualityChanged` with the uplink, the path's (`linkQuality`) or a standby's (`interfaces`).
+    static func qualityChange(_ changes: [Status.Field], from old: Status, to new: Status) -> Reason? {
+        if changes.contains(.linkQuality) {
+            let path = [new.vpn, new.primary, old.vpn, old.primary].lazy.compactMap { $0 }
+            let measured = path.first { $0.linkQuality != nil } ?? path.first
+            return Reason(code: .qualityChanged, interface: measured?.name)
+        }
+        guard changes.contains(.interfaces) else { return nil }
+        let path = [new.primary?.index, new.vpn?.index, old.primary?.index, old.vpn?.index]
+        for interface in new.interfaces where !path.contains(interface.index) {
+            let before = old.interfaces.first { $0.index == interface.index }
+            if LinkQuality.differsAsShown(before?.linkQuality, interface.linkQuality) {
+                return Reason(code: .qualityChanged, interface: interface.name)
             }
         }
         return nil
@@ -111,7 +132,8 @@ public struct StatusTracker: Sendable {
         candidate.since = now
         // At most four names: a list to search, not a set to hash.
         let focus = [status.primary?.name, candidate.primary?.name, status.vpn?.name, candidate.vpn?.name].compactMap { $0 }
-        let reason = forcedReason ?? Self.killSwitch(from: status, to: candidate) ?? derive(focus) ?? Reason(code: .resync)
+        let reason = forcedReason ?? Self.killSwitch(from: status, to: candidate) ?? derive(focus)
+            ?? Self.qualityChange(changes, from: published, to: candidate) ?? Reason(code: .resync)
         let previous = published
         status = candidate
         published = candidate

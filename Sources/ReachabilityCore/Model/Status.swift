@@ -82,11 +82,11 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     }
 
     /// True when the two differ in what an event reports: every field, and of `linkQuality`
-    /// only its class (`LinkQuality.differsInClass`), so new figures alone make no event; with
+    /// only its class or its presence (`LinkQuality.differsAsShown`), so new figures alone make no event; with
     /// `ignoringQuality`, not even that (a path's quality is `Status.linkQuality`'s to report).
     public func differs(from other: Interface, ignoringQuality: Bool = false) -> Bool {
         if self == other { return false }
-        if !ignoringQuality && LinkQuality.differsInClass(linkQuality, other.linkQuality) { return true }
+        if !ignoringQuality && LinkQuality.differsAsShown(linkQuality, other.linkQuality) { return true }
         if linkQuality == other.linkQuality { return true }
         var same = other
         same.linkQuality = linkQuality
@@ -460,7 +460,7 @@ public struct Status: Codable, Equatable, Sendable {
         case .simulated: return simulated != other.simulated
         case .routing: return routing != other.routing
         case .connectivityCheck: return connectivityCheck != other.connectivityCheck
-        case .linkQuality: return LinkQuality.differsInClass(linkQuality, other.linkQuality)
+        case .linkQuality: return LinkQuality.differsAsShown(linkQuality, other.linkQuality)
         case .probe:
             // Only the verdicts are taken out (enums, no copies), the portal URLs only when those agree.
             let verdict = probe?.result, otherVerdict = other.probe?.result

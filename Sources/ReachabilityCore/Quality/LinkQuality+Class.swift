@@ -6,11 +6,17 @@ extension LinkQuality {
         level != other.level || effectiveType != other.effectiveType
     }
 
-    /// `differsInClass(from:)` for optional values: only two known classes can differ. A
-    /// quality comes and goes with its uplink (a link coming up, a path going away), which is
-    /// that change's event; a class known where none was is no news of its own.
+    /// `differsInClass(from:)` for optional values: only two known classes can differ. The
+    /// estimator's question (did a class it knows move?), not an event's.
     public static func differsInClass(_ a: LinkQuality?, _ b: LinkQuality?) -> Bool {
         guard let a, let b else { return false }
+        return a.differsInClass(from: b)
+    }
+
+    /// What an event counts: the class moved, or a class appeared or went (with its uplink, or
+    /// with `[LinkQuality] Enabled=`). A subscriber to `linkQuality` hears the first class too.
+    public static func differsAsShown(_ a: LinkQuality?, _ b: LinkQuality?) -> Bool {
+        guard let a, let b else { return (a == nil) != (b == nil) }
         return a.differsInClass(from: b)
     }
 }
