@@ -128,6 +128,46 @@ private func scheduled(_ actions: [ProbeScheduler.Action]) -> (after: TimeInterv
         // A stale id changes nothing.
         #expect(s.probeBusy(id: first.id) == [])
     }
+
+    private func replies(_ actions: [ProbeScheduler.Action]) -> [(requests: [Int], reply: ProbeScheduler.Reply)] {
+        actions.compactMap { if case .reply(let requests, let reply) = $0 { return (requests, reply) } else { return nil } }
+    }
+
+    /// `Probe()` right after a router announced an API URI: never the verdict from before (the
+    /// one `ProbeMinInterval=` would repeat), but that of the check that asks the new API.
+    @Test func aProbeAfterANewURIWaitsForItsCheck() throws {
+        var s = try checkedOnce(eth)
+        let announced = announcing(eth, apiA)
+        let floorTimer = try #require(scheduled(s.pathChanged(announced, now: t0 + 0.1)))
+        // Within `ProbeMinInterval=` of the last check, which knew nothing of the API.
+        let asked = s.probeRequested(7, now: t0 + 0.2)
+        #expect(replies(asked).isEmpty, "\(asked)")
+        let check = try #require(started(s.timerFired(id: floorTimer.timer, now: t0 + 2)))
+        #expect(check.path == announced)
+        var verdict = full(t0 + 4)
+        verdict.error = "captive-portal API \(apiA) not used: timed out"
+        let done = s.probeCompleted(id: check.id, probe: verdict, now: t0 + 4)
+        #expect(replies(done).map(\.requests) == [[7]])
+        #expect(replies(done).first?.reply == .probe(verdict))
+    }
+
+    /// A request that joins a check begun before the URI changed is answered by the check that
+    /// follows it, not by that one.
+    @Test func aProbeJoiningACheckFromBeforeTheURIWaitsForTheNext() throws {
+        var s = try checkedOnce(eth)
+        let running = try #require(started(s.probeRequested(1, now: t0 + 5))?.id)
+        let announced = announcing(eth, apiA)
+        #expect(s.pathChanged(announced, now: t0 + 5.5).isEmpty)
+        #expect(s.probeRequested(2, now: t0 + 5.6).isEmpty)
+        let first = s.probeCompleted(id: running, probe: full(t0 + 6), now: t0 + 6)
+        #expect(replies(first).isEmpty, "\(first)")
+        #expect(first.contains(.publish(full(t0 + 6))))
+        let next = try #require(scheduled(first))
+        let recheck = try #require(started(s.timerFired(id: next.timer, now: t0 + 7.5)))
+        #expect(recheck.path == announced)
+        let done = s.probeCompleted(id: recheck.id, probe: full(t0 + 8), now: t0 + 8)
+        #expect(replies(done).map(\.requests) == [[1, 2]])
+    }
 }
 
 private let dualStack = ProbePath(interface: "eth0", index: 2, addresses: ["10.77.0.2/24", "2001:db8:77::2/64"], gateways: ["10.77.0.1"])

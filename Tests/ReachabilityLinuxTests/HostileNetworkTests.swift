@@ -20,7 +20,8 @@ final class HostileLab: @unchecked Sendable {
     let configuration: ConnectivityChecker.Configuration
     let recorder: EventRecorder
 
-    init(api mode: ProbeServer.Mode) throws {
+    /// - Parameter probeMinInterval: `ProbeMinInterval=`: 0 gives every `Probe()` a check of its own.
+    init(api mode: ProbeServer.Mode, probeMinInterval: Double = 0) throws {
         host = try TestNamespace(tag: "h")
         uplink = try TestNamespace(tag: "u")
         veth = try VethUplink(host: host, uplink: uplink)
@@ -38,8 +39,8 @@ final class HostileLab: @unchecked Sendable {
         configuration.timeoutSeconds = 2
         configuration.initialBackoff = 0.5
         configuration.caFile = authority.certificate
-        // Every `Probe()` a check of its own (the network's floor still holds).
-        configuration.probeMinInterval = 0
+        // By default every `Probe()` a check of its own (the network's floor still holds).
+        configuration.probeMinInterval = probeMinInterval
         self.configuration = configuration
         checker = ConnectivityChecker(configuration: configuration, target: monitor, networkNamespace: host.name,
                                       log: LogSink(threshold: .info) { level, message in checkerLines.append("\(level): \(message)") })
@@ -123,6 +124,20 @@ extension ConnectivitySystemTests {
         #expect(events.filter { $0.reason.code == .routerAdvertisement }.count <= bound(seconds, per: 1))
         #expect(lab.recorder.duplicates.isEmpty,
                 "\(lab.recorder.events.map { "\($0.sequence) \($0.reason.code) \($0.previous?.connectivity.rawValue ?? "-")>\($0.current.connectivity.rawValue) \($0.changes)" })")
+    }
+
+    /// `Probe()` at once after a router announced an API whose server never answers: the answer
+    /// comes from the check that asked that API (timed out, so not used), never the verdict from
+    /// before the announcement that `ProbeMinInterval=` would otherwise repeat.
+    @Test(.needsRoot()) func aProbeRightAfterANewAPIAsksIt() throws {
+        let lab = try HostileLab(api: .hang, probeMinInterval: 60)
+        defer { lab.destroy() }
+        try lab.settle()
+        try lab.send(RouterAdvertiser.captivePortal(lab.uri("never")))
+        #expect(waitUntil(timeout: 10) { lab.monitor.status.primary?.captivePortalApi == lab.uri("never") })
+        guard case .probe(let probe)? = lab.probe() else { Issue.record("no answer to Probe()"); return }
+        #expect(probe.error?.contains("captive-portal API ") == true && probe.error?.contains(" not used: ") == true, "\(probe)")
+        #expect(lab.api.requests.count >= 1)
     }
 
     /// Every check of a configuration shares one TLS context (the CA store is read once); a

@@ -106,7 +106,8 @@ public struct ProbeScheduler: Sendable {
     public private(set) var timer: Int?
     /// The delay of the last retry while portal/limited; nil while full.
     public private(set) var backoff: TimeInterval?
-    /// Manual requests waiting for the running check.
+    /// Manual requests waiting for a check that began at or after the last change of the path
+    /// (or of its routers and API URI).
     public private(set) var pending: [Int] = []
     private var started = false
     /// The armed timer waits for the network's floor (a manual request then waits with it).
@@ -144,6 +145,8 @@ public struct ProbeScheduler: Sendable {
         path = newPath
         guard configuration.enabled else { lastCheck = nil; return [] }
         if announcementsOnly, let newPath {
+            // A check from before says nothing of the new API: `Probe()` waits for a new one.
+            lastCheck = nil
             // The check binds to the interface and its addresses: one under way answers for the
             // new routers (or URI) too, and a flood of them can neither cancel checks nor start
             // more than the floor allows.
@@ -174,7 +177,9 @@ public struct ProbeScheduler: Sendable {
         lastCheck = (probe, now)
         var actions: [Action] = [.publish(probe)]
         published = probe.result
-        if !pending.isEmpty {
+        // A check that began before the path's routers or API URI changed answers for the
+        // path's verdict, not for a `Probe()`: the requests wait for the check that follows.
+        if !pending.isEmpty && !recheckAfterFlight {
             actions.append(.reply(requests: pending, .probe(probe)))
             pending = []
         }
