@@ -16,21 +16,20 @@ build: deps gio
 	$(SWIFT) build $(BUILD_FLAGS) 2>&1 | tee .build-log.txt
 	@! grep -E ': warning:' .build-log.txt || (echo "build has warnings" >&2; exit 1)
 
-# Each configuration is built once. First the debug products with the test binary (one build:
-# the tests reuse its modules; check-systemd runs part of the test binary under the service's
-# sandbox) and the static release build, side by side: the debug build alone keeps two cores
-# busy only three quarters of its time, and the release build fills the rest. The release
-# build has a scratch directory of its own, so that SwiftPM's lock on .build holds neither up.
-# Then four lines of work side by side, each printed when it ends: the Swift tests of the debug
-# build; the checks of the units, the man pages, the install, systemd and the GIO fuzzer; the
-# release binaries and the package; the outside package. Much of each is waiting (containers,
-# namespaces, daemons), so together they take little more than the longest.
+# Each configuration is built once: the debug products with the test binary (one build: the
+# tests reuse its modules; check-systemd runs part of the test binary under the service's
+# sandbox) and the static release build, which has a scratch directory of its own, so that
+# SwiftPM's lock on .build holds neither up. One make runs everything by its prerequisites, four
+# jobs at a time, each printed when it ends: the two builds side by side, the checks that need
+# no build at once, and each line of work as soon as its own build is done — the Swift tests as
+# soon as the debug build is, while the release build goes on (it fills the time the tests
+# spend waiting on namespaces, daemons and the estimator's clock). The release binaries make
+# the package and its checks; the outside package builds on the debug products.
 test:
-	@$(MAKE) --no-print-directory -j2 --output-sync=target build-tests release
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-debug test-checks test-release external-package-test
 
 # scripts/run-tests.sh prints how many tests were skipped, and as root fails when any was.
-test-debug:
+test-debug: build-tests
 	REACHD_BIN_DIR=$$($(SWIFT) build --show-bin-path) SWIFT="$(SWIFT)" scripts/run-tests.sh --skip-build $(BUILD_FLAGS)
 
 test-checks: check-deps check-units check-man check-install check-systemd check-gio-fuzz
@@ -72,7 +71,7 @@ $(GIO_MODULE): $(GIO_SOURCES) gio/reachdprotocol.h | deps
 
 # An outside package that depends on this one by path builds the README's Swift examples as
 # shown and runs the first against a reachd in a test namespace (scratch build in .build/external-package).
-external-package-test: build
+external-package-test: build-tests
 	@SWIFT="$(SWIFT)" REACHD_BIN_DIR=$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path) Tests/ExternalPackage/run.sh
 
 # Runs the daemon in the foreground; unprivileged it listens in $XDG_RUNTIME_DIR/reachd/.
@@ -118,7 +117,7 @@ check-units:
 check-man:
 	@scripts/check-man.sh
 
-check-install:
+check-install: build-tests
 	@scripts/test-install.sh
 
 # Boots systemd in a container and runs reachd under it (root; skips otherwise, never as root);
