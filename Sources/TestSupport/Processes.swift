@@ -33,8 +33,10 @@ public struct SetupError: Error, CustomStringConvertible {
 }
 
 /// A fresh short directory for a socket (`sun_path` holds 107 bytes): `/tmp/rch<pid>-XXXXXX`,
-/// named with the test process's pid (`TestResources.prefix`).
+/// named with the test process's pid (`TestResources`) so that a later run sweeps it up when
+/// this one dies before removing it.
 public func temporaryDirectory() throws -> String {
+    TestResources.sweepOnce()
     var template = Array("/tmp/\(TestResources.prefix)XXXXXX".utf8CString)
     guard let path = mkdtemp(&template) else { throw Errno.current("mkdtemp", path: "/tmp/\(TestResources.prefix)XXXXXX") }
     return String(cString: path)

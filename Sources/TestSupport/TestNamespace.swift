@@ -60,8 +60,10 @@ public final class TestNamespace: @unchecked Sendable {
 
     public let name: String
 
-    /// Creates `rch<pid>-<n><tag>` (`TestResources.prefix`); loopback is brought up.
+    /// Creates `rch<pid>-<n><tag>` (`TestResources.prefix`); loopback is brought up. The first
+    /// namespace of a test process sweeps up what dead test processes left (`TestResources`).
     public init(tag: String = "") throws {
+        TestResources.sweepOnce()
         let n: Int = Self.counter.withLock { $0 += 1; return $0 }
         name = "\(TestResources.prefix)\(n)\(tag)"
         try sh("ip netns add \(name)")
