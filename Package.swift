@@ -43,7 +43,7 @@ let package = Package(
         // Starts the network targets and runs the dispatcher scripts, as root, on reachd's events.
         .executableTarget(name: "reachd-dispatcher", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityHost", "ReachabilitySystem"]),
         // Fixtures shared by the test targets: namespaces, veth uplinks, shell helpers.
-        .target(name: "TestSupport", path: "Sources/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ReachabilitySystem"], path: "Sources/TestSupport"),
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         .testTarget(name: "ReachabilitySystemTests", dependencies: ["ReachabilitySystem"]),
         // The executables' own logic, tested beside them: arguments, the dispatcher's rules.
@@ -51,12 +51,12 @@ let package = Package(
         .testTarget(name: "ReachctlTests", dependencies: ["reachctl", "ReachabilityCore"]),
         .testTarget(name: "ReachdDispatcherTests", dependencies: ["reachd-dispatcher", "ReachabilityCore", "TestSupport"]),
         // CNetlink: libnl's own parsers, the reference the decoder is compared with.
-        .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityHost", "ReachabilityLinux", "TestSupport", "CNetlink"]),
+        .testTarget(name: "ReachabilityLinuxTests", dependencies: ["ReachabilityCore", "ReachabilityHost", "ReachabilityLinux", "ReachabilitySystem", "TestSupport", "CNetlink"]),
         .testTarget(name: "ReachabilityServerTests", dependencies: ["ReachabilityCore", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem", "TestSupport"]),
         // End-to-end tests of the built reachd/reachctl binaries (REACHD_BIN_DIR) in network namespaces.
-        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "TestSupport", "reachd-dispatcher"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilitySystem", "TestSupport", "reachd-dispatcher"]),
         // The app API against a real reachd in test namespaces.
-        .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityClient", "ReachabilityLinux", "TestSupport"]),
+        .testTarget(name: "ReachabilityTests", dependencies: ["Reachability", "ReachabilityClient", "ReachabilityLinux", "ReachabilitySystem", "TestSupport"]),
         // An app on the library without reachd, run by ReachabilityTests as a child process: what
         // it writes to stderr is what the app's users would see.
         .executableTarget(name: "InProcessApp", dependencies: ["Reachability"], path: "Tests/InProcessApp"),

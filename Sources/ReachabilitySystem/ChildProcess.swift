@@ -30,7 +30,7 @@ public enum ChildProcess {
 
     /// One spawn at a time: a pipe is created before its close-on-exec flag is set, and no
     /// other child may inherit it in that moment (its end-of-file would wait for that child).
-    private static let spawnLock = Mutex(())
+    static let spawnLock = Mutex(())
 
     /// Runs `body` while no child is being spawned: for code that opens a descriptor before it
     /// can set its close-on-exec flag (`mkstemp`).
@@ -46,49 +46,14 @@ public enum ChildProcess {
     /// has ended (or was killed `timeout` seconds after it started).
     public static func run(_ path: String, arguments: [String] = [], environment: [String], input: [UInt8] = [],
                     timeout: Double, onLine: (Stream, String) -> Void) -> Outcome {
-        var stdinPipe: [CInt] = [-1, -1], outPipe: [CInt] = [-1, -1], errPipe: [CInt] = [-1, -1]
-        var pid: pid_t = 0
-        let spawnError: CInt = spawnLock.withLock { _ in
-            for index in 0..<3 {
-                let result: CInt
-                switch index {
-                case 0: result = pipe(&stdinPipe)
-                case 1: result = pipe(&outPipe)
-                default: result = pipe(&errPipe)
-                }
-                if result != 0 { return errno }
-            }
-            for fd in stdinPipe + outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-            posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-            posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-            posix_spawnattr_setpgroup(&attributes, 0)
-            var noSignals = sigset_t()
-            sigemptyset(&noSignals)
-            posix_spawnattr_setsigmask(&attributes, &noSignals)
-            var defaults = sigset_t()
-            sigemptyset(&defaults)
-            for signal in [SIGPIPE, SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD] { sigaddset(&defaults, signal) }
-            posix_spawnattr_setsigdefault(&attributes, &defaults)
-            let argv = ([path] + arguments).map { strdup($0) } + [nil]
-            let envp = environment.map { strdup($0) } + [nil]
-            defer { for pointer in argv + envp { free(pointer) } }
-            return posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        let spawned: Spawned
+        do {
+            spawned = try spawn(path, arguments: arguments, environment: environment,
+                                input: .pipe, output: .pipe, error: .pipe, newProcessGroup: true)
+        } catch {
+            return .failedToStart(error)
         }
-        // The child's ends are its own now (or nobody's).
-        for fd in [stdinPipe[0], outPipe[1], errPipe[1]] where fd >= 0 { close(fd) }
-        guard spawnError == 0 else {
-            for fd in [stdinPipe[1], outPipe[0], errPipe[0]] where fd >= 0 { close(fd) }
-            return .failedToStart(Errno(spawnError, call: "posix_spawn", path: path))
-        }
-        return supervise(pid: pid, stdin: stdinPipe[1], stdout: outPipe[0], stderr: errPipe[0],
+        return supervise(pid: spawned.pid, stdin: spawned.input, stdout: spawned.output, stderr: spawned.error,
                          input: input, timeout: timeout, onLine: onLine)
     }
 
@@ -97,31 +62,17 @@ public enum ChildProcess {
         for fd in [stdin, stdout, stderr] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
         var inputFD: CInt = stdin, written = 0
         if input.isEmpty { close(inputFD); inputFD = -1 }
-        var readers: [(fd: CInt, stream: Stream, pending: [UInt8])] = [(stdout, .output, []), (stderr, .error, [])]
+        var readers: [(fd: CInt, stream: Stream, lines: LineSplitter)] =
+            [(stdout, .output, LineSplitter(maximum: maximumLine)), (stderr, .error, LineSplitter(maximum: maximumLine))]
         let start = MonotonicClock.nanoseconds()
         let deadline = start + UInt64(max(0, timeout) * 1e9)
         var killAt: UInt64?
         var timedOut = false
         var waitStatus: CInt = 0
 
-        /// Hands over the complete lines (and, with `flush`, the rest) of reader `index`.
-        func emit(_ index: Int, flush: Bool) {
-            let pending = readers[index].pending, stream = readers[index].stream
-            var start = 0
-            while start < pending.count {
-                let rest = pending[start...]
-                if let newline = rest.firstIndex(of: UInt8(ascii: "\n")), newline - start <= maximumLine {
-                    onLine(stream, String(decoding: pending[start..<newline], as: UTF8.self))
-                    start = newline + 1
-                } else if rest.count >= maximumLine || flush {
-                    let end = min(pending.count, start + maximumLine)
-                    onLine(stream, String(decoding: pending[start..<end], as: UTF8.self))
-                    start = end
-                } else {
-                    break
-                }
-            }
-            readers[index].pending.removeFirst(start)
+        /// Hands over the rest of reader `index`, the last line without its newline.
+        func finish(_ index: Int) {
+            if let last = readers[index].lines.finish() { onLine(readers[index].stream, last) }
         }
         func drain(_ index: Int) {
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -132,8 +83,7 @@ public enum ChildProcess {
                 }
                 switch received {
                 case .success(let count) where count > 0:
-                    readers[index].pending += buffer[..<count]
-                    emit(index, flush: false)
+                    for line in readers[index].lines.append(buffer[..<count]) { onLine(readers[index].stream, line) }
                 case .failure(let error) where error.isWouldBlock:
                     return
                 case .success, .failure:
@@ -147,7 +97,7 @@ public enum ChildProcess {
             let result = waitpid(pid, &waitStatus, WNOHANG)
             if result == pid || (result < 0 && errno == ECHILD) {
                 // Exited: take what it wrote; a background child that keeps the pipes is not waited for.
-                for index in readers.indices { drain(index); emit(index, flush: true) }
+                for index in readers.indices { drain(index); finish(index) }
                 break
             }
             let now = MonotonicClock.nanoseconds()

@@ -1,4 +1,5 @@
 import Foundation
+import ReachabilitySystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,14 +14,15 @@ public struct MockError: Error, CustomStringConvertible {
 public final class PrivateBus: @unchecked Sendable {
     public let directory: String
     public let address: String
-    private let process = Process()
+    private var process: Child?
 
     /// - Parameter everyUser: accept connections from every uid (a daemon under test running as
     ///   `nobody`), not only from the test's own.
     public init(everyUser: Bool = false) throws {
         try Requirement.dbusDaemon.check()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-bus-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try temporaryDirectory()
+        // Open to every user, as the machine's bus is: a daemon under test as `nobody` reaches the socket.
+        guard chmod(directory, 0o755) == 0 else { throw Errno.current("chmod", path: directory) }
         let socket = "\(directory)/bus"
         address = "unix:path=\(socket)"
         let config = """
@@ -38,8 +40,9 @@ public final class PrivateBus: @unchecked Sendable {
         </busconfig>
         """
         try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
-        guard try process.start("/usr/bin/dbus-daemon", ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"],
-                                andWaitFor: socket, timeout: 10) else {
+        process = try startChild("/usr/bin/dbus-daemon", ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"],
+                                 andWaitFor: socket, timeout: 10)
+        guard process != nil else {
             stop()
             throw MockError(description: "dbus-daemon made no socket at \(socket)")
         }
@@ -52,7 +55,7 @@ public final class PrivateBus: @unchecked Sendable {
     }
 
     public func stop() {
-        process.killAndWait()
+        process?.killAndWait()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -62,19 +65,13 @@ public final class PrivateBus: @unchecked Sendable {
 extension PrivateBus {
     /// Starts python-dbusmock with `template` on this bus as its system bus, and waits until it
     /// owns `name` (killing it when it never does).
-    public func startMock(template: String, parameters: [String] = [], owning name: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Paths.venvPython)
-        process.arguments = ["-m", "dbusmock", "--system", "--template", template] + parameters
-        var environment = childEnvironment()
+    public func startMock(template: String, parameters: [String] = [], owning name: String) throws -> Child {
+        var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Child(Paths.venvPython, ["-m", "dbusmock", "--system", "--template", template] + parameters,
+                                environment: environment, output: .discard, error: .discard)
         guard waitUntil(timeout: 20, { hasOwner(name) }) else {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.killAndWait()
             throw MockError(description: "the dbusmock \(template) never owned \(name)")
         }
         return process
@@ -87,7 +84,7 @@ public final class ModemManagerMock: @unchecked Sendable {
     public static let name = "org.freedesktop.ModemManager1"
     public let bus: PrivateBus
     private let parameters: String
-    private var process: Process?
+    private var process: Child?
 
     /// - Parameters:
     ///   - garbage: GetManagedObjects answers a string instead of the object tree.

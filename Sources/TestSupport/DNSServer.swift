@@ -88,7 +88,7 @@ serve_udp(udp)
     /// The address it listens on.
     public let address: String
     private let directory: URL
-    private let process = Process()
+    private var process: Child?
     private var resolverDirectories: [String] = []
 
     private var controlPath: String { directory.appendingPathComponent("mode").path }
@@ -99,7 +99,7 @@ serve_udp(udp)
                 mode: Mode = .answer) throws {
         self.namespace = namespace
         self.address = address
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-dns-\(namespace.name)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(namespace.name)-dns")
         try? FileManager.default.removeItem(at: directory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let scriptPath = directory.appendingPathComponent("dns.py").path
@@ -108,7 +108,8 @@ serve_udp(udp)
         try set(mode)
         let specs = records.map { "\($0.name),\($0.type),\($0.address)" }.joined(separator: " ")
         let command = "exec ip netns exec \(namespace.name) python3 \(scriptPath) \(controlPath) \(ready) \(address) \(specs)"
-        guard try process.start("/bin/sh", ["-c", command], andWaitFor: ready, timeout: 15) else {
+        process = try startChild("/bin/sh", ["-c", command], andWaitFor: ready, timeout: 15)
+        guard process != nil else {
             stop()
             throw ProbeServerError(description: "python3 DNS server in \(namespace.name) did not start")
         }
@@ -131,7 +132,7 @@ serve_udp(udp)
     }
 
     public func stop() {
-        process.killAndWait()
+        process?.killAndWait()
         try? FileManager.default.removeItem(at: directory)
         for path in resolverDirectories { try? FileManager.default.removeItem(atPath: path) }
         resolverDirectories = []

@@ -104,7 +104,7 @@ public final class DaemonUnderTest: @unchecked Sendable {
     }
 
     /// The daemon's process (`ip netns exec`, `prlimit`, `setpriv` and `env` exec into it).
-    public var pid: Int32 { child.process.processIdentifier }
+    public var pid: Int32 { child.pid }
 
     /// SIGTERM, and the exit status (0 when it was not running).
     @discardableResult

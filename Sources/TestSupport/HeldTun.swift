@@ -7,11 +7,11 @@ public final class HeldTun: @unchecked Sendable {
     public let name: String
     /// Where the SYNs seen are listed, one `address:port` a line.
     public let synLog: String
-    private let process: Process
+    private let process: Child
 
     public init(namespace: TestNamespace, name: String) throws {
         self.name = name
-        synLog = NSTemporaryDirectory() + "reachd-tun-\(namespace.name)-\(name).log"
+        synLog = NSTemporaryDirectory() + "\(namespace.name)-tun-\(name).log"
         try? FileManager.default.removeItem(atPath: synLog)
         _ = FileManager.default.createFile(atPath: synLog, contents: nil)
         try namespace.ip("tuntap add dev \(name) mode tun")

@@ -8,7 +8,7 @@ import Glibc
 public final class LogindMock: @unchecked Sendable {
     public static let name = "org.freedesktop.login1"
     public let bus: PrivateBus
-    private var process: Process?
+    private var process: Child?
 
     public init(bus: PrivateBus) throws {
         try Requirement.dbusMock.check()

@@ -1,4 +1,5 @@
 import Foundation
+import ReachabilitySystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,11 +26,13 @@ enum GNUFunctions {
     }
 }
 
-/// An error of a system call made for a test fixture, with errno's text.
+/// An error of a system call made for a test fixture: `what` failed, with errno's text (`Errno`).
 public struct FixtureError: Error, CustomStringConvertible {
-    public let description: String
-    init(_ what: String, errno code: Int32 = errno) {
-        description = "\(what): \(String(cString: strerror(code)))"
+    /// The number and the call.
+    public let errno: Errno
+    public var description: String { errno.description }
+    init(_ what: String, errno code: Int32 = Glibc.errno) {
+        errno = Errno(code, call: what)
     }
 }
 

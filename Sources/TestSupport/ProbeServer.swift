@@ -126,7 +126,7 @@ server.serve_forever()
     public let namespace: TestNamespace
     public let port: Int
     private let directory: URL
-    private let process = Process()
+    private var process: Child?
 
     private var controlPath: String { directory.appendingPathComponent("mode").path }
 
@@ -137,7 +137,7 @@ server.serve_forever()
                 certificate: (certificate: String, key: String)? = nil, dualStack: Bool = false) throws {
         self.namespace = namespace
         self.port = port
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-probe-\(namespace.name)-\(port)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(namespace.name)-probe-\(port)")
         try? FileManager.default.removeItem(at: directory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let scriptPath = directory.appendingPathComponent("server.py").path
@@ -146,7 +146,8 @@ server.serve_forever()
         try set(mode)
         let command = "exec ip netns exec \(namespace.name) env PROBE_DUAL_STACK=\(dualStack ? 1 : 0) python3 \(scriptPath) \(port) \(controlPath) \(ready)"
             + (certificate.map { " \($0.certificate) \($0.key)" } ?? "")
-        guard try process.start("/bin/sh", ["-c", command], andWaitFor: ready, timeout: 15) else {
+        process = try startChild("/bin/sh", ["-c", command], andWaitFor: ready, timeout: 15)
+        guard process != nil else {
             stop()
             throw ProbeServerError(description: "python3 probe server in \(namespace.name) did not start")
         }
@@ -164,7 +165,7 @@ server.serve_forever()
     }
 
     public func stop() {
-        process.killAndWait()
+        process?.killAndWait()
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ReachabilitySystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -31,78 +32,86 @@ public struct SetupError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// A fresh short directory for a socket (`sun_path` holds 107 bytes).
+/// A fresh short directory for a socket (`sun_path` holds 107 bytes): `/tmp/rch<pid>-XXXXXX`,
+/// named with the test process's pid (`TestResources`) so that a later run sweeps it up when
+/// this one dies before removing it.
 public func temporaryDirectory() throws -> String {
-    var template = Array("/tmp/ri-XXXXXX".utf8CString)
-    guard let path = mkdtemp(&template) else { throw SetupError(description: "mkdtemp: \(String(cString: strerror(errno)))") }
+    TestResources.sweepOnce()
+    var template = Array("/tmp/\(TestResources.prefix)XXXXXX".utf8CString)
+    guard let path = mkdtemp(&template) else { throw Errno.current("mkdtemp", path: "/tmp/\(TestResources.prefix)XXXXXX") }
     return String(cString: path)
 }
 
-/// A child process whose stdout is collected line by line as it comes, and whose stderr goes
-/// to a string.
-public final class Child: @unchecked Sendable {
-    public let process = Process()
-    private let out = Pipe()
-    private let err = Pipe()
-    /// Complete stdout lines, the partial tail of stdout, and stderr.
-    private let output = Mutex<(lines: [String], partial: Data, stderr: Data)>(([], Data(), Data()))
-    private let readersDone = DispatchGroup()
+/// A child process of a test, started with `childEnvironment()` and stdin from /dev/null:
+/// its stdout collected line by line as it comes, its stderr as text. Killed (SIGKILL) and
+/// reaped when the value goes. A `Subprocess` (posix_spawn), never Foundation's `Process`,
+/// which crashes at random on this toolchain.
+public final class Child: Sendable {
+    /// The process.
+    public let subprocess: Subprocess
 
-    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = childEnvironment(environment ?? ProcessInfo.processInfo.environment)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        startReader(out.fileHandleForReading) { [self] data in
-            // Lines arrive whole or in pieces; keep the partial tail until its newline comes.
-            output.withLock { Self.appendOutput(data, to: &$0) }
-        }
-        startReader(err.fileHandleForReading) { [self] data in output.withLock { $0.stderr.append(data) } }
+    /// Starts `executable` (a path; no `PATH` search) with `arguments`; `environment` (else the
+    /// test process's) goes through `childEnvironment()`.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                input: Subprocess.Input = .null, output: Subprocess.Output = .lines, error: Subprocess.ErrorOutput = .lines,
+                newProcessGroup: Bool = false) throws {
+        subprocess = try Subprocess(executable, arguments: arguments,
+                                    environment: environmentList(childEnvironment(environment ?? ProcessInfo.processInfo.environment)),
+                                    input: input, output: output, error: error, newProcessGroup: newProcessGroup)
     }
 
-    private static func appendOutput(_ data: Data, to output: inout (lines: [String], partial: Data, stderr: Data)) {
-        output.partial.append(data)
-        while let newline = output.partial.firstIndex(of: UInt8(ascii: "\n")) {
-            output.lines.append(String(decoding: output.partial[output.partial.startIndex..<newline], as: UTF8.self))
-            output.partial = Data(output.partial[(newline + 1)...])
-        }
-    }
+    /// Its process id.
+    public var pid: pid_t { subprocess.pid }
+    /// The complete lines of its stdout so far (and, once it has ended, a last one without a newline).
+    public var lines: [String] { subprocess.lines(.output) }
+    /// Its stderr so far.
+    public var stderr: String { subprocess.text(.error) }
+    public var isRunning: Bool { subprocess.isRunning }
+    /// Its exit status (the signal's number when a signal ended it), nil while it runs.
+    public var status: Int32? { subprocess.termination.map(statusCode) }
 
-    private func startReader(_ handle: FileHandle, _ sink: @escaping @Sendable (Data) -> Void) {
-        readersDone.enter()
-        let group = readersDone
-        Thread {
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                sink(data)
-            }
-            group.leave()
-        }.start()
-    }
+    /// Sends signal `number`; nothing once it has ended.
+    public func signal(_ number: Int32) { try? subprocess.signal(number) }
 
-    public var lines: [String] { output.withLock { $0.lines } }
-    public var stderr: String { output.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
-    public var isRunning: Bool { process.isRunning }
-
-    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
-
-    /// Waits for the exit (killing it after `timeout`) and for all output; returns the status.
+    /// Waits for the exit (killing it with SIGKILL after `timeout`) and for all output; returns
+    /// the exit status, or the number of the signal that ended it.
     @discardableResult
     public func wait(timeout: TimeInterval = 10) -> Int32 {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        _ = readersDone.wait(timeout: .now() + 5)
-        return process.terminationStatus
+        switch subprocess.wait(timeout: timeout) {
+        case .exited(let status): return status
+        case .signaled(let signal): return signal
+        case .timedOut: return statusCode(subprocess.killAndWait())
+        }
     }
 
-    deinit {
-        process.killAndWait()
+    /// SIGKILL when still running, and the wait for its end. Not SIGTERM: a test may have
+    /// given it a mask that blocks SIGTERM (python's own handlers do).
+    public func killAndWait() { subprocess.killAndWait() }
+}
+
+/// Starts `executable` as a test's child with its output discarded, and waits up to `timeout`
+/// for it to create `path`, its sign of being ready.
+/// - Returns: the child; nil when `path` did not appear in time (the child is killed then).
+public func startChild(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                       andWaitFor path: String, timeout: TimeInterval) throws -> Child? {
+    let child = try Child(executable, arguments, environment: environment, output: .discard, error: .discard)
+    guard waitUntil(timeout: timeout, { FileManager.default.fileExists(atPath: path) }) else {
+        child.killAndWait()
+        return nil
+    }
+    return child
+}
+
+/// `NAME=value` for each variable, sorted by name.
+public func environmentList(_ environment: [String: String]) -> [String] {
+    environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+}
+
+/// The exit status, or the number of the signal that ended it (as a shell's `$?` less 128).
+public func statusCode(_ termination: Subprocess.Termination) -> Int32 {
+    switch termination {
+    case .exited(let status): return status
+    case .signaled(let signal): return signal
     }
 }
 
@@ -144,29 +153,4 @@ public final class Recorder<Value: Sendable>: @unchecked Sendable {
     public func append(_ value: Value) { values.withLock { $0.append(value) } }
     public var all: [Value] { values.withLock { $0 } }
     public var count: Int { values.withLock { $0.count } }
-}
-
-extension Process {
-    /// Starts `executable` with `arguments` as a test's child (`childEnvironment()`, its output
-    /// discarded) and waits up to `timeout` for it to create `path`, its sign of being ready.
-    /// - Returns: false when `path` did not appear in time (the process may still run).
-    public func start(_ executable: String, _ arguments: [String], andWaitFor path: String, timeout: TimeInterval) throws -> Bool {
-        executableURL = URL(fileURLWithPath: executable)
-        environment = childEnvironment()
-        self.arguments = arguments
-        standardOutput = FileHandle.nullDevice
-        standardError = FileHandle.nullDevice
-        try run()
-        return waitUntil(timeout: timeout) { FileManager.default.fileExists(atPath: path) }
-    }
-}
-
-extension Process {
-    /// SIGKILL, when still running, and the wait for its end. Not SIGTERM: a child spawned from a
-    /// Dispatch worker thread inherits that thread's blocked signals, SIGTERM included.
-    public func killAndWait() {
-        guard isRunning else { return }
-        kill(processIdentifier, SIGKILL)
-        waitUntilExit()
-    }
 }

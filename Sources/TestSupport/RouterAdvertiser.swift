@@ -175,7 +175,7 @@ public final class TestCertificateAuthority: @unchecked Sendable {
     public var certificate: String { directory + "/ca.pem" }
 
     public init() throws {
-        directory = NSTemporaryDirectory() + "reachd-ca-\(UUID().uuidString)"
+        directory = NSTemporaryDirectory() + "\(TestResources.prefix)ca-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try sh("cd \(directory) && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
                + "-keyout ca.key -out ca.pem -days 1 -subj '/CN=reachd test CA' 2>&1")

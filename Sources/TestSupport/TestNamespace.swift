@@ -1,27 +1,28 @@
 import Foundation
+import ReachabilitySystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Runs a command and returns its exit status and output (stdout+stderr).
+/// Runs a command with `/bin/sh -c` and returns its exit status and output (stdout and stderr
+/// as one stream, in the order written). It returns when the shell has ended: a program the
+/// command leaves running in the background does not hold it up.
 @discardableResult
 public func sh(_ command: String, check: Bool = true) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", command]
-    process.environment = childEnvironment()
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let output = String(decoding: data, as: UTF8.self)
-    if check && process.terminationStatus != 0 {
-        throw ShellError(command: command, status: process.terminationStatus, output: output)
+    let child = try Subprocess("/bin/sh", arguments: ["-c", command], environment: environmentList(childEnvironment()),
+                               error: .intoOutput)
+    let status: Int32
+    switch child.wait() {
+    case .exited(let code): status = code
+    case .signaled(let signal): status = signal
+    case .timedOut: status = statusCode(child.killAndWait())   // wait() without a deadline never times out
     }
-    return (process.terminationStatus, output)
+    let output = child.text(.output)
+    if check && status != 0 {
+        throw ShellError(command: command, status: status, output: output)
+    }
+    return (status, output)
 }
 
 /// The environment for a child of a test: the test process's, without the sd-daemon variables
@@ -59,28 +60,24 @@ public final class TestNamespace: @unchecked Sendable {
 
     public let name: String
 
-    /// Creates `rch<pid>-<n><tag>`; loopback is brought up.
+    /// Creates `rch<pid>-<n><tag>` (`TestResources.prefix`); loopback is brought up. The first
+    /// namespace of a test process sweeps up what dead test processes left (`TestResources`).
     public init(tag: String = "") throws {
+        TestResources.sweepOnce()
         let n: Int = Self.counter.withLock { $0 += 1; return $0 }
-        name = "rch\(getpid())-\(n)\(tag)"
+        name = "\(TestResources.prefix)\(n)\(tag)"
         try sh("ip netns add \(name)")
         try sh("ip -n \(name) link set lo up")
     }
 
-    /// Runs `ip -n NAME ARGS`.
-    /// Starts `/usr/bin/python3 -c script` inside the namespace, its output discarded: the
-    /// small helpers that hold a tun or listen for tests. The caller stops the process.
-    public func startPython(_ script: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.environment = childEnvironment()
-        process.arguments = ["netns", "exec", name, "/usr/bin/python3", "-c", script]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    /// Starts `/usr/bin/python3 -c script` inside the namespace (`ip netns exec`), its output
+    /// discarded: the small helpers that hold a tun or listen for tests. Killed when the value
+    /// goes; the caller may stop it before (`killAndWait()`).
+    public func startPython(_ script: String) throws -> Child {
+        try Child(ipCommand, ["netns", "exec", name, "/usr/bin/python3", "-c", script], output: .discard, error: .discard)
     }
 
+    /// Runs `ip -n NAME ARGS`.
     @discardableResult
     public func ip(_ args: String, check: Bool = true) throws -> String {
         try sh("ip -n \(name) \(args)", check: check).output
@@ -93,8 +90,8 @@ public final class TestNamespace: @unchecked Sendable {
     }
 
     /// Starts a TCP listener on `port` (all addresses, IPv4 and IPv6) that accepts nothing for two
-    /// minutes, and waits until it listens. It closes the descriptors it inherited first: holding
-    /// the write end of `sh()`'s pipe would block the caller.
+    /// minutes, and waits until it listens. It runs in the background, holding none of the
+    /// descriptors it inherited, until `destroy()` kills what runs in the namespace.
     public func listenTCP(port: Int) throws {
         try exec("nohup python3 -c \"import os,socket,time; os.closerange(3, 65536); s=socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); s.bind(('::', \(port))); s.listen(16); time.sleep(120)\" >/dev/null 2>&1 &")
         guard waitUntil(timeout: 10, { ((try? exec("ss -Hltn sport = :\(port)")) ?? "").contains(":\(port)") }) else {

@@ -1,6 +1,7 @@
 import Foundation
 import ReachabilityClient
 import ReachabilityCore
+import ReachabilitySystem
 import TestSupport
 import Testing
 #if canImport(Glibc)
@@ -180,7 +181,7 @@ final class LoopbackListener: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard fd >= 0, bound == 0, listen(fd, 16) == 0 else { throw SetupError(description: "listener: \(String(cString: strerror(errno)))") }
+        guard fd >= 0, bound == 0, listen(fd, 16) == 0 else { throw Errno.current(fd < 0 ? "socket" : bound != 0 ? "bind" : "listen") }
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
         port = Int(UInt16(bigEndian: address.sin_port))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ReachabilitySystem
 import Testing
 import ReachabilityCore
 import TestSupport
@@ -20,7 +21,7 @@ extension SystemTests {
         let temporary = "\(directory)/.#\(index)tmp"
         try text.write(toFile: temporary, atomically: false, encoding: .utf8)
         guard rename(temporary, "\(directory)/\(index)") == 0 else {
-            throw SetupError(description: "rename to \(directory)/\(index): \(String(cString: strerror(errno)))")
+            throw Errno.current("rename", path: "\(directory)/\(index)")
         }
     }
 

@@ -553,7 +553,7 @@ enum ExampleRunner {
     /// The child's process group, once it leads one of its own (the shim's first act): never the
     /// test's.
     static func ownGroup(_ child: Child) -> pid_t? {
-        let pid = child.process.processIdentifier
+        let pid = child.pid
         return pid > 1 && getpgid(pid) == pid ? pid : nil
     }
 

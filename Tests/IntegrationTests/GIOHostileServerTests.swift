@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import ReachabilitySystem
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -96,7 +97,7 @@ private func startApp(_ socket: String, _ arguments: [String] = []) throws -> (C
     guard waitUntil(timeout: 20, { !events(app, "ready").isEmpty }), let ready = events(app, "ready").first else {
         app.signal(SIGKILL)
         app.wait(timeout: 5)
-        throw SetupError("the app did not get ready: exit \(app.process.isRunning ? "-" : "\(app.process.terminationStatus)"), \(app.lines) \(app.stderr)")
+        throw SetupError("the app did not get ready: exit \(app.status.map(String.init) ?? "-"), \(app.lines) \(app.stderr)")
     }
     return (app, ready)
 }
@@ -128,7 +129,7 @@ private func startScenario(_ mode: String, in directory: TemporaryDirectory, ser
 
 /// Ends the app with SIGTERM: it must still run, and exit 0 with its last state.
 private func finish(_ app: Child, sourceLocation: SourceLocation = #_sourceLocation) -> [String: JSONValue]? {
-    #expect(app.isRunning, "the app died: status \(app.process.terminationStatus), \(app.stderr)", sourceLocation: sourceLocation)
+    #expect(app.isRunning, "the app died: status \(app.status.map(String.init) ?? "-"), \(app.stderr)", sourceLocation: sourceLocation)
     app.signal(SIGTERM)
     let status = app.wait(timeout: 10)
     #expect(status == 0, "the app ended with \(status): \(app.stderr)", sourceLocation: sourceLocation)
@@ -339,7 +340,7 @@ private func peakGrowthKiB(ready: [String: JSONValue], exit: [String: JSONValue]
                 // ETXTBSY ("Text file busy") until that child exits.
                 let copied = try run("/bin/cp", [Hostile.setuidProbe, copy], timeout: 30)
                 #expect(copied.status == 0, "cp: \(copied.stderr)")
-                #expect(chown(copy, owner ?? 0, group ?? 0) == 0, "chown \(copy): \(String(cString: strerror(errno)))")
+                #expect(chown(copy, owner ?? 0, group ?? 0) == 0, "\(Errno.current("chown", path: copy))")
                 #expect(chmod(copy, mode) == 0)
             }
             let result = try run(copy, [GIO.moduleDirectory], timeout: 30, environment: GIO.environment(environment))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReachabilityCore
+import ReachabilitySystem
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -70,39 +71,33 @@ extension DaemonUnderTest {
 }
 
 /// `Tests/python/hostile_clients.py` in one of its holding modes: runs until `release()`.
-final class HeldClients: @unchecked Sendable {
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
+final class HeldClients: Sendable {
+    private let child: Child
 
     /// - Parameter user: run as this user (setpriv), else as the test (root).
     init(socket: String, _ arguments: [String], user: String? = nil) throws {
         let script = [Binaries.packageRoot + "/Tests/python/hostile_clients.py", socket] + arguments
         if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(user)", "--regid=nogroup", "--clear-groups", "/usr/bin/python3"] + script
+            child = try Child("/usr/bin/setpriv", ["--reuid=\(user)", "--regid=nogroup", "--clear-groups", "/usr/bin/python3"] + script,
+                              input: .pipe, error: .discard)
         } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = script
+            child = try Child("/usr/bin/python3", script, input: .pipe, error: .discard)
         }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
     }
 
-    /// The "holding K" line: how many connections the daemon still keeps open.
+    /// The "holding K" line: how many connections the daemon still keeps open (nil when the
+    /// script ended or said nothing in two minutes).
     func holding() -> Int? {
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        _ = waitUntil(timeout: 120) { !child.lines.isEmpty || !child.isRunning }
+        let line = child.lines.first { $0.hasPrefix("holding") } ?? ""
         return line.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
+    /// Closes its stdin: the script lets its connections go and ends.
     func release() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        child.subprocess.closeInput()
+        child.wait(timeout: 60)
     }
-
-    deinit { if process.isRunning { process.terminate(); process.waitUntilExit() } }
 }
 
 /// Runs hostile_clients.py to its end; its output.

@@ -1,5 +1,6 @@
 import Foundation
 import ReachabilityCore
+import ReachabilitySystem
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -360,11 +361,11 @@ private final class RenameWatch {
 
     init(_ directory: String) throws {
         descriptor = inotify_init1(Int32(IN_NONBLOCK) | Int32(IN_CLOEXEC))
-        guard descriptor >= 0 else { throw SetupError("inotify_init1: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw Errno.current("inotify_init1") }
         guard inotify_add_watch(descriptor, directory, UInt32(IN_MOVED_TO)) >= 0 else {
-            let error = String(cString: strerror(errno))
+            let error = Errno.current("inotify_add_watch", path: directory)
             close(descriptor)
-            throw SetupError("inotify_add_watch \(directory): \(error)")
+            throw error
         }
     }
 

@@ -132,7 +132,7 @@ extension ConnectivitySystemTests {
     @Test(.needsRoot()) func namesFromAHostsFile() throws {
         let lab = try ProbeLab()
         defer { lab.destroy() }
-        let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-probe-hosts-\(lab.host.name)").path
+        let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("\(lab.host.name)-hosts").path
         try "10.77.0.1 probe.test\n".write(toFile: hosts, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: hosts) }
         var configuration = HostResolver.Configuration()

@@ -21,7 +21,7 @@ private func fixtureStatus(_ f: RouteFixture, subnet: Int) throws -> Status {
 
 /// A hosts file made for one test.
 private func hostsFile(_ text: String) throws -> String {
-    let path = NSTemporaryDirectory() + "reachd-hosts-\(getpid())-\(UUID().uuidString)"
+    let path = NSTemporaryDirectory() + "\(TestResources.prefix)hosts-\(UUID().uuidString)"
     try text.write(toFile: path, atomically: true, encoding: .utf8)
     return path
 }

@@ -26,7 +26,7 @@ extension SystemTests {
         // Stall the consumer, then make the kernel talk a lot.
         let release = DispatchSemaphore(value: 0)
         monitor.queue.async { release.wait() }
-        let batch = NSTemporaryDirectory() + "reachd-burst-\(UUID().uuidString)"
+        let batch = NSTemporaryDirectory() + "\(TestResources.prefix)burst-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: batch) }
         let lines = (0..<300).map { "link add ova\($0) type veth peer name ovb\($0)" }.joined(separator: "\n") + "\n"
         try lines.write(toFile: batch, atomically: true, encoding: .utf8)

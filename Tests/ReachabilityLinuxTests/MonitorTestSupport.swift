@@ -54,7 +54,7 @@ final class FakeSysfs {
     let root: String
 
     init() throws {
-        root = NSTemporaryDirectory() + "reachd-sysfs-\(UUID().uuidString)"
+        root = NSTemporaryDirectory() + "\(TestResources.prefix)sysfs-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root + "/class/net", withIntermediateDirectories: true)
     }
 
@@ -84,7 +84,7 @@ func monitorConfiguration(_ namespace: TestNamespace, sysfs: FakeSysfs) -> Reach
 
 /// A tun device attached by a small python process (a tun without a reader has no carrier).
 final class TunReader {
-    let process: Process
+    let process: Child
 
     init(namespace: TestNamespace, name: String) throws {
         let script = """
@@ -103,7 +103,7 @@ final class TunReader {
 
     /// SIGKILL: children of the test process inherit a mask that blocks SIGTERM.
     func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        process.killAndWait()
     }
 
     deinit { stop() }

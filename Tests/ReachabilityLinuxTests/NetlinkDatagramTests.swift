@@ -1,6 +1,7 @@
 import CNetlink
 import Foundation
 import ReachabilityCore
+import ReachabilitySystem
 import Synchronization
 import Testing
 import TestSupport
@@ -145,7 +146,7 @@ extension SystemTests {
                 }
             }
         }
-        try #require(sent == bytes.count, "sendto: \(String(cString: strerror(errno)))")
+        try #require(sent == bytes.count, "\(Errno.current("sendto"))")
     }
 
     @Test(.needsRoot()) func aDatagramFromAnotherProcessIsDropped() throws {

@@ -13,7 +13,7 @@ extension SystemTests {
     /// descriptors closed, as `listenTCP` does: a child holding `sh()`'s pipe blocks the caller);
     /// the namespace's destruction ends it, and the test's end removes the script.
     static func startDetached(_ namespace: TestNamespace, _ script: String) throws -> String {
-        let file = "/tmp/rch-sockdiag-\(getpid())-\(namespace.name).py"
+        let file = "/tmp/\(namespace.name)-sockdiag.py"
         try ("import os; os.closerange(3, 65536)\n" + script).write(toFile: file, atomically: true, encoding: .utf8)
         try namespace.exec("nohup python3 \(file) >/dev/null 2>&1 </dev/null &")
         return file

@@ -218,7 +218,7 @@ extension SystemTests {
     static func batch(_ namespace: TestNamespace, _ commands: [String]) throws {
         for (option, lines) in [("-4", commands.filter { !$0.hasPrefix("-6 ") }),
                                 ("-6", commands.filter { $0.hasPrefix("-6 ") }.map { String($0.dropFirst(3)) })] where !lines.isEmpty {
-            let file = NSTemporaryDirectory() + "reachd-batch-\(getpid())-\(UUID().uuidString)"
+            let file = NSTemporaryDirectory() + "\(TestResources.prefix)batch-\(UUID().uuidString)"
             try lines.joined(separator: "\n").appending("\n").write(toFile: file, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(atPath: file) }
             // -force: a command the kernel refuses is passed over; whatever state results is what

@@ -18,7 +18,7 @@ private final class UnixSocket: @unchecked Sendable {
 
     /// `abstractName`: bound in the abstract namespace instead of at a path.
     init(type: Int32, listen: Bool = false, bind shouldBind: Bool = true, abstractName: String? = nil) throws {
-        path = NSTemporaryDirectory() + "reachd-sd-\(getpid())-\(UUID().uuidString.prefix(8))"
+        path = NSTemporaryDirectory() + "\(TestResources.prefix)sd-\(UUID().uuidString.prefix(8))"
         fd = socket(AF_UNIX, type, 0)
         guard fd >= 0 else { throw SystemdError(function: "socket", errno: errno) }
         guard shouldBind else { return }
@@ -74,7 +74,7 @@ private final class UnixSocket: @unchecked Sendable {
 
     /// `@name` is a socket in the abstract namespace, as systemd may pass it.
     @Test func sendsToAnAbstractSocket() throws {
-        let name = "reachd-sd-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let name = "\(TestResources.prefix)sd-\(UUID().uuidString.prefix(8))"
         let listener = try UnixSocket(type: Int32(SOCK_DGRAM.rawValue), abstractName: name)
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": "@" + name])
         #expect(notifier.ready())

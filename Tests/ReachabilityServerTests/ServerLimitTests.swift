@@ -5,6 +5,7 @@ import ReachabilityServer
 import ReachabilitySystem
 import Synchronization
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -239,13 +240,8 @@ final class RawClient: @unchecked Sendable {
 
 /// Runs a command as `nobody` (root only) and returns its stdout.
 func runAsNobody(_ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-    process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/env"] + arguments
-    let out = Pipe()
-    process.standardOutput = out
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    let child = try Subprocess("/usr/bin/setpriv", arguments: ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/env"] + arguments,
+                               environment: environmentList(childEnvironment()))
+    _ = child.wait()
+    return child.text(.output)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReachabilitySystem
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -43,20 +44,15 @@ server.serve_forever()
 
     let port: Int
     private let directory: TemporaryDirectory
-    private let process = Process()
+    private let process: Child
 
     init() throws {
         directory = try TemporaryDirectory()
         let ready = directory.path + "/port", log = directory.path + "/requests"
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.environment = childEnvironment()
-        process.arguments = ["-c", Self.script, ready, log]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try Child("/usr/bin/python3", ["-c", Self.script, ready, log], output: .discard, error: .discard)
         guard waitUntil(timeout: 15, { FileManager.default.fileExists(atPath: ready) }),
               let text = try? String(contentsOfFile: ready, encoding: .utf8), let port = Int(text) else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.killAndWait()
             throw SetupError("the loopback backend did not start")
         }
         self.port = port
@@ -74,10 +70,7 @@ server.serve_forever()
     }
 
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
     }
 
     deinit { stop() }
@@ -91,7 +84,7 @@ final class RefusingPort: @unchecked Sendable {
     init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
-        guard fd >= 0 else { throw SetupError("socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw Errno.current("socket") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -104,8 +97,9 @@ final class RefusingPort: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         guard bound == 0, named == 0 else {
+            let error = Errno.current(bound != 0 ? "bind" : "getsockname")
             Glibc.close(fd)
-            throw SetupError("bind/getsockname: \(String(cString: strerror(errno)))")
+            throw error
         }
         port = Int(UInt16(bigEndian: address.sin_port))
     }

@@ -13,7 +13,7 @@ struct InProcessFallbackTests {
 
     /// A sysfs root without the namespace's interfaces (the host's /sys describes the host's).
     final class EmptySysfs {
-        let root = NSTemporaryDirectory() + "reachd-api-sysfs-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let root = NSTemporaryDirectory() + "\(TestResources.prefix)api-sysfs-\(UUID().uuidString.prefix(8))"
         init() throws { try FileManager.default.createDirectory(atPath: root + "/class/net", withIntermediateDirectories: true) }
         deinit { try? FileManager.default.removeItem(atPath: root) }
     }
@@ -123,7 +123,7 @@ struct InProcessFallbackTests {
 
     /// The in-process feed's statuses say whether its own check runs, as reachd's do.
     @Test("an in-process feed without the connectivity check says the check is off", .needsRoot())
-    func checkOffInProcess() async throws {
+    func checkOffInAnInProcessFeed() async throws {
         let network = try TestNetwork(subnet: 129)
         defer { network.destroy() }
         let sysfs = try EmptySysfs()

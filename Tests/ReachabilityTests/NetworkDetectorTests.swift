@@ -27,23 +27,20 @@ open(ready, "w").close()
 server.serve_forever()
 """#
 
-    private let process = Process()
+    private let process: Child
 
     init(in namespace: TestNamespace, port: Int, directory: TemporaryDirectory) throws {
         let ready = directory.path + "/http.ready"
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-        process.arguments = ["netns", "exec", namespace.name, "python3", "-c", Self.script, "\(port)", ready]
-        try process.run()
-        guard waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: ready) }) else {
+        guard let process = try startChild(ipCommand, ["netns", "exec", namespace.name, "python3", "-c", Self.script, "\(port)", ready],
+                                           andWaitFor: ready, timeout: 10) else {
             throw SetupError("the test HTTP server did not start")
         }
+        self.process = process
     }
 
-    /// SIGKILL: a child of the test process may inherit SIGTERM blocked, and python then never ends.
+    /// SIGKILL: python's own handlers may keep it from ending on SIGTERM.
     func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.killAndWait()
     }
 
     deinit { stop() }
