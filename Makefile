@@ -144,7 +144,7 @@ check-static: release
 # --- Debian package -------------------------------------------------------------------------
 # make deb [DEB_REVISION=1]: reachd_VERSION-REVISION_ARCH.deb in this directory, lintian-clean.
 DEB_REVISION ?= 1
-deb-deps:
+deb-deps: deps
 	@scripts/deps.sh deb
 
 deb: deb-deps release

@@ -15,6 +15,10 @@
 # on PATH; as root and not).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One at a time: make runs several targets that need it side by side (make test's -j4), and two
+# of it creating .venv or running apt at once break each other.
+exec 9>"/tmp/reachd-deps-$(id -u)-$(printf '%s' "$PWD" | cksum | cut -d' ' -f1).lock"
+flock 9
 
 fail() {
   echo "deps: $1" >&2
