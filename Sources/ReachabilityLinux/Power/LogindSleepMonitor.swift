@@ -8,7 +8,8 @@ import ReachabilitySystem
 /// Follows logind's `PrepareForSleep` on the system bus, holding a `delay` inhibitor while the
 /// machine is awake, and performs what `SleepCoordinator` decides: before sleep `onSleep` (which
 /// calls its argument once the `sleeping` status is published; the inhibitor goes then), after
-/// wake `onWake`, and the inhibitor taken again.
+/// wake `onWake`, and the inhibitor taken again. A sleep with no end for `sleepLimit` seconds
+/// of `CLOCK_MONOTONIC` is taken as a wake (logged at notice).
 ///
 /// Runs on `queue`; the bus socket is watched by Dispatch sources as `ModemManagerSource` does.
 /// Only signals from the current owner of `org.freedesktop.login1` count, and only the bus
@@ -28,7 +29,10 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     // Everything below is confined to `queue`.
     /// The bus while connected.
     private var connection: SDBusConnection<CallPurpose>?
-    private var coordinator = SleepCoordinator()
+    private var coordinator: SleepCoordinator
+    /// The timer of the coordinator's `armSleepLimit`, on `DispatchTime` (`CLOCK_MONOTONIC` on
+    /// Linux: it stands still while the machine sleeps, as the limit wants).
+    private var sleepLimitTimer: DispatchWorkItem?
     /// The inhibitor's file descriptor (our duplicate of the one logind sent); closed when
     /// released, or with this object.
     private var inhibitor: FileDescriptor?
@@ -42,8 +46,10 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     ///     status says so, and the sleep may go on.
     ///   - onWake: the machine woke.
     ///   - log: what reachd logs about logind; by default nothing (reachd passes its sink).
+    ///   - sleepLimit: seconds of `CLOCK_MONOTONIC` after which a `PrepareForSleep(true)` with
+    ///     no `false` is taken as a wake (`[Monitor] SleepLimit=`).
     public init(queue: DispatchQueue = DispatchQueue(label: "reachd.logind"), busAddress: String? = nil,
-                log: LogSink = .discarding,
+                log: LogSink = .discarding, sleepLimit: Double = SleepCoordinator.defaultSleepLimit,
                 onSleep: @escaping @Sendable (_ prepared: @escaping @Sendable () -> Void) -> Void,
                 onWake: @escaping @Sendable () -> Void) {
         self.queue = queue
@@ -52,6 +58,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
         self.log = log
         self.onSleep = onSleep
         self.onWake = onWake
+        self.coordinator = SleepCoordinator(sleepLimit: sleepLimit)
     }
 
     /// Connects, asks who owns logind's name and takes the inhibitor. Never fails: without a
@@ -93,7 +100,9 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
     private func disconnect() {
         connection = nil
         releaseInhibitor()
-        coordinator = SleepCoordinator()
+        sleepLimitTimer?.cancel()
+        sleepLimitTimer = nil
+        coordinator = SleepCoordinator(sleepLimit: coordinator.sleepLimit)
     }
 
     /// logind's name owner, and its `PrepareForSleep`. Installed before `GetNameOwner` is sent.
@@ -202,7 +211,19 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
             reportForged(member, from: message.sender)
             return
         }
-        perform(coordinator.prepareForSleep(start, sender: message.sender))
+        perform(coordinator.prepareForSleep(start, sender: message.sender, now: MonotonicClock.seconds()))
+    }
+
+    private func sleepLimitReached() {
+        sleepLimitTimer = nil
+        let actions = coordinator.sleepLimitReached(now: MonotonicClock.seconds())
+        if actions.contains(.resume) {
+            let limit = coordinator.sleepLimit
+            let seconds = limit == limit.rounded() ? "\(Int(limit))" : "\(limit)"
+            log.notice("sleep: logind announced no wake \(seconds) s (awake time) after PrepareForSleep(true); taking it as a wake")
+        }
+        perform(actions)
+        connection?.pump()
     }
 
     private func reportForged(_ member: String, from sender: String?) {
@@ -239,6 +260,11 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
             case .resume:
                 log.info("sleep: the machine woke; re-reading links and checking afresh")
                 onWake()
+            case .armSleepLimit(let seconds):
+                sleepLimitTimer?.cancel()
+                let timer = DispatchWorkItem { [weak self] in self?.sleepLimitReached() }
+                sleepLimitTimer = timer
+                queue.asyncAfter(deadline: .now() + seconds, execute: timer)
             }
         }
     }
