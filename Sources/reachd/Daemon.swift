@@ -41,9 +41,12 @@ final class Daemon: @unchecked Sendable {
         log.debug("file descriptor limit \(limit)")
         let environment = ProcessInfo.processInfo.environment
 
-        // Sequence numbers start at the start time in ms, so they keep rising across restarts.
+        // Sequence numbers start at the start time in ms or above the last run's, whichever is
+        // larger, so they keep rising across restarts even when the clock stepped back.
         var monitorConfiguration = ReachabilityMonitor.Configuration(configuration)
-        monitorConfiguration.firstSequence = Int(Date().timeIntervalSince1970 * 1000)
+        let stateDirectory = EventNumberFile.directory(environment: environment, effectiveUserID: ProcessSetup.effectiveUserID)
+        let (firstSequence, eventNumbers) = EventNumberFile.open(directory: stateDirectory, clock: Date(), log: log)
+        monitorConfiguration.firstSequence = firstSequence
         let monitor = ReachabilityMonitor(configuration: monitorConfiguration, log: log)
         try monitor.start()
         self.monitor = monitor
@@ -69,7 +72,9 @@ final class Daemon: @unchecked Sendable {
         self.metrics = metrics
         monitor.queue.sync {
             simulation.publish = { [weak self] event in
-                // Subscribers first; systemd's STATUS= and the log line can wait the few µs.
+                // The number on file first (a write only every few hundred events), then the
+                // subscribers; systemd's STATUS= and the log line can wait the few µs.
+                eventNumbers?.publishing(event.sequence)
                 server.publish(event)
                 metrics?.record(event)
                 self?.notifyStatus(event.current)
@@ -81,6 +86,7 @@ final class Daemon: @unchecked Sendable {
             // An event between initialEvent() and setting `publish` was not published: re-read
             // the state (the server ignores it unless the sequence number moved on).
             let current = simulation.initialEvent()
+            eventNumbers?.publishing(current.sequence)
             server.publish(current)
             metrics?.catchUp(current)
         }
