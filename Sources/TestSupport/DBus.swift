@@ -13,7 +13,7 @@ public struct MockError: Error, CustomStringConvertible {
 public final class PrivateBus: @unchecked Sendable {
     public let directory: String
     public let address: String
-    private let process = Process()
+    private var process = Process()
 
     /// - Parameter everyUser: accept connections from every uid (a daemon under test running as
     ///   `nobody`), not only from the test's own.
@@ -38,11 +38,34 @@ public final class PrivateBus: @unchecked Sendable {
         </busconfig>
         """
         try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
+        do {
+            try launch()
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    private func launch() throws {
+        let socket = "\(directory)/bus"
         guard try process.start("/usr/bin/dbus-daemon", ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"],
                                 andWaitFor: socket, timeout: 10) else {
-            stop()
             throw MockError(description: "dbus-daemon made no socket at \(socket)")
         }
+    }
+
+    /// SIGKILL to the dbus-daemon, as a crash: every connection drops, every name is lost (the
+    /// services on it are left running, without a bus). `restart()` brings it back.
+    public func kill() {
+        process.killAndWait()
+        try? FileManager.default.removeItem(atPath: "\(directory)/bus")
+    }
+
+    /// A new dbus-daemon on the same address, after `kill()`; no service owns a name on it.
+    public func restart() throws {
+        kill()
+        process = Process()
+        try launch()
     }
 
     /// True while `name` has an owner on this bus.

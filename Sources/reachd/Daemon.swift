@@ -17,6 +17,9 @@ final class Daemon: @unchecked Sendable {
     private var signalSources: [DispatchSourceSignal] = []
     /// Run after a successful SIGHUP reload with the new file (connectivity check, cellular).
     var reloadHooks: [(ReachdConfiguration) -> Void] = []
+    /// The one system-bus connection ModemManager, NetworkManager and logind are followed over
+    /// (on the monitor's queue), retried while it is gone.
+    var systemBus: SystemBus?
     /// ModemManager, unless `[Cellular] ModemManager=no`.
     var modemSource: ModemManagerSource?
     /// NetworkManager's metered guess, unless `[Interfaces] NetworkManager=no`.
@@ -50,6 +53,11 @@ final class Daemon: @unchecked Sendable {
         let monitor = ReachabilityMonitor(configuration: monitorConfiguration, log: log)
         try monitor.start()
         self.monitor = monitor
+        let systemBus = SystemBus(queue: monitor.queue, log: log) { [weak self] connected in
+            self?.metrics?.recordSystemBus(connected: connected)
+        }
+        self.systemBus = systemBus
+        systemBus.start()
         startCellular(monitor: monitor)
         startNetworkManager(monitor: monitor)
         startLinkQuality(monitor: monitor)
@@ -70,6 +78,8 @@ final class Daemon: @unchecked Sendable {
         let log = self.log
         let metrics = makeMetrics(initial: initial, monitor: monitor, server: server)
         self.metrics = metrics
+        // The bus's changes before this went nowhere; those after it follow on the same queue.
+        monitor.queue.async { metrics?.recordSystemBus(connected: systemBus.isConnected) }
         monitor.queue.sync {
             simulation.publish = { [weak self] event in
                 // The number on file first (a write only every few hundred events), then the
@@ -142,6 +152,7 @@ final class Daemon: @unchecked Sendable {
         modemSource?.stop()
         networkManagerSource?.stop()
         sleepMonitor?.stop()
+        systemBus?.stop()
         monitor?.stop()
         ProcessSetup.exit(0)
     }
