@@ -83,7 +83,7 @@ extension SystemTests {
 
         // Back on the same address, the services with it: each is read afresh and followed.
         try bus.restart()
-        #expect(waitUntil(timeout: 10) { daemon.child.stderr.contains("system bus: connected again") }, "\(daemon.child.stderr)")
+        #expect(waitUntil(timeout: 10) { daemon.child.stderr.contains("dbus: the system bus is back") }, "\(daemon.child.stderr)")
         #expect(waitUntil(timeout: 10) { gauge() == "reachd_system_bus_connected 1" }, "\(String(describing: gauge()))")
         try mm.start()
         try mm.addModem(0, netPort: "mm0", access: ModemAccessTechnology.lte.rawValue)
@@ -112,7 +112,7 @@ extension SystemTests {
         #expect(monitor.events.contains { $0.reason.code == .modemChanged && $0.current.status == .wwan5G }, "\(monitor.events.map(\.reason))")
         // One line each way.
         #expect(daemon.child.stderr.components(separatedBy: "lost the D-Bus connection").count == 2, "\(daemon.child.stderr)")
-        #expect(daemon.child.stderr.components(separatedBy: "system bus: connected again").count == 2, "\(daemon.child.stderr)")
+        #expect(daemon.child.stderr.components(separatedBy: "dbus: the system bus is back").count == 2, "\(daemon.child.stderr)")
     }
 }
 }

@@ -70,7 +70,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     public convenience init(queue: DispatchQueue, busAddress: String? = nil,
                             log: LogSink = .discarding,
                             onChange: @escaping @Sendable ([ModemState]) -> Void) {
-        self.init(bus: SystemBus(address: busAddress, queue: queue, log: log), owningIt: true, log: log, onChange: onChange)
+        self.init(bus: SystemBus(address: busAddress, queue: queue, log: log, label: "ModemManager", followed: "ModemManager"), owningIt: true, log: log, onChange: onChange)
     }
 
     /// A source over `bus`, shared with other followers (reachd's); it runs on the bus's queue,

@@ -34,7 +34,7 @@ public final class NetworkManagerMeteredSource: @unchecked Sendable, QueueConfin
     ///   - onChange: the sorted names of the interfaces NetworkManager calls metered.
     public convenience init(queue: DispatchQueue, busAddress: String? = nil, log: LogSink = .discarding,
                             onChange: @escaping @Sendable ([String]) -> Void) {
-        self.init(bus: SystemBus(address: busAddress, queue: queue, log: log), owningIt: true, log: log, onChange: onChange)
+        self.init(bus: SystemBus(address: busAddress, queue: queue, log: log, label: "NetworkManager", followed: "NetworkManager"), owningIt: true, log: log, onChange: onChange)
     }
 
     /// A source over `bus`, shared with other followers (reachd's); it runs on the bus's queue,

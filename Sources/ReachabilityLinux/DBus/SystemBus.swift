@@ -24,6 +24,10 @@ public final class SystemBus: @unchecked Sendable, QueueConfined {
     package let queueConfinement: QueueConfinement
     private let address: String?
     private let log: LogSink
+    /// Who speaks in the log ("dbus"; a source's own bus: the source's name).
+    private let label: String
+    /// What is followed over it, for the log ("ModemManager, NetworkManager and logind").
+    private let followed: String
     private let onConnectedChange: @Sendable (Bool) -> Void
     // Confined to `queue`.
     private var state = SystemBusState()
@@ -40,13 +44,17 @@ public final class SystemBus: @unchecked Sendable, QueueConfined {
     ///   - address: a D-Bus address instead of the system bus (tests); nil: the system bus, or
     ///     `DBUS_SYSTEM_BUS_ADDRESS` when set.
     ///   - queue: the serial queue the bus and its followers run on.
+    ///   - label, followed: who speaks in the log lines, and what is followed over the bus.
     ///   - onConnectedChange: whether the followers follow now, on `queue`, at each change.
-    public init(address: String? = nil, queue: DispatchQueue, log: LogSink = .discarding,
+    public init(address: String? = nil, queue: DispatchQueue, log: LogSink = .discarding, label: String = "dbus",
+                followed: String = "ModemManager, NetworkManager and logind",
                 onConnectedChange: @escaping @Sendable (Bool) -> Void = { _ in }) {
         self.address = address
         self.queue = queue
         self.queueConfinement = QueueConfinement(queue)
         self.log = log
+        self.label = label
+        self.followed = followed
         self.onConnectedChange = onConnectedChange
     }
 
@@ -113,13 +121,11 @@ public final class SystemBus: @unchecked Sendable, QueueConfined {
                 onConnectedChange(false)
                 for entry in followers.values { entry.follower?.busLost() }
             case .reportLost:
-                log.notice("system bus: lost the D-Bus connection; ModemManager, NetworkManager and logind are not followed "
-                           + "until it is back (trying again every few seconds)")
+                log.notice("\(label): lost the D-Bus connection; \(followed) not followed until it is back (trying again every few seconds)")
             case .reportBack:
-                log.notice("system bus: connected again; reading ModemManager, NetworkManager and logind afresh")
+                log.notice("\(label): the system bus is back; reading \(followed) afresh")
             case .reportAbsent:
-                log.notice("system bus: no D-Bus system bus (\(lastError ?? "no answer")); ModemManager, NetworkManager and logind "
-                           + "are not followed until it appears")
+                log.notice("\(label): no D-Bus system bus (\(lastError ?? "no answer")); \(followed) not followed until it appears")
             }
         }
     }
@@ -159,7 +165,7 @@ public final class SystemBus: @unchecked Sendable, QueueConfined {
 
     private func lostConnection(_ error: SDBusError) {
         lastError = "\(error)"
-        log.debug("system bus: connection failed: \(error)")
+        log.debug("\(label): connection failed: \(error)")
         perform(state.lost())
     }
 

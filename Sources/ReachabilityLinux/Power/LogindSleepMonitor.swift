@@ -55,7 +55,7 @@ public final class LogindSleepMonitor: @unchecked Sendable, QueueConfined {
                             log: LogSink = .discarding, sleepLimit: Double = SleepCoordinator.defaultSleepLimit,
                             onSleep: @escaping @Sendable (_ prepared: @escaping @Sendable () -> Void) -> Void,
                             onWake: @escaping @Sendable () -> Void) {
-        self.init(bus: SystemBus(address: busAddress, queue: queue, log: log), owningIt: true, log: log, sleepLimit: sleepLimit,
+        self.init(bus: SystemBus(address: busAddress, queue: queue, log: log, label: "sleep", followed: "logind"), owningIt: true, log: log, sleepLimit: sleepLimit,
                   onSleep: onSleep, onWake: onWake)
     }
 
