@@ -105,6 +105,11 @@ public enum MonotonicClock {
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
+
+    /// Now, in seconds (`clock_gettime(2)`).
+    public static func seconds() -> Double {
+        Double(nanoseconds()) / 1e9
+    }
 }
 
 /// `CLOCK_BOOTTIME`: never steps with the wall clock, and counts the time the machine slept, so

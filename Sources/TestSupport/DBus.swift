@@ -40,12 +40,35 @@ public final class PrivateBus: @unchecked Sendable {
         </busconfig>
         """
         try config.write(toFile: "\(directory)/bus.conf", atomically: true, encoding: .utf8)
+        do {
+            try launch()
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    private func launch() throws {
+        let socket = "\(directory)/bus"
         process = try startChild("/usr/bin/dbus-daemon", ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile"],
                                  andWaitFor: socket, timeout: 10)
         guard process != nil else {
-            stop()
             throw MockError(description: "dbus-daemon made no socket at \(socket)")
         }
+    }
+
+    /// SIGKILL to the dbus-daemon, as a crash: every connection drops, every name is lost (the
+    /// services on it are left running, without a bus). `restart()` brings it back.
+    public func kill() {
+        process?.killAndWait()
+        process = nil
+        try? FileManager.default.removeItem(atPath: "\(directory)/bus")
+    }
+
+    /// A new dbus-daemon on the same address, after `kill()`; no service owns a name on it.
+    public func restart() throws {
+        kill()
+        try launch()
     }
 
     /// True while `name` has an owner on this bus.

@@ -59,7 +59,8 @@ public final class DaemonUnderTest: @unchecked Sendable {
     public let socketPath: String
     /// reachd's configuration file (`--config`).
     public let configPath: String
-    /// Added to the daemon's environment (e.g. DBUS_SYSTEM_BUS_ADDRESS of a private bus).
+    /// Added to the daemon's environment (e.g. DBUS_SYSTEM_BUS_ADDRESS of a private bus), with
+    /// STATE_DIRECTORY set to `directory` unless given.
     public let environment: [String: String]
     /// How reachd is started, the first time and after `stop()`.
     public let launch: Launch
@@ -78,12 +79,13 @@ public final class DaemonUnderTest: @unchecked Sendable {
         self.directory = directory
         socketPath = directory + "/io.reachd.Reachability"
         configPath = directory + "/reachd.conf"
-        self.environment = environment
+        // The last event number goes beside the socket, not to the machine's /var/lib/reachd.
+        self.environment = ["STATE_DIRECTORY": directory].merging(environment) { $1 }
         self.launch = launch
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         notifications = launch.notify ? try NotifyListener(path: directory + "/notify") : nil
         if let user = launch.user { try sh("chown -R '\(user)' '\(directory)' && chmod 0755 '\(directory)'") }
-        child = try Self.start(namespace: namespace, socketPath: socketPath, configPath: configPath, environment: environment,
+        child = try Self.start(namespace: namespace, socketPath: socketPath, configPath: configPath, environment: self.environment,
                                launch: launch, notifyPath: notifications?.path)
         try waitForSocket()
     }

@@ -23,7 +23,8 @@ extension Daemon {
     }
 
     private func startModemManagerSource(monitor: ReachabilityMonitor, wait: TimeInterval) {
-        let source = ModemManagerSource(monitor: monitor, log: log)
+        guard let systemBus else { return }
+        let source = ModemManagerSource(monitor: monitor, bus: systemBus, log: log)
         if wait > 0 { _ = source.start(waitingUpTo: wait) } else { source.start() }
         modemSource = source
     }

@@ -20,7 +20,8 @@ extension Daemon {
     }
 
     private func startNetworkManagerSource(monitor: ReachabilityMonitor) {
-        let source = NetworkManagerMeteredSource(monitor: monitor, log: log)
+        guard let systemBus else { return }
+        let source = NetworkManagerMeteredSource(monitor: monitor, bus: systemBus, log: log)
         source.start()
         networkManagerSource = source
     }

@@ -7,7 +7,8 @@ extension Daemon {
     /// reachd (`reachd-internet.target`) is stopped while the network still works; after wake
     /// the links are re-read (reason `resumed`) and a fresh check decides connectivity.
     func startSleepFollowing(monitor: ReachabilityMonitor, checker: ConnectivityChecker) {
-        let sleepMonitor = LogindSleepMonitor(log: log, onSleep: { prepared in
+        guard let systemBus else { return }
+        let sleepMonitor = LogindSleepMonitor(bus: systemBus, log: log, sleepLimit: configuration.monitor.sleepLimitSeconds, onSleep: { prepared in
             // The checker first: once it holds, no verdict from before the sleep can arrive.
             checker.suspend {
                 monitor.prepareForSleep()

@@ -17,6 +17,9 @@ final class Daemon: @unchecked Sendable {
     private var signalSources: [DispatchSourceSignal] = []
     /// Run after a successful SIGHUP reload with the new file (connectivity check, cellular).
     var reloadHooks: [(ReachdConfiguration) -> Void] = []
+    /// The one system-bus connection ModemManager, NetworkManager and logind are followed over
+    /// (on the monitor's queue), retried while it is gone.
+    var systemBus: SystemBus?
     /// ModemManager, unless `[Cellular] ModemManager=no`.
     var modemSource: ModemManagerSource?
     /// NetworkManager's metered guess, unless `[Interfaces] NetworkManager=no`.
@@ -41,12 +44,20 @@ final class Daemon: @unchecked Sendable {
         log.debug("file descriptor limit \(limit)")
         let environment = ProcessInfo.processInfo.environment
 
-        // Sequence numbers start at the start time in ms, so they keep rising across restarts.
+        // Sequence numbers start at the start time in ms or above the last run's, whichever is
+        // larger, so they keep rising across restarts even when the clock stepped back.
         var monitorConfiguration = ReachabilityMonitor.Configuration(configuration)
-        monitorConfiguration.firstSequence = Int(Date().timeIntervalSince1970 * 1000)
+        let stateDirectory = EventNumberFile.directory(environment: environment, effectiveUserID: ProcessSetup.effectiveUserID)
+        let (firstSequence, eventNumbers) = EventNumberFile.open(directory: stateDirectory, clock: Date(), log: log)
+        monitorConfiguration.firstSequence = firstSequence
         let monitor = ReachabilityMonitor(configuration: monitorConfiguration, log: log)
         try monitor.start()
         self.monitor = monitor
+        let systemBus = SystemBus(queue: monitor.queue, log: log) { [weak self] connected in
+            self?.metrics?.recordSystemBus(connected: connected)
+        }
+        self.systemBus = systemBus
+        systemBus.start()
         startCellular(monitor: monitor)
         startNetworkManager(monitor: monitor)
         startLinkQuality(monitor: monitor)
@@ -67,9 +78,13 @@ final class Daemon: @unchecked Sendable {
         let log = self.log
         let metrics = makeMetrics(initial: initial, monitor: monitor, server: server)
         self.metrics = metrics
+        // The bus's changes before this went nowhere; those after it follow on the same queue.
+        monitor.queue.async { metrics?.recordSystemBus(connected: systemBus.isConnected) }
         monitor.queue.sync {
             simulation.publish = { [weak self] event in
-                // Subscribers first; systemd's STATUS= and the log line can wait the few µs.
+                // The number on file first (a write only every few hundred events), then the
+                // subscribers; systemd's STATUS= and the log line can wait the few µs.
+                eventNumbers?.publishing(event.sequence)
                 server.publish(event)
                 metrics?.record(event)
                 self?.notifyStatus(event.current)
@@ -81,6 +96,7 @@ final class Daemon: @unchecked Sendable {
             // An event between initialEvent() and setting `publish` was not published: re-read
             // the state (the server ignores it unless the sequence number moved on).
             let current = simulation.initialEvent()
+            eventNumbers?.publishing(current.sequence)
             server.publish(current)
             metrics?.catchUp(current)
         }
@@ -136,6 +152,7 @@ final class Daemon: @unchecked Sendable {
         modemSource?.stop()
         networkManagerSource?.stop()
         sleepMonitor?.stop()
+        systemBus?.stop()
         monitor?.stop()
         ProcessSetup.exit(0)
     }

@@ -25,6 +25,8 @@ final class MetricsCollector: @unchecked Sendable {
     private var textfileWriteScheduled = false
     private var textfileTimer: DispatchSourceTimer?
     private var http: MetricsHTTPServer?
+    /// Whether the system bus is connected; nil while reachd does not use it.
+    private var systemBusConnected: Bool?
 
     init(initial: ReachabilityEvent, monitor: ReachabilityMonitor, server: ReachabilityServer, log: LogSink) {
         self.monitor = monitor
@@ -72,6 +74,15 @@ final class MetricsCollector: @unchecked Sendable {
         }
     }
 
+    /// The system bus was connected or lost (on the bus's queue).
+    func recordSystemBus(connected: Bool) {
+        queue.async { [self] in
+            guard systemBusConnected != connected else { return }
+            systemBusConnected = connected
+            changed()
+        }
+    }
+
     /// A connectivity check that ran to its end (on the checker's queue).
     func recordProbe(_ probe: Probe, api: Bool) {
         queue.async { [self] in
@@ -87,7 +98,9 @@ final class MetricsCollector: @unchecked Sendable {
                                      subscribers: statistics.subscribers,
                                      connectionsRejected: Dictionary(uniqueKeysWithValues: statistics.rejections.map { ($0.key.rawValue, $0.value) }),
                                      netlinkOverruns: monitor.overrunCount)
-        return PrometheusExposition.render(sample)
+        var withBus = sample
+        withBus.systemBusConnected = systemBusConnected
+        return PrometheusExposition.render(withBus)
     }
 
     /// Serves `GET /metrics` on `address`. Throws when the address cannot be bound.

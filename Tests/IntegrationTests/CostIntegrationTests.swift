@@ -83,6 +83,48 @@ extension SystemTests {
         #expect(Self.status(daemon)?.primary?.metered == false)
     }
 
+    /// Whoever can rewrite a lease flips ANDROID_METERED 100 times a second for 3 s: a subscriber
+    /// sees at most one costChanged a second (the first at once, the newest at each second's
+    /// end), the final value is right, and the log has a line for the first flip, not 300.
+    @Test(.needsRoot())
+    func leaseFlipsAreMergedToOneEventASecond() throws {
+        let host = try TestNamespace(tag: "cf"), uplink = try TestNamespace(tag: "cfu")
+        defer { host.destroy(); uplink.destroy() }
+        _ = try VethUplink(host: host, uplink: uplink)
+        let index = try #require(Int(try host.exec("cat /sys/class/net/eth0/ifindex").trimmingCharacters(in: .whitespacesAndNewlines)))
+        let leases = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: leases) }
+        let plain = #"{"Address":[10,77,0,2],"Router":[[10,77,0,1]]}"#
+        let metered = #"{"Address":[10,77,0,2],"Router":[[10,77,0,1]],"Vendor_Specific":"\#(Self.meteredHex)"}"#
+        try Self.writeLease(plain, directory: leases, index: index)
+        let daemon = try DaemonUnderTest(namespace: host, config: DaemonUnderTest.defaultConfig + "[Interfaces]\nLeaseDirectory=\(leases)\n")
+        defer { daemon.stop() }
+        #expect(waitUntil(timeout: 10) { Self.status(daemon).map { $0.primary?.name == "eth0" && !$0.expensive } == true },
+                "\(daemon.child.stderr)")
+        let monitor = try EventTruthTests.Monitor(daemon)
+        defer { monitor.stop() }
+        #expect(monitor.await(1))
+
+        for flip in 1...300 {
+            try Self.writeLease(flip % 2 == 1 ? metered : plain, directory: leases, index: index)
+            usleep(10_000)
+        }
+        // The last write says metered (flip 299 is odd, 300 even: end on metered).
+        try Self.writeLease(metered, directory: leases, index: index)
+        #expect(waitUntil(timeout: 10) { Self.status(daemon)?.expensive == true }, "\(daemon.child.stderr)")
+        // The marker: a carrier loss after the merger's last second is the next event.
+        usleep(1_500_000)
+        try uplink.ip("link set up0 down")
+        #expect(waitUntil(timeout: 10) { monitor.events.contains { $0.reason.code == .carrierLost } }, "\(daemon.child.stderr)")
+
+        let costEvents = monitor.events.filter { $0.reason.code == .costChanged }
+        #expect(!costEvents.isEmpty && costEvents.count <= 5, "\(costEvents.map { "#\($0.sequence) \($0.current.expensive)" })")
+        #expect(costEvents.last?.current.expensive == true)
+        for (a, b) in zip(costEvents, costEvents.dropFirst()) { #expect(a.current.expensive != b.current.expensive) }
+        let lines = daemon.child.stderr.components(separatedBy: "\n").filter { $0.contains("eth0: DHCP lease") }
+        #expect(lines.count <= 3, "\(lines)")
+    }
+
     /// NetworkManager (python-dbusmock's template on a private bus) says the uplink's device is
     /// metered by its guess (guess-yes, 3): expensive; guess-no (4): not; gone: not.
     @Test(.needsRoot(), .requires(.dbusMock, .busctl))

@@ -111,7 +111,8 @@ extension ServiceSystemTests {
         #expect(try daemon.reachctl(["status"]).stdout == "offline")
 
         // A second daemon on the same socket refuses and leaves the first alone.
-        let second = try run(ipCommand, ["netns", "exec", ns.name, Binaries.reachd, "--socket", daemon.socketPath,
+        let second = try run(ipCommand, ["netns", "exec", ns.name, "/usr/bin/env", "STATE_DIRECTORY=\(daemon.directory)",
+                                         Binaries.reachd, "--socket", daemon.socketPath,
                                          "--config", daemon.configPath])
         #expect(second.status == 1)
         #expect(second.stderr.contains("another reachd is already running on \(daemon.socketPath)"))
@@ -231,7 +232,7 @@ extension ServiceSystemTests {
         // connection. It closes every other descriptor, which Foundation's Process mistakes for
         // an exit, so it runs detached with a log file instead of as a Child.
         let log = directory + "/log", config = try DaemonUnderTest.writeConfig(in: directory)
-        let pid = try sh("\(ipCommand) netns exec \(ns.name) /usr/bin/systemd-socket-activate -l \(path) \(Binaries.reachd) --config \(config) >\(log) 2>&1 & echo $!")
+        let pid = try sh("\(ipCommand) netns exec \(ns.name) /usr/bin/systemd-socket-activate -l \(path) /usr/bin/env STATE_DIRECTORY=\(directory) \(Binaries.reachd) --config \(config) >\(log) 2>&1 & echo $!")
             .output.trimmingCharacters(in: .whitespacesAndNewlines)
         defer { _ = try? sh("kill -9 \(pid)", check: false) }
         #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: path) })

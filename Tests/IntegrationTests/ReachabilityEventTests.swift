@@ -95,6 +95,40 @@ extension SystemTests {
         #expect(status.primary?.name == "eth0" && status.gateways == ["10.77.0.1"])
     }
 
+    /// Event numbers keep rising across restarts: reachd keeps the last one (a block ahead) in
+    /// its state directory and starts above it. A kept number an hour ahead of the clock stands
+    /// for a clock stepped an hour back: the next run still starts above it, says so, and a plain
+    /// restart after that goes on rising.
+    @Test(.needsRoot()) func eventNumbersRiseAcrossRestartsWhateverTheClock() throws {
+        let host = try TestNamespace(tag: "sq")
+        defer { host.destroy() }
+        let daemon = try DaemonUnderTest(namespace: host)
+        let file = daemon.directory + "/event-sequence"
+        func currentSequence() throws -> Int {
+            let monitor = try EventTruthTests.Monitor(daemon)
+            defer { monitor.stop() }
+            try #require(monitor.await(1), "\(daemon.child.stderr)")
+            return try #require(monitor.events.first).sequence
+        }
+        func kept() throws -> Int {
+            try #require(Int(String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        let first = try currentSequence()
+        #expect(try kept() >= first)
+        daemon.stop()
+
+        let ahead = Int(Date().timeIntervalSince1970 * 1000) + 3_600_000
+        try "\(ahead)\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try daemon.start()
+        let second = try currentSequence()
+        #expect(second > ahead && second > first)
+        #expect(try kept() >= second)
+        #expect(daemon.child.stderr.contains("the wall clock is behind the last event number (\(ahead))"), "\(daemon.child.stderr)")
+
+        try daemon.restart()
+        #expect(try currentSequence() > second)
+    }
+
     /// reachd restarts under a subscribed ReachabilityClient: the stream carries on, every event
     /// once, numbers rising, a resync initial marking the restart, and later changes arrive:
     /// the carrier loss comes after the resync, with no duplicate and no number missing before

@@ -138,6 +138,60 @@ extension SystemTests {
         EventTruthTests.checkFullStream(monitor.events, "everyWakeIsResumedWithAStandbyUplink")
     }
 
+    /// logind announces a sleep and never ends it (a failed suspend, a lost signal): after
+    /// `SleepLimit=` (shortened to 2 s here) of monotonic time reachd takes it as a wake, says so,
+    /// checks afresh (the server sees the check, connectivity comes back with reason `resumed`)
+    /// and takes the inhibitor again; later events still flow.
+    @Test(.needsRoot(), .requires(.dbusDaemon, .busctl, .dbusMock))
+    func aSleepThatNeverEndsEndsAfterTheLimit() throws {
+        let host = try TestNamespace(tag: "sn"), uplink = try TestNamespace(tag: "snu")
+        defer { host.destroy(); uplink.destroy() }
+        try host.exec("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+        _ = try VethUplink(host: host, uplink: uplink)
+        let server = try ProbeServer(in: uplink, mode: .noContent)
+        defer { server.stop() }
+        let bus = try PrivateBus()
+        let logind = try LogindMock(bus: bus)
+        let config = """
+            [Monitor]
+            SleepLimit=2s
+            [Connectivity]
+            URL=http://10.77.0.1:8080/generate_204
+            Interval=600
+            Timeout=2
+            [Cellular]
+            ModemManager=no
+            """
+        let daemon = try DaemonUnderTest(namespace: host, config: config, environment: [systemBusVariable: bus.address])
+        #expect(waitUntil(timeout: 15) { (try? daemon.reachctl(["status"]).stdout.contains("internet: full")) == true },
+                "\(daemon.child.stderr)")
+        #expect(waitUntil(timeout: 10) { (try? logind.inhibitors()) == ["sleep reachd delay"] }, "\(daemon.child.stderr)")
+        let monitor = try EventTruthTests.Monitor(daemon)
+        defer { monitor.stop() }
+        #expect(monitor.await(1))
+        let checks = server.requests.count
+
+        try logind.prepareForSleep(true)
+        #expect(waitUntil(timeout: 10) { monitor.events.contains { $0.reason.code == .sleeping } }, "\(daemon.child.stderr)")
+        #expect(waitUntil(timeout: 15) { monitor.events.contains { $0.reason.code == .resumed } }, "\(daemon.child.stderr)")
+        let resumed = try #require(monitor.events.last { $0.reason.code == .resumed })
+        #expect(resumed.current.connectivity == .full)
+        #expect(server.requests.count > checks)
+        #expect(daemon.child.stderr.contains("taking it as a wake"), "\(daemon.child.stderr)")
+        #expect(waitUntil(timeout: 10) { (try? logind.inhibitors()) == ["sleep reachd delay"] }, "\(daemon.child.stderr)")
+
+        // Events flow: a carrier loss on the uplink is the next event.
+        let before = monitor.events.count
+        try uplink.ip("link set up0 down")
+        #expect(waitUntil(timeout: 10) { monitor.events.count > before }, "\(daemon.child.stderr)")
+        #expect(monitor.events.dropFirst(before).first?.current.connectivity != .full)
+        // logind's late `false` changes nothing.
+        let settled = monitor.events.count
+        try logind.prepareForSleep(false)
+        #expect(try daemon.reachctl(["status"]).status == 0)
+        #expect(!monitor.events.dropFirst(settled).contains { $0.reason.code == .resumed })
+    }
+
     /// Without logind on the system bus (a container) reachd says so once and runs as before.
     @Test(.needsRoot(), .requires(.dbusDaemon, .busctl))
     func withoutLogindReachdSaysSoOnce() throws {

@@ -254,6 +254,18 @@ private func samples(_ text: String) -> [String: String] {
         #expect(samples(PrometheusExposition.render(Self.fullSample()))[series] == value)
     }
 
+    /// The system bus's gauge: 1 or 0 while reachd uses the bus, absent when it does not.
+    @Test func systemBusGauge() {
+        var sample = Self.fullSample()
+        #expect(samples(PrometheusExposition.render(sample))["reachd_system_bus_connected"] == nil)
+        sample.systemBusConnected = true
+        #expect(samples(PrometheusExposition.render(sample))["reachd_system_bus_connected"] == "1")
+        sample.systemBusConnected = false
+        let text = PrometheusExposition.render(sample)
+        #expect(samples(text)["reachd_system_bus_connected"] == "0")
+        #expect(text.contains("# TYPE reachd_system_bus_connected gauge"))
+    }
+
     @Test func everyStatusAndVerdictIsListedOnce() {
         let text = PrometheusExposition.render(Self.fullSample())
         let lines = text.split(separator: "\n")

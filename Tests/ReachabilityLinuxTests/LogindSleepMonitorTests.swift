@@ -28,8 +28,9 @@ final class SleepRecorder: @unchecked Sendable {
     }
 
     /// A monitor that tells this recorder, started.
-    func startMonitor(busAddress: String) -> LogindSleepMonitor {
+    func startMonitor(busAddress: String, sleepLimit: Double = SleepCoordinator.defaultSleepLimit) -> LogindSleepMonitor {
         let monitor = LogindSleepMonitor(busAddress: busAddress, log: LogSink(threshold: .debug) { [self] _, line in log(line) },
+                                         sleepLimit: sleepLimit,
                                          onSleep: { [self] prepared in record("sleep", prepared: prepared) },
                                          onWake: { [self] in record("wake") })
         monitor.start()
@@ -84,6 +85,33 @@ extension SystemTests {
         #expect(waitUntil(timeout: 10) { !recorder.events.isEmpty })
         #expect(recorder.events == ["sleep"])
         #expect(try logind.inhibitors().count == 1)
+    }
+
+    /// PrepareForSleep(true) and never a false: after the limit (1 s here) the monitor wakes
+    /// its owner, logs why, and holds the inhibitor again; logind's late false changes nothing.
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func aSleepWithNoEndIsAWakeAfterTheLimit() throws {
+        let bus = try PrivateBus()
+        let logind = try LogindMock(bus: bus)
+        let recorder = SleepRecorder()
+        let monitor = recorder.startMonitor(busAddress: bus.address, sleepLimit: 1)
+        defer { monitor.stop() }
+        #expect(waitUntil(timeout: 10) { monitor.holdsInhibitor }, "\(recorder.logs)")
+
+        try logind.prepareForSleep(true)
+        #expect(waitUntil(timeout: 10) { recorder.events == ["sleep"] }, "\(recorder.logs)")
+        let prepared = try #require(recorder.prepared)
+        prepared()
+        #expect(waitUntil(timeout: 10) { recorder.events == ["sleep", "wake"] }, "\(recorder.logs)")
+        #expect(recorder.logs.contains { $0.contains("logind announced no wake 1 s (awake time) after PrepareForSleep(true)") },
+                "\(recorder.logs)")
+        #expect(waitUntil(timeout: 10) { monitor.holdsInhibitor })
+        #expect(waitUntil(timeout: 10) { (try? logind.inhibitors()) == ["sleep reachd delay"] })
+
+        try logind.prepareForSleep(false)
+        // The marker: a second sleep is the next thing the recorder hears of.
+        try logind.prepareForSleep(true)
+        #expect(waitUntil(timeout: 10) { recorder.events.count >= 3 }, "\(recorder.logs)")
+        #expect(recorder.events == ["sleep", "wake", "sleep"])
     }
 
     /// No logind on the bus (a container): said once at info, nothing else; when logind

@@ -34,6 +34,9 @@ extension ReachdConfiguration {
             Int((try within(timeSpan(value, defaultUnit: 0.001, unitName: "milliseconds, e.g. 200 or 1.5s"),
                             0...3600, "0 to 1h") * 1000).rounded())
         },
+        plain("Monitor", "SleepLimit", \.monitor.sleepLimitSeconds) { value throws(ValueError) in
+            try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 120 or 2min")), 1...86400, "1 s to 1 day")
+        },
         Key(section: "Interfaces", name: "Kind.", isPrefix: true) { config, glob, value throws(ValueError) in
             guard !glob.isEmpty else { throw ValueError("missing interface glob after 'Kind.' (expected e.g. Kind.wwan*=wwan)") }
             guard !glob.contains(where: { $0 == " " || $0 == "\t" }) else { throw ValueError("bad glob '\(glob)' (no spaces allowed)") }

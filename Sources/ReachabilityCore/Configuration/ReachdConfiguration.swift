@@ -16,6 +16,9 @@ public struct ReachdConfiguration: Equatable, Sendable {
         public var ignoreInterfaces: [String] = []
         /// `Debounce=`: how long a change must settle before it is evaluated, in milliseconds.
         public var debounceMilliseconds: Int = 0
+        /// `SleepLimit=`: seconds of `CLOCK_MONOTONIC` after logind's `PrepareForSleep(true)`
+        /// with no `false` after which the sleep is taken as a wake.
+        public var sleepLimitSeconds: Double = SleepCoordinator.defaultSleepLimit
         public init() {}
     }
 

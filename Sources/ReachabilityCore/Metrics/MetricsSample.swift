@@ -27,6 +27,9 @@ public struct MetricsSample: Equatable, Sendable {
     public var connectionsRejected: [String: Int]
     /// Netlink socket overruns (each followed by a re-dump).
     public var netlinkOverruns: Int
+    /// Whether the system bus (ModemManager, NetworkManager, logind) is connected; nil: no
+    /// follower uses it.
+    public var systemBusConnected: Bool?
 
     public init(version: String, status: Status, statusSeconds: [NetworkStatus: Double] = [:],
                 connectivitySeconds: [Connectivity: Double] = [:], events: [Reason.Code: Int] = [:],

@@ -160,6 +160,13 @@ public enum PrometheusExposition {
             out.sample("reachd_connections_rejected_total", ["reason": reason], Double(sample.connectionsRejected[reason] ?? 0))
         }
 
+        // Before the overruns, which stay the last line (readers look for it).
+        if let connected = sample.systemBusConnected {
+            out.family("reachd_system_bus_connected", .gauge,
+                       "1 while the D-Bus system bus is connected (ModemManager, NetworkManager and logind followed), 0 while it is being retried.")
+            out.sample("reachd_system_bus_connected", [:], connected ? 1 : 0)
+        }
+
         out.family("reachd_netlink_overruns_total", .counter, "Times the kernel overran reachd's netlink socket (each followed by a full re-read).")
         out.sample("reachd_netlink_overruns_total", [:], Double(sample.netlinkOverruns))
         return out.text

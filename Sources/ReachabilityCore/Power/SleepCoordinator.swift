@@ -12,8 +12,15 @@
 /// - only the current owner of `org.freedesktop.login1` is believed: any local peer can send a
 ///   signal that looks like logind's, addressed to reachd, and match rules do not filter it;
 /// - logind leaving the bus while the machine is said to sleep ends the sleep (no `false` will
-///   ever come from that owner); a new owner gets a new inhibitor.
+///   ever come from that owner); a new owner gets a new inhibitor;
+/// - a sleep that never ends ends: `PrepareForSleep(true)` with no `false` for `sleepLimit`
+///   seconds of `CLOCK_MONOTONIC` (which stands still while the machine really sleeps, so only
+///   time awake counts) is taken as a wake. A suspend that failed, or a logind that lost the
+///   `false`, would otherwise leave connectivity `unknown` and the check stopped for good.
 public struct SleepCoordinator: Equatable, Sendable {
+    /// How long a sleep may go without `PrepareForSleep(false)`: 2 minutes awake.
+    public static let defaultSleepLimit: Double = 120
+
     public enum Action: Equatable, Sendable {
         /// Call `Inhibit("sleep", "reachd", …, "delay")`; report with `inhibitorTaken()` or `inhibitorFailed()`.
         case takeInhibitor
@@ -24,7 +31,14 @@ public struct SleepCoordinator: Equatable, Sendable {
         case prepareForSleep
         /// The machine woke: re-read the links and routes, check at once (reason `resumed`).
         case resume
+        /// Call `sleepLimitReached(now:)` after this many seconds of `CLOCK_MONOTONIC`.
+        case armSleepLimit(seconds: Double)
     }
+
+    /// Seconds of `CLOCK_MONOTONIC` after which an unended sleep counts as a wake.
+    public let sleepLimit: Double
+    /// `CLOCK_MONOTONIC` seconds when the current sleep was announced; nil while awake.
+    public private(set) var sleepStarted: Double?
 
     /// Who owns `org.freedesktop.login1` now (a unique name); nil: logind does not run.
     public private(set) var owner: String?
@@ -37,7 +51,11 @@ public struct SleepCoordinator: Equatable, Sendable {
     /// `prepareForSleep` was asked and `sleepPrepared()` has not answered yet.
     public private(set) var preparing = false
 
-    public init() {}
+    /// - Parameter sleepLimit: seconds of `CLOCK_MONOTONIC` after which a sleep with no
+    ///   `PrepareForSleep(false)` is taken as a wake (tests shorten it).
+    public init(sleepLimit: Double = SleepCoordinator.defaultSleepLimit) {
+        self.sleepLimit = sleepLimit
+    }
 
     /// The bus says who owns logind's name (its answer to `GetNameOwner`, or `NameOwnerChanged`).
     public mutating func ownerChanged(to newOwner: String?) -> [Action] {
@@ -53,6 +71,7 @@ public struct SleepCoordinator: Equatable, Sendable {
         if sleeping {
             sleeping = false
             preparing = false
+            sleepStarted = nil
             actions.append(.resume)
         }
         if newOwner != nil {
@@ -62,29 +81,46 @@ public struct SleepCoordinator: Equatable, Sendable {
         return actions
     }
 
-    /// A `PrepareForSleep` signal from `sender`; ignored unless the sender owns logind's name.
-    public mutating func prepareForSleep(_ start: Bool, sender: String?) -> [Action] {
+    /// A `PrepareForSleep` signal from `sender` at `now` (`CLOCK_MONOTONIC` seconds); ignored
+    /// unless the sender owns logind's name.
+    public mutating func prepareForSleep(_ start: Bool, sender: String?, now: Double) -> [Action] {
         guard let owner, sender == owner else { return [] }
         switch (start, sleeping) {
         case (true, false):
             sleeping = true
             preparing = true
-            return [.prepareForSleep]
+            sleepStarted = now
+            return [.prepareForSleep, .armSleepLimit(seconds: sleepLimit)]
         case (false, true):
-            sleeping = false
-            var actions: [Action] = [.resume]
-            if preparing {
-                // Woken before the sleep was prepared (a cancelled sleep): the lock is still held.
-                preparing = false
-            }
-            if !holdsInhibitor && !inhibitorRequested {
-                inhibitorRequested = true
-                actions.append(.takeInhibitor)
-            }
-            return actions
+            return wake()
         case (true, true), (false, false):
             return []
         }
+    }
+
+    /// The timer of `armSleepLimit` fired at `now` (`CLOCK_MONOTONIC` seconds): a sleep that has
+    /// lasted `sleepLimit` is taken as a wake (the caller logs it). A timer of a sleep that has
+    /// ended since, or one that fired early, does nothing (the latter is armed again).
+    public mutating func sleepLimitReached(now: Double) -> [Action] {
+        guard sleeping, let sleepStarted else { return [] }
+        let remaining = sleepStarted + sleepLimit - now
+        guard remaining <= 0 else { return [.armSleepLimit(seconds: remaining)] }
+        return wake()
+    }
+
+    private mutating func wake() -> [Action] {
+        sleeping = false
+        sleepStarted = nil
+        var actions: [Action] = [.resume]
+        if preparing {
+            // Woken before the sleep was prepared (a cancelled sleep): the lock is still held.
+            preparing = false
+        }
+        if !holdsInhibitor && !inhibitorRequested {
+            inhibitorRequested = true
+            actions.append(.takeInhibitor)
+        }
+        return actions
     }
 
     /// The `sleeping` status is published: the inhibitor may go.

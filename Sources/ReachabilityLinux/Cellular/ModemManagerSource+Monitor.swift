@@ -12,4 +12,12 @@ extension ModemManagerSource {
             monitor?.setModems(modems)
         }
     }
+
+    /// Like `init(monitor:busAddress:log:)`, over `bus` (shared, on the monitor's queue), which
+    /// its owner starts and stops.
+    public convenience init(monitor: ReachabilityMonitor, bus: SystemBus, log: LogSink = .discarding) {
+        self.init(bus: bus, log: log) { [weak monitor] modems in
+            monitor?.setModems(modems)
+        }
+    }
 }

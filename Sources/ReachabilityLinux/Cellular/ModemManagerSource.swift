@@ -10,13 +10,15 @@ import Glibc
 /// Follows ModemManager on the system bus and reports its modems as `[ModemState]`: which
 /// network interfaces belong to a modem, its access technologies, signal quality and roaming.
 ///
-/// Runs entirely on `queue` (the monitor's): the bus socket is watched by a `DispatchSourceRead`
-/// (plus a write source while sd-bus has output queued, and a timer for sd-bus's own timeouts);
-/// no thread, no polling. At start it asks `GetManagedObjects` asynchronously, then follows
-/// `InterfacesAdded`/`InterfacesRemoved`, `PropertiesChanged` of modems (their `Modem.Signal`
-/// figures included) and bearers, and `NameOwnerChanged` for ModemManager's name: when ModemManager leaves the bus the modems are
+/// Runs entirely on its bus's queue (the monitor's), over a `SystemBus` shared with the other
+/// followers or one of its own (`BusFollower`: the bus socket is watched by Dispatch sources;
+/// no thread, no polling). Each time the bus answers on a (new) connection it asks
+/// `GetManagedObjects` asynchronously, then follows `InterfacesAdded`/`InterfacesRemoved`,
+/// `PropertiesChanged` of modems (their `Modem.Signal` figures included) and bearers, and
+/// `NameOwnerChanged` for ModemManager's name: when ModemManager leaves the bus the modems are
 /// cleared (`onChange([])`), when it comes back they are read again. ModemManager absent, or
-/// answering garbage, means no modems; no bus at all is logged once and the source stays inert.
+/// answering garbage, means no modems; so does a bus that is gone (the bus is retried, and
+/// ModemManager read again when it is back).
 ///
 /// The radio's figures (`ModemState.signal`) come from `Modem.Signal`, which ModemManager leaves
 /// empty until someone asks for them: the first time the source sees a modem with that
@@ -28,18 +30,16 @@ import Glibc
 /// `onChange` is called on `queue`, only when the list changed.
 public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     public let queue: DispatchQueue
-    private let busAddress: String?
+    private let bus: SystemBus
+    /// A bus of its own (started and stopped with the source), not a shared one.
+    private let ownsBus: Bool
     private let log: LogSink
     private let onChange: @Sendable ([ModemState]) -> Void
     package let queueConfinement: QueueConfinement
 
     // Everything below is confined to `queue`.
-    /// The bus while connected.
-    private var connection: SDBusConnection<CallPurpose>?
-    /// A forged NameOwnerChanged was logged (once per source).
-    private var reportedForgedOwnerChange = false
-    /// ModemManager's unique bus name while it is known to run; signals from others are ignored.
-    private var owner: String?
+    /// ModemManager on the bus: its owner (signals from others are ignored), the calls in flight.
+    private let follower: BusFollower<CallPurpose>
     private var model = ModemManagerModel()
     private var published: [ModemState] = []
     /// Logged conditions, so that each is logged once per occurrence, not per message.
@@ -67,14 +67,33 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     ///   - log: receives one line per noteworthy condition (bus missing, ModemManager gone or
     ///     back); by default nothing is logged (reachd passes its sink).
     ///   - onChange: receives the complete list of modems after every change.
-    public init(queue: DispatchQueue, busAddress: String? = nil,
-                log: LogSink = .discarding,
-                onChange: @escaping @Sendable ([ModemState]) -> Void) {
-        self.queue = queue
-        self.busAddress = busAddress
+    public convenience init(queue: DispatchQueue, busAddress: String? = nil,
+                            log: LogSink = .discarding,
+                            onChange: @escaping @Sendable ([ModemState]) -> Void) {
+        self.init(bus: SystemBus(address: busAddress, queue: queue, log: log, label: "ModemManager", followed: "ModemManager"), owningIt: true, log: log, onChange: onChange)
+    }
+
+    /// A source over `bus`, shared with other followers (reachd's); it runs on the bus's queue,
+    /// and `start()` and `stop()` leave the bus to its owner.
+    public convenience init(bus: SystemBus, log: LogSink = .discarding, onChange: @escaping @Sendable ([ModemState]) -> Void) {
+        self.init(bus: bus, owningIt: false, log: log, onChange: onChange)
+    }
+
+    private init(bus: SystemBus, owningIt: Bool, log: LogSink, onChange: @escaping @Sendable ([ModemState]) -> Void) {
+        self.queue = bus.queue
+        self.bus = bus
+        self.ownsBus = owningIt
         self.log = log
         self.onChange = onChange
-        self.queueConfinement = QueueConfinement(queue)
+        self.queueConfinement = QueueConfinement(bus.queue)
+        follower = BusFollower(bus: bus, label: "ModemManager", service: ModemManagerDBus.service, rules: Self.matchRules, log: log)
+        follower.onConnected = { [weak self] in self?.requestManagedObjects() }
+        follower.onOwnerChanged = { [weak self] in self?.nameOwnerChanged(to: $0) }
+        follower.onSignal = { [weak self] in self?.handleSignal($0) }
+        follower.onLost = { [weak self] in
+            self?.disconnect()
+            self?.publish()
+        }
     }
 
     /// Connects and asks ModemManager for its modems; the answer arrives later through `onChange`.
@@ -93,7 +112,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         let semaphore = DispatchSemaphore(value: 0)
         let done: Bool = onQueue {
             self.connect()
-            if self.answered || self.connection == nil { return true }
+            if self.answered || !self.bus.isTrying { return true }
             self.answerWaiters.append(semaphore)
             return false
         }
@@ -106,6 +125,8 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     /// monitor forgets them; nothing more is reported after. Callable from any thread.
     public func stop() {
         onQueue {
+            self.follower.stop()
+            if self.ownsBus { self.bus.stop() }
             self.disconnect()
             self.publish()
         }
@@ -116,58 +137,35 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         onQueue { published }
     }
 
-    /// True while connected to a bus (whether or not ModemManager runs).
+    /// True while connected to a bus (whether or not ModemManager runs), or connecting; false
+    /// while the bus is gone and retried.
     public var isConnected: Bool {
-        onQueue { connection != nil }
+        onQueue { bus.isTrying }
     }
 
     // MARK: - Connection
 
     private func connect() {
-        guard connection == nil else { return }
-        do {
-            connection = try SDBusConnection(address: busAddress, queue: queue, rules: Self.matchRules,
-                                             onSignal: { [weak self] in self?.handleSignal($0) },
-                                             onRefused: { [weak self] in self?.log.warning("ModemManager: the bus refused a match rule: \($0)") },
-                                             onLost: { [weak self] in self?.lost($0) })
-            requestManagedObjects()
-        } catch {
-            log.notice("ModemManager: no D-Bus system bus (\(error)); cellular details disabled")
-            disconnect()
-            return
-        }
-        connection?.pump()
+        follower.start()
+        if ownsBus { bus.start() }
     }
 
     private func disconnect() {
         answered = false
         signalAnswerWaiters()
-        connection = nil
-        owner = nil
         model.reset()
         signalsSetUp = []
     }
 
-    /// Match rules: ModemManager's name owner, its ObjectManager signals, and property changes
-    /// of its objects (modems and bearers). Installed before `GetManagedObjects` is sent, so no
-    /// change between the reply and the first signal is missed (the bus keeps the order).
+    /// Match rules besides the name owner's (`BusFollower` adds it): ModemManager's ObjectManager
+    /// signals, and property changes of its objects (modems and bearers). Installed before
+    /// `GetManagedObjects` is sent, so no change between the reply and the first signal is missed.
     static let matchRules = [
-        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
-            + "member='NameOwnerChanged',arg0='\(ModemManagerDBus.service)'",
         "type='signal',sender='\(ModemManagerDBus.service)',path='\(ModemManagerDBus.path)',"
             + "interface='org.freedesktop.DBus.ObjectManager'",
         "type='signal',sender='\(ModemManagerDBus.service)',interface='org.freedesktop.DBus.Properties',"
             + "member='PropertiesChanged',path_namespace='\(ModemManagerDBus.path)'",
     ]
-
-    // MARK: - Dispatch integration
-
-    /// sd-bus failed: the connection is gone.
-    private func lost(_ error: SDBusError) {
-        log.warning("ModemManager: lost the D-Bus connection (\(error)); cellular details disabled")
-        disconnect()
-        publish()
-    }
 
     // MARK: - Calls
 
@@ -176,8 +174,8 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     private func call(_ purpose: CallPurpose, path: String, interface: String, member: String,
                       arguments: [DBusValue] = []) throws(SDBusError) {
-        try connection?.call(destination: ModemManagerDBus.service, path: path, interface: interface, member: member,
-                             values: arguments, for: purpose) { [weak self] reply, purpose in self?.handleReply(reply, for: purpose) }
+        try follower.call(purpose, path: path, interface: interface, member: member,
+                          values: arguments) { [weak self] reply, purpose in self?.handleReply(reply, for: purpose) }
     }
 
     private func requestManagedObjects() {
@@ -190,7 +188,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     /// Asks for the properties of bearers that modems list and we don't know yet.
     private func requestBearers() {
-        let pendingBearers = Set((connection?.callsInFlight ?? []).compactMap { purpose -> String? in
+        let pendingBearers = Set(follower.callsInFlight.compactMap { purpose -> String? in
             if case let .bearer(path) = purpose { return path }
             return nil
         })
@@ -248,7 +246,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
         case .managedObjects:
             answered = true
             if let error = message.error {
-                owner = nil
+                follower.owner = nil
                 model.reset()
                 if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
                     if !reportedAbsent { log.info("ModemManager is not running; cellular details unavailable until it starts") }
@@ -257,7 +255,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
                     log.warning("ModemManager: GetManagedObjects failed: \(error)")
                 }
             } else {
-                owner = message.sender
+                follower.owner = message.sender
                 reportedAbsent = false
                 let arguments = (try? message.readAll()) ?? []
                 if model.apply(managedObjects: arguments) {
@@ -275,37 +273,18 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
 
     // MARK: - Signals
 
+    /// A signal from ModemManager's current owner (`BusFollower` checked the sender). Before
+    /// GetManagedObjects answered there is no owner, and its reply supersedes any signal.
     private func handleSignal(_ message: SDBusMessage) {
-        guard let member = message.member, let path = message.path else { return }
-        if member == "NameOwnerChanged" && message.interface == "org.freedesktop.DBus" {
-            // Only the bus itself tells who owns a name. Any peer can send a signal that looks
-            // like this one (addressed to us, match rules do not apply), and believing it would
-            // drop the modems and ignore the real ModemManager from then on.
-            guard message.sender == "org.freedesktop.DBus", path == "/org/freedesktop/DBus" else {
-                if !reportedForgedOwnerChange {
-                    reportedForgedOwnerChange = true
-                    log.warning("ModemManager: ignoring NameOwnerChanged from \(message.sender ?? "an unknown sender"), not the bus")
-                }
-                return
-            }
-            guard let arguments = try? message.readAll(), arguments.count == 3,
-                  arguments[0].string == ModemManagerDBus.service, let newOwner = arguments[2].string else { return }
-            nameOwnerChanged(to: newOwner.isEmpty ? nil : newOwner)
-            return
-        }
-        // Before GetManagedObjects answered, its reply supersedes any signal; afterwards only the
-        // current owner speaks for ModemManager.
-        guard let owner, message.sender == owner, let arguments = try? message.readAll() else { return }
+        guard let member = message.member, let path = message.path, let arguments = try? message.readAll() else { return }
         if model.apply(signal: member, path: path, arguments: arguments) {
             changed()
         }
     }
 
     private func nameOwnerChanged(to newOwner: String?) {
-        // Whatever was pending was asked of the previous owner.
-        connection?.cancelCalls()
+        // The follower cancelled what was pending: it was asked of the previous owner.
         model.reset()
-        owner = nil
         if let newOwner {
             log.info("ModemManager appeared on the bus (\(newOwner)); reading its modems")
             reportedAbsent = false
@@ -327,7 +306,7 @@ public final class ModemManagerSource: @unchecked Sendable, QueueConfined {
     private func changed() {
         setUpSignals()
         requestBearers()
-        let waitingForBearers = (connection?.callsInFlight ?? []).contains { purpose in
+        let waitingForBearers = follower.callsInFlight.contains { purpose in
             if case .bearer = purpose { return true }
             return false
         }

@@ -8,21 +8,22 @@ import ReachabilityHost
 /// devices' `Metered` property: `yes`, or its own guess `guess-yes`), for machines where
 /// NetworkManager, not systemd-networkd, holds the DHCP leases.
 ///
-/// Built as `ModemManagerSource` is: on `queue`, one `GetManagedObjects` on NetworkManager's
-/// ObjectManager (`/org/freedesktop`), then `InterfacesAdded`/`InterfacesRemoved`,
-/// `PropertiesChanged` of its devices and `NameOwnerChanged` of its name. NetworkManager absent
-/// (or leaving) means no interface is metered by it; no bus at all is logged once and the source
-/// stays inert. `onChange` runs on `queue`, only when the list changed.
+/// Built as `ModemManagerSource` is (a `BusFollower` on a `SystemBus`, shared or its own): on
+/// every (re)connection one `GetManagedObjects` on NetworkManager's ObjectManager
+/// (`/org/freedesktop`), then `InterfacesAdded`/`InterfacesRemoved`, `PropertiesChanged` of its
+/// devices and `NameOwnerChanged` of its name. NetworkManager absent (or leaving), or the bus
+/// gone, means no interface is metered by it. `onChange` runs on `queue`, only when the list changed.
 public final class NetworkManagerMeteredSource: @unchecked Sendable, QueueConfined {
     public let queue: DispatchQueue
-    private let busAddress: String?
+    private let bus: SystemBus
+    /// A bus of its own (started and stopped with the source), not a shared one.
+    private let ownsBus: Bool
     private let log: LogSink
     private let onChange: @Sendable ([String]) -> Void
     package let queueConfinement: QueueConfinement
 
     // Confined to `queue`.
-    private var connection: SDBusConnection<Void>?
-    private var owner: String?
+    private let follower: BusFollower<Void>
     private var model = NetworkManagerMeteredModel()
     private var published: [String] = []
     private var reportedGarbage = false
@@ -31,25 +32,51 @@ public final class NetworkManagerMeteredSource: @unchecked Sendable, QueueConfin
     ///   - queue: the serial queue the source runs on; `onChange` runs on it.
     ///   - busAddress: a D-Bus address instead of the system bus (tests); nil: the system bus.
     ///   - onChange: the sorted names of the interfaces NetworkManager calls metered.
-    public init(queue: DispatchQueue, busAddress: String? = nil, log: LogSink = .discarding,
-                onChange: @escaping @Sendable ([String]) -> Void) {
-        self.queue = queue
-        self.busAddress = busAddress
+    public convenience init(queue: DispatchQueue, busAddress: String? = nil, log: LogSink = .discarding,
+                            onChange: @escaping @Sendable ([String]) -> Void) {
+        self.init(bus: SystemBus(address: busAddress, queue: queue, log: log, label: "NetworkManager", followed: "NetworkManager"), owningIt: true, log: log, onChange: onChange)
+    }
+
+    /// A source over `bus`, shared with other followers (reachd's); it runs on the bus's queue,
+    /// and `start()` and `stop()` leave the bus to its owner.
+    public convenience init(bus: SystemBus, log: LogSink = .discarding, onChange: @escaping @Sendable ([String]) -> Void) {
+        self.init(bus: bus, owningIt: false, log: log, onChange: onChange)
+    }
+
+    private init(bus: SystemBus, owningIt: Bool, log: LogSink, onChange: @escaping @Sendable ([String]) -> Void) {
+        self.queue = bus.queue
+        self.bus = bus
+        self.ownsBus = owningIt
         self.log = log
         self.onChange = onChange
-        self.queueConfinement = QueueConfinement(queue)
+        self.queueConfinement = QueueConfinement(bus.queue)
+        follower = BusFollower(bus: bus, label: "NetworkManager", service: NetworkManagerDBus.service, rules: Self.matchRules, log: log)
+        follower.onConnected = { [weak self] in self?.requestManagedObjects() }
+        follower.onOwnerChanged = { [weak self] newOwner in
+            guard let self else { return }
+            self.model.reset()
+            if newOwner == nil { self.publish() } else { self.requestManagedObjects() }
+        }
+        follower.onSignal = { [weak self] in self?.handleSignal($0) }
+        follower.onLost = { [weak self] in
+            self?.model.reset()
+            self?.publish()
+        }
     }
 
-    /// Connects and asks NetworkManager for its devices; never fails (see the type).
+    /// Follows NetworkManager from now on (when the bus is up); never fails (see the type).
     public func start() {
-        onQueue { self.connect() }
+        onQueue {
+            self.follower.start()
+            if self.ownsBus { self.bus.start() }
+        }
     }
 
-    /// Disconnects and reports no metered interface (when there were some).
+    /// Stops following and reports no metered interface (when there were some).
     public func stop() {
         onQueue {
-            self.connection = nil
-            self.owner = nil
+            self.follower.stop()
+            if self.ownsBus { self.bus.stop() }
             self.model.reset()
             self.publish()
         }
@@ -58,44 +85,20 @@ public final class NetworkManagerMeteredSource: @unchecked Sendable, QueueConfin
     /// The names last reported.
     public var meteredInterfaces: [String] { onQueue { published } }
 
+    /// Besides the name owner's (`BusFollower` adds it).
     static let matchRules = [
-        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
-            + "member='NameOwnerChanged',arg0='\(NetworkManagerDBus.service)'",
         "type='signal',sender='\(NetworkManagerDBus.service)',path='\(NetworkManagerDBus.objectManagerPath)',"
             + "interface='org.freedesktop.DBus.ObjectManager'",
         "type='signal',sender='\(NetworkManagerDBus.service)',interface='org.freedesktop.DBus.Properties',"
             + "member='PropertiesChanged',path_namespace='\(NetworkManagerDBus.devicesPath)'",
     ]
 
-    private func connect() {
-        guard connection == nil else { return }
-        do {
-            connection = try SDBusConnection(address: busAddress, queue: queue, rules: Self.matchRules,
-                                             onSignal: { [weak self] in self?.handleSignal($0) },
-                                             onRefused: { [weak self] in self?.log.warning("NetworkManager: the bus refused a match rule: \($0)") },
-                                             onLost: { [weak self] in self?.lost($0) })
-            requestManagedObjects()
-        } catch {
-            log.info("NetworkManager: no D-Bus system bus (\(error)); its metered guess is not used")
-            connection = nil
-            return
-        }
-        connection?.pump()
-    }
-
-    private func lost(_ error: SDBusError) {
-        log.warning("NetworkManager: lost the D-Bus connection (\(error)); its metered guess is not used")
-        connection = nil
-        owner = nil
-        model.reset()
-        publish()
-    }
-
     private func requestManagedObjects() {
         do {
-            try connection?.call(destination: NetworkManagerDBus.service, path: NetworkManagerDBus.objectManagerPath,
-                                 interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects",
-                                 for: ()) { [weak self] reply, _ in self?.handleManagedObjects(reply) }
+            try follower.call((), path: NetworkManagerDBus.objectManagerPath,
+                              interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects") { [weak self] reply, _ in
+                self?.handleManagedObjects(reply)
+            }
         } catch {
             log.warning("NetworkManager: cannot call GetManagedObjects: \(error)")
         }
@@ -103,14 +106,14 @@ public final class NetworkManagerMeteredSource: @unchecked Sendable, QueueConfin
 
     private func handleManagedObjects(_ message: SDBusMessage) {
         if let error = message.error {
-            owner = nil
+            follower.owner = nil
             model.reset()
             // Not running is the common case (networkd machines): nothing to say.
             if error.name != "org.freedesktop.DBus.Error.ServiceUnknown" && error.name != "org.freedesktop.DBus.Error.NameHasNoOwner" {
                 log.warning("NetworkManager: GetManagedObjects failed: \(error)")
             }
         } else {
-            owner = message.sender
+            follower.owner = message.sender
             if model.apply(managedObjects: (try? message.readAll()) ?? []) {
                 reportedGarbage = false
             } else if !reportedGarbage {
@@ -121,24 +124,9 @@ public final class NetworkManagerMeteredSource: @unchecked Sendable, QueueConfin
         publish()
     }
 
+    /// A signal from NetworkManager's current owner (`BusFollower` checked the sender).
     private func handleSignal(_ message: SDBusMessage) {
-        guard let member = message.member, let path = message.path else { return }
-        if member == "NameOwnerChanged" && message.interface == "org.freedesktop.DBus" {
-            // Only the bus itself says who owns a name (anyone can send a look-alike to us).
-            guard message.sender == "org.freedesktop.DBus", path == "/org/freedesktop/DBus",
-                  let arguments = try? message.readAll(), arguments.count == 3,
-                  arguments[0].string == NetworkManagerDBus.service, let newOwner = arguments[2].string else { return }
-            connection?.cancelCalls()
-            owner = nil
-            model.reset()
-            if newOwner.isEmpty {
-                publish()
-            } else {
-                requestManagedObjects()
-            }
-            return
-        }
-        guard let owner, message.sender == owner, let arguments = try? message.readAll() else { return }
+        guard let member = message.member, let path = message.path, let arguments = try? message.readAll() else { return }
         if model.apply(signal: member, path: path, arguments: arguments) { publish() }
     }
 
@@ -154,6 +142,14 @@ extension NetworkManagerMeteredSource {
     /// A source that feeds `monitor` (`setNetworkManagerMetered(_:)`), on the monitor's queue.
     public convenience init(monitor: ReachabilityMonitor, busAddress: String? = nil, log: LogSink = .discarding) {
         self.init(queue: monitor.queue, busAddress: busAddress, log: log) { [weak monitor] names in
+            monitor?.setNetworkManagerMetered(names)
+        }
+    }
+
+    /// Like `init(monitor:busAddress:log:)`, over `bus` (shared, on the monitor's queue), which
+    /// its owner starts and stops.
+    public convenience init(monitor: ReachabilityMonitor, bus: SystemBus, log: LogSink = .discarding) {
+        self.init(bus: bus, log: log) { [weak monitor] names in
             monitor?.setNetworkManagerMetered(names)
         }
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import ReachabilityCore
 
 // What the network says about a link's cost: systemd-networkd's DHCP lease (`ANDROID_METERED`)
@@ -21,16 +22,24 @@ extension ReachabilityMonitor {
         leases?.stop()
         leases = nil
         meteredGuesses = [:]
+        costFlips.forgetAll()
     }
 
     /// The link at `index` is gone: so is what its lease said.
     func forgetLease(of index: Int) {
         meteredGuesses[index] = nil
+        costFlips.forget(index)
         leases?.forget(index)
     }
 
-    /// What the network guesses about the link: metered by its lease or by NetworkManager.
+    /// What the network guesses about the link, as subscribers were last shown it: a flip
+    /// within a second of the last one waits (`CostFlipMerger`).
     func isMeteredGuess(_ facts: LinkFacts) -> Bool {
+        costFlips.shown(facts.index) ?? rawMeteredGuess(facts)
+    }
+
+    /// What the network guesses now: metered by its lease or by NetworkManager.
+    private func rawMeteredGuess(_ facts: LinkFacts) -> Bool {
         (meteredGuesses[facts.index] ?? false) || networkManagerMetered.contains(facts.name)
     }
 
@@ -39,12 +48,11 @@ extension ReachabilityMonitor {
     func setMeteredGuess(_ metered: Bool, index: Int) {
         queue.async { [self] in
             guard leases != nil, let link = table.links[index] else { return }
-            let before = isMeteredGuess(link)
+            let shown = isMeteredGuess(link)
             meteredGuesses[index] = metered
             let detail = metered ? "DHCP lease asks for metered use (ANDROID_METERED)" : "DHCP lease no longer asks for metered use"
-            log.info("\(link.name): \(detail)")
-            guard isMeteredGuess(link) != before else { return }
-            costChanged(of: [index], detail: detail)
+            // Every change of the lease goes through the merger, if only for its rate-limited log line.
+            performCostFlips(costFlips.guessChanged(index: index, metered: rawMeteredGuess(link), shown: shown, detail: detail, now: clock.now().uptime))
         }
     }
 
@@ -55,11 +63,32 @@ extension ReachabilityMonitor {
             let next = Set(names)
             let moved = networkManagerMetered.symmetricDifference(next)
             guard !moved.isEmpty else { return }
-            let before = Dictionary(uniqueKeysWithValues: table.links.map { ($0.key, isMeteredGuess($0.value)) })
+            let affected = table.links.values.filter { moved.contains($0.name) }.sorted { $0.index < $1.index }
+            let before = affected.map { (shown: isMeteredGuess($0), raw: rawMeteredGuess($0)) }
             networkManagerMetered = next
-            let changed = table.links.filter { moved.contains($0.value.name) && before[$0.key] != isMeteredGuess($0.value) }.map(\.key)
-            guard !changed.isEmpty else { return }
-            costChanged(of: changed, detail: "NetworkManager's metered guess changed")
+            let now = clock.now().uptime
+            for (link, before) in zip(affected, before) where rawMeteredGuess(link) != before.raw {
+                performCostFlips(costFlips.guessChanged(index: link.index, metered: rawMeteredGuess(link), shown: before.shown,
+                                                        detail: "NetworkManager's metered guess changed", now: now))
+            }
+        }
+    }
+
+    /// Performs what `CostFlipMerger` decided. On `queue`.
+    private func performCostFlips(_ actions: [CostFlipMerger.Action]) {
+        for action in actions {
+            switch action {
+            case .show(let index, _, let detail):
+                costChanged(of: [index], detail: detail)
+            case .arm(let index, let seconds):
+                queue.asyncAfter(deadline: .now() + seconds) { [weak self] in
+                    guard let self else { return }
+                    performCostFlips(costFlips.intervalEnded(index: index, now: clock.now().uptime))
+                }
+            case .log(let index, let detail, let suppressed):
+                let name = table.links[index]?.name ?? "link \(index)"
+                log.info("\(name): \(detail)" + (suppressed > 0 ? " (\(suppressed) flips since the last line not logged)" : ""))
+            }
         }
     }
 

@@ -95,6 +95,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// NetworkManager calls metered.
     var meteredGuesses: [Int: Bool] = [:]
     var networkManagerMetered: Set<String> = []
+    /// At most one `costChanged` per link a second, flips logged once a minute.
+    var costFlips = CostFlipMerger()
     /// Reads the DHCP leases for `meteredGuesses`, off `queue`.
     var leases: DHCPLeaseWatcher?
     /// What to do with each input, and the verdicts and modems the monitor was told.
