@@ -10,12 +10,12 @@
 # Before it fuzzes, it replays its seeds and fuzz/regressions/gio; `make test` runs it for a few
 # seconds (check-gio-fuzz).
 #
-#   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="varlink configuration http modemmanager netlink routeroptions captiveapi sockdiag gio"]
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="varlink configuration http modemmanager netlink routeroptions captiveapi sockdiag nl80211 gio"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"varlink configuration http modemmanager netlink routeroptions captiveapi sockdiag gio"}
+targets=${FUZZ_TARGETS:-"varlink configuration http modemmanager netlink routeroptions captiveapi sockdiag nl80211 gio"}
 out=.build/fuzz
 mkdir -p "$out"
 # Optimized as the daemon is, so that the varlink target's time budget judges the code that runs.

@@ -174,6 +174,38 @@ extension FuzzTargets {
     }
 }
 
+extension FuzzTargets {
+    /// An nl80211 reply datagram (station and interface records), each station then made into a
+    /// `WiFiStation` with the interface record of its ifindex, shown, compared with the one
+    /// before it (the roam detector) and put before the owner arbiter.
+    /// - Returns: how many records were read, nil when the datagram was refused as a whole.
+    @discardableResult
+    package static func nl80211(_ data: [UInt8]) -> Int? {
+        var records = NL80211Reply.Records()
+        do throws(NL80211ReplyError) {
+            _ = try NL80211Reply.parse(data, into: &records)
+        } catch {
+            _ = error.description
+            if records.stations.isEmpty && records.interfaces.isEmpty { return nil }
+        }
+        var previous: WiFiStation?
+        for station in records.stations {
+            let interface = records.interfaces.first { $0.ifindex == station.ifindex }
+            let current = WiFiStation(nl80211: station, interface: interface)
+            _ = current.ssid?.display
+            _ = current.bssid?.description
+            _ = (current.band, current.bars, current.strengthPercent)
+            if let previous { _ = current.filling(from: previous) }
+            _ = WiFiChange.between(previous, current).isQuiet
+            let claims = [WiFiOwnerClaim(owner: .nl80211, state: station.associated == false ? .disconnected : .connected, station: current),
+                          WiFiOwnerClaim(owner: .iwd, state: WiFiLinkState(iwdStationState: current.ssid?.display), station: previous)]
+            _ = WiFiOwnerArbiter.winner(claims)
+            previous = current
+        }
+        return records.stations.count + records.interfaces.count
+    }
+}
+
 /// Reads a fuzzer's bytes as a stream of choices; zeros once they run out.
 package struct FuzzByteReader {
     private let data: [UInt8]
