@@ -5,16 +5,14 @@ import ReachabilityLinux
 extension Daemon {
     /// The passive link-quality measurement (`[LinkQuality]`): a sock_diag dump of the apps'
     /// TCP sockets every `Interval=` while the machine has a path and is awake, handed to the
-    /// monitor. Route changes empty the sampler's route cache.
+    /// monitor. Changes of routes, rules or addresses (not events) empty the sampler's route cache.
     func startLinkQuality(monitor: ReachabilityMonitor) {
         let sampler = PassiveQualitySampler(log: log) { [weak monitor] dump in monitor?.measured(dump) }
         qualitySampler = sampler
         let follower = QualitySamplerFollower(sampler: sampler, monitor: monitor,
                                               interval: configuration.linkQuality.intervalSeconds)
-        monitor.addObserver { _ in
-            sampler.routesChanged()
-            follower.follow()
-        }
+        monitor.addRoutingObserver { sampler.routesChanged() }
+        monitor.addObserver { _ in follower.follow() }
         reloadHooks.append { file in
             monitor.queue.async { follower.follow(interval: file.linkQuality.intervalSeconds) }
         }
