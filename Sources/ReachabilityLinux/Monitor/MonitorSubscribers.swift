@@ -2,8 +2,9 @@ import ReachabilityCore
 
 /// Who hears the monitor: its observers, its quiet observers (figures that moved without an
 /// event), its routing observers and the `events()` streams, in the order they came. Kept and
-/// called on the monitor's queue.
-struct MonitorSubscribers {
+/// called on the monitor's queue. A class, so that a handler may add or remove subscribers
+/// while it is called (each look-up is an access of its own; a removed one is not called).
+final class MonitorSubscribers: @unchecked Sendable {
     private var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
     private var quietObservers: [Int: @Sendable (Status) -> Void] = [:]
     private var routingObservers: [Int: @Sendable () -> Void] = [:]
@@ -13,31 +14,31 @@ struct MonitorSubscribers {
     /// Nobody hears events.
     var isEmpty: Bool { observers.isEmpty && streams.isEmpty }
 
-    mutating func add(_ handler: @escaping @Sendable (ReachabilityEvent) -> Void) -> Int {
+    func add(_ handler: @escaping @Sendable (ReachabilityEvent) -> Void) -> Int {
         let id = nextID()
         observers[id] = handler
         return id
     }
 
-    mutating func addQuiet(_ handler: @escaping @Sendable (Status) -> Void) -> Int {
+    func addQuiet(_ handler: @escaping @Sendable (Status) -> Void) -> Int {
         let id = nextID()
         quietObservers[id] = handler
         return id
     }
 
-    mutating func addRouting(_ handler: @escaping @Sendable () -> Void) -> Int {
+    func addRouting(_ handler: @escaping @Sendable () -> Void) -> Int {
         let id = nextID()
         routingObservers[id] = handler
         return id
     }
 
-    mutating func add(_ stream: AsyncStream<ReachabilityEvent>.Continuation) -> Int {
+    func add(_ stream: AsyncStream<ReachabilityEvent>.Continuation) -> Int {
         let id = nextID()
         streams[id] = stream
         return id
     }
 
-    mutating func remove(_ id: Int) {
+    func remove(_ id: Int) {
         observers[id] = nil
         quietObservers[id] = nil
         routingObservers[id] = nil
@@ -45,9 +46,10 @@ struct MonitorSubscribers {
     }
 
     /// The streams finish (the monitor stopped); the observers stay.
-    mutating func finishStreams() {
-        for continuation in streams.values { continuation.finish() }
+    func finishStreams() {
+        let finished = streams
         streams = [:]
+        for continuation in finished.values { continuation.finish() }
     }
 
     func emit(_ event: ReachabilityEvent) {
@@ -63,7 +65,7 @@ struct MonitorSubscribers {
         for id in routingObservers.keys.sorted() { routingObservers[id]?() }
     }
 
-    private mutating func nextID() -> Int {
+    private func nextID() -> Int {
         lastID += 1
         return lastID
     }

@@ -73,7 +73,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// The state and the decisions.
     var core: MonitorCore
     private var listening: (socket: NetlinkSocket, reader: ReadinessThread)?
-    private var subscribers = MonitorSubscribers()
+    private let subscribers = MonitorSubscribers()
     private let timers: MonitorTimers
     /// Reads the DHCP leases (off `queue`) for the core's metered hints.
     var leases: DHCPLeaseWatcher?
