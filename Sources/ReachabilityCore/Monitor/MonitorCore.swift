@@ -212,9 +212,16 @@ public struct MonitorCore: Sendable {
         case .emit(let event):
             scheduler.evaluated(emitted: true)
             actions.append(.emit(event, readStarted: evaluation.readStarted))
+            // The uplinks follow from the path, the interfaces and the modems: unchanged, no step.
+            guard evaluation.modems || event.changes.contains(where: Self.uplinkFields.contains) else { return }
+            takeQualityUplinks(now: now, into: &actions)
+            return
         }
-        takeQualityUplinks(now: now, into: &actions)
+        if evaluation.modems || evaluation.whole { takeQualityUplinks(now: now, into: &actions) }
     }
+
+    /// The fields of an event whose change may change the uplinks the estimator follows.
+    private static let uplinkFields: Set<String> = ["reachable", "primary", "vpn", "interfaces", "status"]
 
     /// The measured link quality's figures moved (a new RTT, the same class).
     private static func figuresMoved(from before: Status, to after: Status) -> Bool {

@@ -555,11 +555,14 @@ public struct MonitorScheduler: Sendable {
         return actions
     }
 
-    /// The quality timer follows the estimator's next deadline (stale, unknown).
+    /// The quality timer follows the estimator's next deadline (stale, unknown). A timer armed
+    /// for an earlier deadline stays: when it fires the tick finds nothing due and arms the next
+    /// one, which costs less than moving a Dispatch timer each time an uplink comes or goes.
     private mutating func armQualityTimer(now: ClockReading) -> [Action] {
         var actions: [Action] = []
         let next = measuresQuality ? quality.nextDeadline : nil
         guard next != armed[.quality] else { return actions }
+        if measuresQuality, let early = armed[.quality], next.map({ $0 > early }) ?? true { return actions }
         if armed.removeValue(forKey: .quality) != nil { actions.append(.cancel(.quality)) }
         if let next { arm(.quality, at: max(next, now.uptime), now: now, into: &actions) }
         return actions
