@@ -104,6 +104,22 @@ import Testing
         #expect(core.tracker.indexed.slices[1] === before[1])
     }
 
+    /// `[LinkQuality] Enabled=` turned off and on: the estimator, started afresh, is told the
+    /// uplinks again (the core does not skip them as already known).
+    @Test func qualityTurnedOffAndOnFollowsTheUplinksAgain() {
+        var core = Self.started()
+        #expect(core.scheduler.quality.indexes == [Self.eth0, Self.eth1])
+        var off = core.configuration
+        off.linkQuality.enabled = false
+        _ = core.reconfigured(off, kindFacts: [:], now: Self.t0)
+        #expect(core.scheduler.quality.indexes.isEmpty && core.status.linkQuality == nil)
+        var on = off
+        on.linkQuality.enabled = true
+        _ = core.reconfigured(on, kindFacts: [:], now: Self.t0.adding(1))
+        #expect(core.scheduler.quality.indexes == [Self.eth0, Self.eth1])
+        #expect(core.status.linkQuality != nil)
+    }
+
     /// A dump of idle sockets changes no figure: nothing is classified, nothing published.
     @Test func anIdleDumpClassifiesNothing() {
         var core = Self.started()

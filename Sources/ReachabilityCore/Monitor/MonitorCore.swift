@@ -119,6 +119,7 @@ public struct MonitorCore: Sendable {
         self.table = table
         self.kindFacts = kindFacts
         linkVerdicts = [:]
+        qualityUplinks = nil
         var actions: [Action] = []
         run(scheduler.start(observed: observed, now: now), now: now, into: &actions)
         return actions
@@ -142,6 +143,8 @@ public struct MonitorCore: Sendable {
         self.configuration = next
         self.kindFacts = kindFacts
         linkVerdicts = [:]
+        // The estimator may have started afresh (`Enabled=` turned off and on): tell it the uplinks again.
+        qualityUplinks = nil
         var actions: [Action] = []
         run(scheduler.qualityConfigured(enabled: next.linkQuality.enabled,
                                         configuration: LinkQualityEstimator.Configuration(next.linkQuality), now: now),
@@ -213,8 +216,9 @@ public struct MonitorCore: Sendable {
             scheduler.evaluated(emitted: true)
             actions.append(.emit(event, readStarted: evaluation.readStarted))
             // The uplinks follow from the path, the interfaces and the modems: unchanged, no step.
-            guard evaluation.modems || event.changes.contains(where: Self.uplinkFields.contains) else { return }
-            takeQualityUplinks(now: now, into: &actions)
+            if evaluation.modems || evaluation.whole || event.changes.contains(where: Self.uplinkFields.contains) {
+                takeQualityUplinks(now: now, into: &actions)
+            }
             return
         }
         if evaluation.modems || evaluation.whole { takeQualityUplinks(now: now, into: &actions) }
