@@ -3,16 +3,17 @@ import Testing
 @testable import ReachabilityCore
 import TestSupport
 
-/// A machine as the monitor sees it, driven through `MonitorScheduler` the way
-/// `ReachabilityMonitor` drives it (the same table, the same tracker update, the scheduler's
-/// actions performed in order), with a clock of its own: two uplinks, eth0 (metric 100, the
-/// primary while it has carrier) and eth1 (metric 200, a standby), a checker whose checks begin
-/// and end when the test says, logind's sleep and wake, overruns, router advertisements, modems,
-/// reloads. Every event is recorded with the input that caused it.
+/// A machine as the monitor sees it, driving the real `MonitorCore` with the inputs
+/// `ReachabilityMonitor` hands it and performing only the core's outward actions (the timers on
+/// a clock of its own, the dump the core asks for fed back as a new input): two uplinks, eth0
+/// (metric 100, the primary while it has carrier) and eth1 (metric 200, a standby), a checker
+/// whose checks begin and end when the test says (with their RTTs), logind's sleep and wake,
+/// overruns, router advertisements, modems, reloads, passive quality dumps, leases' and
+/// NetworkManager's metered hints. Every event is recorded with the input that caused it.
 struct MonitorMachine {
     /// The input being fed when an event came out.
     enum Input: Equatable {
-        case kernel, overrun, timer, modems, reload, sleep, wake
+        case kernel, overrun, timer, modems, reload, sleep, wake, quality, cost
         /// The primary's verdict, from a check that began after the last wake (or before any).
         case verdict(afterWake: Bool)
         case standbyVerdict
@@ -24,6 +25,8 @@ struct MonitorMachine {
         /// Sleeps and wakes fed before it.
         var sleeps: Int
         var wakes: Int
+        /// A debounce or merge timer held changes when the input came (their reasons may win).
+        var held: Bool
         /// The verdict's check, when a verdict caused it.
         var note = ""
     }
@@ -37,13 +40,17 @@ struct MonitorMachine {
     }
 
     var now = ClockReading(wall: Date(timeIntervalSince1970: 1_800_000_000), uptime: 1000)
-    /// What the kernel holds; `table` is the monitor's picture of it.
+    /// What the kernel holds; the core's table is the monitor's picture of it.
     var kernel = KernelStateTable()
-    var table = KernelStateTable()
-    var scheduler: MonitorScheduler
-    var tracker = StatusTracker(now: Date(timeIntervalSince1970: 1_800_000_000))
-    var timers: [MonitorScheduler.Timer: TimeInterval] = [:]
+    var core: MonitorCore
+    var timers: [MonitorCore.Timer: TimeInterval] = [:]
+    /// The cost flips' held seconds (`.armCostFlip`), by link index.
+    var costTimers: [Int: TimeInterval] = [:]
     var recorded: [Recorded] = []
+    /// Statuses published quietly (figures moved without an event).
+    var quiet: [Status] = []
+    /// Dumps the core asked for.
+    var rereads = 0
     var checks: [Check] = []
     /// When the check behind each verdict began, by the verdict's URL.
     var began: [String: TimeInterval] = [:]
@@ -55,19 +62,22 @@ struct MonitorMachine {
     var lost = false
     private var input = Input.kernel
     private var note = ""
+    private var held = false
     private var nextCheck = 1
+    private var lastDump: TimeInterval?
 
     static let eth0 = 2, eth1 = 3
 
-    static func verdict(_ facts: LinkFacts) -> LinkVerdict {
-        LinkVerdict(name: facts.name, kind: facts.loopback ? .loopback : .ethernet, metered: false, ignored: false)
+    static func configuration(debounce: TimeInterval) -> MonitorCore.Configuration {
+        var configuration = MonitorCore.Configuration()
+        configuration.monitor.debounceMilliseconds = Int((debounce * 1000).rounded())
+        return configuration
     }
 
     init(debounce: TimeInterval = 0) {
-        scheduler = MonitorScheduler(configuration: .init(debounce: debounce))
+        core = MonitorCore(configuration: Self.configuration(debounce: debounce), now: now)
         for change in Self.uplinks { kernel.apply(change) }
-        table = kernel
-        perform(scheduler.start(observed: false, now: now))
+        perform(core.start(table: kernel, kindFacts: [:], observed: false, now: now))
     }
 
     /// lo, and two uplinks with an address and a default route each.
@@ -85,7 +95,9 @@ struct MonitorMachine {
                   operstate: carrier ? "up" : "lowerlayerdown")
     }
 
-    var status: Status { tracker.status }
+    var status: Status { core.status }
+    var tracker: StatusTracker { core.tracker }
+    var table: KernelStateTable { core.table }
 
     // MARK: Inputs
 
@@ -101,14 +113,12 @@ struct MonitorMachine {
 
     /// One read of the socket: `messages`, and the overrun if messages were lost.
     mutating func read(_ messages: [KernelChange]) {
-        input = lost ? .overrun : .kernel
-        note = ""
-        var changes = MonitorScheduler.KernelChanges()
-        changes.readStarted = now.uptime
-        for message in messages { changes.apply(message, to: &table, receivedAt: now.uptime) }
-        changes.overrun = lost
+        begin(lost ? .overrun : .kernel)
+        var read = MonitorCore.Read(now: now)
+        for message in messages { core.received(message, kindFacts: nil, into: &read) }
+        if lost { read.overran() }
         lost = false
-        perform(scheduler.kernelChanged(changes, nextExpiry: table.nextAnnouncementDeadline, now: now))
+        perform(core.readEnded(read))
     }
 
     /// The checker begins a check of the primary's path (it does so after a wake, after a
@@ -125,71 +135,107 @@ struct MonitorMachine {
         }
     }
 
-    /// The check at `position` ends with `result`; its verdict goes to the monitor.
-    mutating func endCheck(at position: Int, result: Connectivity) {
+    /// The check at `position` ends with `result` after a round trip of `rttMs`; its verdict
+    /// goes to the monitor.
+    mutating func endCheck(at position: Int, result: Connectivity, rttMs: Double? = nil) {
         let check = checks.remove(at: position)
-        let probe = Probe(url: check.url, result: result, httpStatus: result == .full ? 204 : nil, checkedAt: now.wall)
+        let probe = Probe(url: check.url, result: result, httpStatus: result == .full ? 204 : nil,
+                          rttMs: result == .full ? rttMs : nil, checkedAt: now.wall)
         began[check.url] = check.began
-        note = "\(check.url) began \(check.began)"
         if let index = check.index {
-            input = .standbyVerdict
-            perform(scheduler.standbyVerdict(probe, index: index, interface: check.path.interface, began: check.began, now: now))
+            begin(.standbyVerdict, note: "\(check.url) began \(check.began)")
+            perform(core.standbyVerdict(probe, index: index, began: check.began, now: now))
         } else {
-            input = .verdict(afterWake: wakeTimes.last.map { check.began >= $0 } ?? true)
-            perform(scheduler.verdict(probe, path: check.path, began: check.began, now: now))
+            begin(.verdict(afterWake: wakeTimes.last.map { check.began >= $0 } ?? true), note: "\(check.url) began \(check.began)")
+            perform(core.verdict(probe, path: check.path, began: check.began, now: now))
         }
     }
 
     /// After a failover the checker shows the new primary's standby verdict (as `setProbe`).
     mutating func publishFailoverVerdict() {
-        guard let path = ProbePath(status), let known = scheduler.standbyVerdicts[path.index],
+        guard let path = ProbePath(status), let known = core.standbyVerdicts[path.index],
               let knownBegan = began[known.url] else { return }
-        input = .verdict(afterWake: wakeTimes.last.map { knownBegan >= $0 } ?? true)
-        note = "failover: \(known.url) began \(knownBegan)"
-        perform(scheduler.verdict(known, path: path, began: knownBegan, now: now))
+        begin(.verdict(afterWake: wakeTimes.last.map { knownBegan >= $0 } ?? true), note: "failover: \(known.url) began \(knownBegan)")
+        perform(core.verdict(known, path: path, began: knownBegan, now: now))
     }
 
     mutating func sleep() {
         sleeps += 1
         asleep = true
-        input = .sleep
-        note = ""
-        perform(scheduler.sleep(now: now))
+        begin(.sleep)
+        perform(core.sleep(now: now))
     }
 
     mutating func wake() {
         wakes += 1
         asleep = false
         wakeTimes.append(now.uptime)
-        input = .wake
-        note = ""
-        perform(scheduler.wake(awaitingCheck: true, now: now))
+        begin(.wake)
+        perform(core.wake(awaitingCheck: true, now: now))
     }
 
     mutating func modems(_ modems: [ModemState]) {
-        input = .modems
-        note = ""
-        perform(scheduler.modemsChanged(modems, now: now))
+        begin(.modems)
+        perform(core.modemsChanged(modems, now: now))
     }
 
     mutating func reload(debounce: TimeInterval) {
-        input = .reload
-        note = ""
-        perform(scheduler.reconfigured(.init(debounce: debounce), now: now))
+        begin(.reload)
+        perform(core.reconfigured(Self.configuration(debounce: debounce), kindFacts: [:], now: now))
+    }
+
+    /// One passive dump of the apps' sockets: `sockets` that moved data over `index` with this RTT
+    /// (none: an idle dump).
+    mutating func measured(index: Int, rttMs: Double, sockets: Int) {
+        let samples = (0..<sockets).map { _ in
+            QualitySample(interfaceIndex: index, source: .passive, rttMs: rttMs, minRttMs: rttMs * 0.8, segmentsSent: 200,
+                          segmentsRetransmitted: 0, bytesReceived: 10_000)
+        }
+        let dump = QualityDump(uptime: now.uptime, interval: lastDump.map { now.uptime - $0 },
+                               samples: sockets == 0 ? [:] : [index: samples])
+        lastDump = now.uptime
+        begin(.quality)
+        perform(core.qualityMeasured(dump, now: now))
+    }
+
+    /// What link `index`'s DHCP lease says about its cost.
+    mutating func lease(metered: Bool, index: Int) {
+        begin(.cost)
+        perform(core.leaseMetered(metered, index: index, now: now))
+    }
+
+    /// The interfaces NetworkManager calls metered.
+    mutating func networkManagerMetered(_ names: [String]) {
+        begin(.cost)
+        perform(core.networkManagerMetered(names, now: now))
     }
 
     /// Time passes; the timers due fire in the order of their deadlines.
     mutating func advance(_ seconds: TimeInterval) {
         let end = now.uptime + seconds
-        while let due = timers.filter({ $0.value <= end }).min(by: { $0.value < $1.value }) {
+        while true {
+            let due = timers.filter({ $0.value <= end }).min(by: { $0.value < $1.value })
+            let flip = costTimers.filter({ $0.value <= end }).min(by: { $0.value < $1.value })
+            if let flip, due.map({ flip.value < $0.value }) ?? true {
+                now = now.adding(max(flip.value - now.uptime, 0))
+                costTimers[flip.key] = nil
+                begin(.cost)
+                perform(core.costFlipIntervalEnded(index: flip.key, now: now))
+                continue
+            }
+            guard let due else { break }
             now = now.adding(max(due.value - now.uptime, 0))
             timers[due.key] = nil
-            input = .timer
-            note = ""
-        note = ""
-            perform(scheduler.timerFired(due.key, now: now))
+            begin(.timer)
+            perform(core.timerFired(due.key, now: now))
         }
         now = now.adding(end - now.uptime)
+    }
+
+    private mutating func begin(_ input: Input, note: String = "") {
+        self.input = input
+        self.note = note
+        held = timers[.debounce] != nil || timers[.announcements] != nil
     }
 
     private mutating func makeURL() -> String {
@@ -197,46 +243,42 @@ struct MonitorMachine {
         return "http://check.test/\(nextCheck)"
     }
 
-    // MARK: Performing the scheduler's actions, as the monitor does
+    // MARK: Performing the core's actions, as the monitor does
 
-    mutating func perform(_ actions: [MonitorScheduler.Action]) {
-        for action in actions {
-            switch action {
-            case .evaluate(let evaluation):
-                switch tracker.update(evaluation, table: table, reported: scheduler.reported, verdict: Self.verdict, now: now.wall) {
-                case .none:
-                    scheduler.evaluated(emitted: false)
-                case .emit(let event):
-                    scheduler.evaluated(emitted: true)
-                    recorded.append(Recorded(event: event, input: input, sleeps: sleeps, wakes: wakes, note: note))
+    /// One flat loop: the dump the core asks for is a new input after the actions before it.
+    mutating func perform(_ actions: [MonitorCore.Action]) {
+        var next = actions
+        while !next.isEmpty {
+            var more: [MonitorCore.Action] = []
+            for action in next {
+                switch action {
+                case .emit(let event, _):
+                    recorded.append(Recorded(event: event, input: input, sleeps: sleeps, wakes: wakes, held: held, note: note))
+                case .quiet(let status):
+                    quiet.append(status)
+                case .arm(let timer, let after):
+                    timers[timer] = now.uptime + after
+                case .cancel(let timer):
+                    timers[timer] = nil
+                case .rereadKernel:
+                    rereads += 1
+                    more += core.kernelDumped(kernel, kindFacts: [:], now: now)
+                case .armCostFlip(let index, let after):
+                    costTimers[index] = now.uptime + after
+                case .publish, .refreshLeases, .forgetLease, .routingChanged, .log:
+                    break
                 }
-            case .initialize:
-                tracker = StatusTracker(snapshot: scheduler.reported.snapshot(of: table, verdict: Self.verdict), now: now.wall)
-            case .arm(let timer, let after):
-                timers[timer] = now.uptime + after
-            case .cancel(let timer):
-                timers[timer] = nil
-            case .rereadKernel:
-                var fresh = kernel
-                fresh.adoptAnnouncements(from: table)
-                table = fresh
-                perform(scheduler.kernelReread(succeeded: true, nextExpiry: table.nextAnnouncementDeadline, now: now))
-            case .dropVerdicts:
-                perform(scheduler.dropVerdicts(path: ProbePath(status), now: now))
-            case .expireAnnouncements:
-                var ranOut: Set<Int> = [], contents: Set<Int> = []
-                table.expireAnnouncements(now: now.uptime, touching: &ranOut, contents: &contents)
-                perform(scheduler.announcementsExpired(touched: ranOut, contents: contents,
-                                                       nextExpiry: table.nextAnnouncementDeadline, now: now))
             }
+            next = more
         }
     }
 }
 
 /// Random interleavings of what the monitor hears around sleep and wake: the checker's verdicts
-/// (some from checks that began before a sleep and end after it), standby verdicts, failovers,
-/// overruns, router advertisements, modems, reloads and timers; then the promises of the
-/// monitor's events checked over the whole run.
+/// (some from checks that began before a sleep and end after it, with their RTTs), standby
+/// verdicts, failovers, overruns, router advertisements, modems, reloads, passive quality dumps,
+/// leases' and NetworkManager's cost hints, and timers; then the promises of the monitor's
+/// events checked over the whole run.
 @Suite struct MonitorSchedulerPropertyTests {
     private struct Driver {
         var rng: SplitMix64
@@ -265,7 +307,7 @@ struct MonitorMachine {
                 // A check ends; one begun before a sleep may still end after the wake.
                 guard !machine.checks.isEmpty else { return }
                 machine.endCheck(at: Int.random(in: 0..<machine.checks.count, using: &rng),
-                                 result: pick([.full, .full, .limited, .portal]))
+                                 result: pick([.full, .full, .limited, .portal]), rttMs: pick([nil, 30, 90, 500, 3000]))
             case 45..<55:
                 // A failover (or its end): eth0's carrier flips.
                 let carrier = !(machine.kernel.links[MonitorMachine.eth0]?.carrier ?? true)
@@ -288,6 +330,16 @@ struct MonitorMachine {
                                                              accessTechnologies: 1 << 14)])
             case 77..<79:
                 machine.reload(debounce: pick([0, 0, 0.2]))
+            case 79..<86:
+                // The apps' sockets on an uplink: fast, slow, very slow, or idle.
+                machine.measured(index: pick([MonitorMachine.eth0, MonitorMachine.eth1]), rttMs: pick([20, 40, 300, 1500, 2500]),
+                                 sockets: pick([0, 1, 3]))
+            case 86..<89:
+                if chance(50) {
+                    machine.lease(metered: chance(50), index: pick([MonitorMachine.eth0, MonitorMachine.eth1]))
+                } else {
+                    machine.networkManagerMetered(pick([[], ["eth0"], ["eth1"], ["eth0", "eth1"]]))
+                }
             default:
                 machine.advance(pick([0.05, 0.3, 1, 3]))
             }
@@ -307,8 +359,34 @@ struct MonitorMachine {
     }
 
     /// What must hold after every step: during a sleep no verdict is shown, after a wake only
-    /// verdicts of checks that began after it.
+    /// verdicts of checks that began after it; and the picture the core keeps by deltas (a
+    /// link's slice, the verdicts, the quality figures, the cost) is the one it would build whole.
     private static func check(_ machine: MonitorMachine) {
+        if machine.timers[.debounce] == nil, machine.timers[.announcements] == nil {
+            let core = machine.core
+            var whole = IndexedSnapshot(core.scheduler.reported.snapshot(of: core.table, verdict: core.verdictLookup()))
+            // The figures ride along with the next classification; the rest must be the same.
+            whole.linkQualities = core.tracker.indexed.linkQualities
+            // An advertisement that only refreshes a lifetime changes nothing shown, so the slice
+            // keeps the older deadline; all else must be the same.
+            let kept = core.tracker.indexed
+            let drift = Set(kept.slices.keys).union(whole.slices.keys).sorted().compactMap { index -> String? in
+                let a = kept.slices[index], b = whole.slices[index]
+                let announced = { (slice: LinkSlice?) in
+                    slice?.announcements.map { [$0.dnsServers, $0.searchDomains, [$0.nat64Prefix ?? "-", $0.captivePortal ?? "-"]] }
+                }
+                guard a?.link != b?.link || a?.addresses != b?.addresses || a?.routes != b?.routes
+                        || announced(a) != announced(b) else { return nil }
+                return "\(index): \(String(describing: a?.link)) vs \(String(describing: b?.link)), "
+                    + "announced \(String(describing: announced(a))) vs \(String(describing: announced(b)))"
+            }
+            #expect(drift.isEmpty, "deltas drifted from the whole picture: \(drift) \(trace(machine))")
+            #expect(kept.linkIndexes == whole.linkIndexes && kept.modems == whole.modems && kept.rules == whole.rules
+                        && kept.probe == whole.probe && kept.probePath == whole.probePath
+                        && kept.standbyVerdicts == whole.standbyVerdicts && kept.linkQualities == whole.linkQualities
+                        && kept.measuresQuality == whole.measuresQuality,
+                    "deltas drifted from the whole picture: \(trace(machine))")
+        }
         let shown = machine.tracker.indexed
         var probes = [shown.probe, machine.status.probe].compactMap { $0 } + Array(shown.standbyVerdicts.values)
         probes.removeAll { $0.result == .none }
@@ -344,6 +422,20 @@ struct MonitorMachine {
             if i > 0 {
                 #expect(record.event.sequence == recorded[i - 1].event.sequence + 1)
                 #expect(record.event.previous.map { !$0.differs(from: recorded[i - 1].event.current) } == true)
+            }
+        }
+
+        // A dump or a cost hint is its own event, unless changes held for a timer go with it:
+        // a dump only moves the quality shown, a hint only the cost.
+        for record in recorded where !record.held {
+            switch record.input {
+            case .quality:
+                #expect(record.event.reason.code == .qualityChanged, "\(record.event.reason)")
+                #expect(Set(record.event.changes).isSubset(of: ["linkQuality", "interfaces"]), "\(record.event.changes)")
+            case .cost:
+                #expect(record.event.reason.code == .costChanged, "\(record.event.reason)")
+            case .kernel, .overrun, .timer, .modems, .reload, .sleep, .wake, .verdict, .standbyVerdict:
+                break
             }
         }
 

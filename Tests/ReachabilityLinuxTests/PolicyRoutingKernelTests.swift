@@ -58,7 +58,7 @@ enum KernelDifferential {
 
     /// Every candidate destination of both families (and `marks`) compared; the disagreements.
     static func disagreements(in namespace: TestNamespace, marks: [UInt32] = [0]) throws -> [String] {
-        let table = try ReachabilityMonitor.readKernelState(networkNamespace: namespace.name)
+        let table = try KernelStateDump.read(networkNamespace: namespace.name)
         let lookup = try RouteLookup(networkNamespace: namespace.name)
         var found: [String] = []
         for family in AddressFamily.allCases {
@@ -254,7 +254,7 @@ extension SystemTests {
                 failures.append("seed \(String(seed, radix: 16)):\n  \(found.joined(separator: "\n  "))\nrules:\n\(rules)\nroutes:\n\(routes)")
                 if failures.count >= 3 { break }
             }
-            let table = try ReachabilityMonitor.readKernelState(networkNamespace: host.name)
+            let table = try KernelStateDump.read(networkNamespace: host.name)
             for family in AddressFamily.allCases {
                 switch KernelDifferential.ours(table, family: family, destination: InternetPath.candidates(for: family)[0]) {
                 case .via: routed += 1
@@ -267,7 +267,7 @@ extension SystemTests {
         #expect(routed > cases / 5 && refused > cases / 5, "routed \(routed), refused \(refused)")
 
         // The monitor kept up with the storm: its picture is a fresh dump's.
-        let fresh = try ReachabilityMonitor.readKernelState(networkNamespace: host.name)
+        let fresh = try KernelStateDump.read(networkNamespace: host.name)
         #expect(waitUntil(timeout: 10) { monitor.kernelState.rules == fresh.rules && Set(monitor.kernelState.allRoutes) == Set(fresh.allRoutes) })
         let expected = Classifier.classify(fresh.snapshot(kinds: Dictionary(uniqueKeysWithValues: fresh.links.map {
             ($0.key, $0.value.loopback ? InterfaceKind.loopback : .ethernet) })), since: Date())
@@ -290,7 +290,7 @@ extension SystemTests {
             try Self.batch(host, commands)
             let found = try KernelDifferential.disagreements(in: host)
             if !found.isEmpty { failures.append("seed \(String(seed, radix: 16)): \(found)") }
-            let table = try ReachabilityMonitor.readKernelState(networkNamespace: host.name)
+            let table = try KernelStateDump.read(networkNamespace: host.name)
             let status = Classifier.classify(table.snapshot(kinds: Dictionary(uniqueKeysWithValues: table.links.map {
                 ($0.key, $0.value.loopback ? InterfaceKind.loopback : .ethernet) })), since: Date())
             for path in status.routing {
@@ -325,7 +325,7 @@ extension SystemTests {
             "rule add iif nosuchlink pref 108 lookup 7",
             "-6 rule add from fd00::/8 to 2606::/16 pref 100 lookup 52",
         ])
-        let rules = try ReachabilityMonitor.readKernelState(networkNamespace: host.name).rules
+        let rules = try KernelStateDump.read(networkNamespace: host.name).rules
         func find(_ family: AddressFamily, _ priority: UInt32) -> RoutingRule? {
             rules.first { $0.family == family && $0.priority == priority }
         }

@@ -123,7 +123,9 @@ public enum Classifier {
             linkQuality: reachable ? (vpn?.linkQuality ?? primary?.linkQuality) : nil,
             constrained: primaryLink?.constrained ?? false)
         var verdict = snapshot.verdict
-        if let way = ProbePath(path), verdict.path != way, let known = snapshot.standbyVerdicts[way.index],
+        // Without standby verdicts there is no failover verdict to take: no path is worked out.
+        if !snapshot.standbyVerdicts.isEmpty, let way = ProbePath(path), verdict.path != way,
+           let known = snapshot.standbyVerdicts[way.index],
            let from = previous.flatMap(ProbePath.init), from.index != way.index {
             // A failover to a standby uplink: its own last verdict, not the old path's, until
             // the check of the new path answers (its `checkedAt` tells how old it is). Later

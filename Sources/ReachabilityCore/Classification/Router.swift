@@ -8,6 +8,8 @@ struct Router: Hashable, Sendable {
     /// comes and goes), the first `Status.maximumGateways` listed and the rest counted. A link
     /// where a host announces a new router every few milliseconds then costs a bounded status.
     static func bounded(_ routers: Set<Router>) -> (listed: [String], omitted: Int) {
+        // One router (the usual case) needs no order: no address is parsed.
+        if routers.count <= 1 { return (routers.map(\.address), 0) }
         let ordered = routers.map { ($0, AddressBits($0.address, family: $0.family)) }.sorted { a, b in
             if a.0.family != b.0.family { return a.0.family == .ipv4 }
             switch (a.1, b.1) {

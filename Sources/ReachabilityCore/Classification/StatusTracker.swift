@@ -59,12 +59,13 @@ public struct StatusTracker: Sendable {
     }
 
     /// Takes what changed since the last update: the slices of the indexes that changed (each
-    /// replacing the one at its index), and the modems and the checker's verdict when they did.
+    /// replacing the one at its index), and the modems, the checker's verdict and the standby
+    /// uplinks' verdicts when they did.
     /// Gives what `update(_:)` gives for the whole new snapshot, with work that grows with the
     /// links and what changed rather than with every address and route.
     public mutating func update(slices: [LinkSlice], modems: [ModemState]? = nil,
                                 verdict: (probe: Probe?, path: ProbePath?)? = nil, rules: [RoutingRule]? = nil,
-                                reason forcedReason: Reason? = nil, now: Date) -> Action {
+                                standbyVerdicts: [Int: Probe]? = nil, reason forcedReason: Reason? = nil, now: Date) -> Action {
         var pairs: [(old: LinkSlice, new: LinkSlice)] = []
         pairs.reserveCapacity(slices.count)
         for slice in slices { pairs.append((indexed.replace(slice), slice)) }
@@ -73,6 +74,7 @@ public struct StatusTracker: Sendable {
         if let rules { indexed.rules = rules }
         let ruleChange = oldRules == indexed.rules ? nil : (old: oldRules, new: indexed.rules)
         if let verdict { indexed.probe = verdict.probe; indexed.probePath = verdict.path }
+        if let standbyVerdicts { indexed.standbyVerdicts = standbyVerdicts }
         let newModems = indexed.modems, newProbe = indexed.probe
         let verdictMoved = verdict != nil && oldPath != indexed.probePath
         return evaluate(reason: forcedReason, now: now) {

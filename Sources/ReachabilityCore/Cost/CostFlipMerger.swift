@@ -51,6 +51,11 @@ public struct CostFlipMerger: Sendable {
         links[index]?.shown
     }
 
+    /// `shown(_:)` of every link that has flipped.
+    public var shownGuesses: [Int: Bool] {
+        links.mapValues(\.shown)
+    }
+
     /// Link `index`'s guess is now `metered` at `now`, because of `detail` (what the lease or
     /// NetworkManager said); `shown` is what its status said until now (used when the link is
     /// new here).

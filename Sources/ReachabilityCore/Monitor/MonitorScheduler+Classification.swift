@@ -43,8 +43,8 @@ extension StatusTracker {
     /// Classifies as `evaluation` (an action of `MonitorScheduler`) says, with what the
     /// scheduler holds (`reported`): the whole picture again, or only the slices of the indexes
     /// it names (the tracker lends the addresses and routes of those whose link alone changed),
-    /// with the modems, rules and verdict when they changed. What the monitor does with
-    /// `.evaluate`; the scheduler's property tests do the same.
+    /// with the modems, rules, verdict and standby verdicts when they changed. What
+    /// `MonitorCore` does with `.evaluate`.
     public mutating func update(_ evaluation: MonitorScheduler.Evaluation, table: KernelStateTable,
                                 reported: MonitorScheduler.Reported, connectivityCheck: Bool = true,
                                 verdict: (LinkFacts) -> LinkVerdict, now: Date) -> Action {
@@ -68,7 +68,8 @@ extension StatusTracker {
         }
         return update(slices: slices, modems: evaluation.modems ? reported.modems : nil,
                       verdict: evaluation.verdict ? (reported.probe, reported.probePath) : nil,
-                      rules: evaluation.rules ? table.rules : nil, reason: evaluation.reason, now: now)
+                      rules: evaluation.rules ? table.rules : nil,
+                      standbyVerdicts: evaluation.standby ? reported.standbyVerdicts : nil, reason: evaluation.reason, now: now)
     }
 }
 

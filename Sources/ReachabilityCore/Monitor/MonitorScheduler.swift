@@ -82,7 +82,7 @@ public struct MonitorScheduler: Sendable {
     public struct Evaluation: Equatable, Sendable {
         /// The reason the event carries; nil: derived from what changed.
         public var reason: Reason?
-        /// Rebuild the whole picture (new table, new configuration, standby verdicts).
+        /// Rebuild the whole picture (a new table, a new configuration).
         public var whole = false
         /// The indexes to read again from the table (when not whole).
         public var touched: Set<Int> = []
@@ -92,13 +92,19 @@ public struct MonitorScheduler: Sendable {
         public var modems = false
         public var rules = false
         public var verdict = false
+        /// The standby uplinks' verdicts changed (a delta: the slices stay).
+        public var standby = false
+        /// The uplinks' measured qualities changed (a delta: the slices stay).
+        public var quality = false
         /// When the netlink read began that asked for it (uptime); nil when none did.
         public var readStarted: TimeInterval?
 
         public init(reason: Reason? = nil, whole: Bool = false, touched: Set<Int> = [], contents: Set<Int> = [],
-                    modems: Bool = false, rules: Bool = false, verdict: Bool = false, readStarted: TimeInterval? = nil) {
+                    modems: Bool = false, rules: Bool = false, verdict: Bool = false, standby: Bool = false,
+                    quality: Bool = false, readStarted: TimeInterval? = nil) {
             self.reason = reason; self.whole = whole; self.touched = touched; self.contents = contents
-            self.modems = modems; self.rules = rules; self.verdict = verdict; self.readStarted = readStarted
+            self.modems = modems; self.rules = rules; self.verdict = verdict; self.standby = standby
+            self.quality = quality; self.readStarted = readStarted
         }
     }
 
@@ -144,6 +150,8 @@ public struct MonitorScheduler: Sendable {
         var modems = false
         var rules = false
         var verdict = false
+        var standby = false
+        var quality = false
         /// Netlink changes wait for a classification (a timer, or the next input).
         var dirty = false
         /// The interfaces whose announcements alone changed (for the merge).
@@ -152,7 +160,7 @@ public struct MonitorScheduler: Sendable {
         var reason: (cause: Cause, reason: Reason)?
 
         var isEmpty: Bool {
-            !whole && touched.isEmpty && !modems && !rules && !verdict && !dirty && announced.isEmpty && reason == nil
+            !whole && touched.isEmpty && !modems && !rules && !verdict && !standby && !quality && !dirty && announced.isEmpty && reason == nil
         }
 
         mutating func ask(_ cause: Cause, _ reason: Reason) {
@@ -372,7 +380,7 @@ public struct MonitorScheduler: Sendable {
             takeQualities()
         }
         reported.standbyVerdicts[index] = probe
-        pending.whole = true
+        pending.standby = true
         pending.ask(.standby, Reason(code: .probeResult, interface: interface, detail: "standby uplink"))
         return evaluate(now: now)
     }
@@ -426,7 +434,7 @@ public struct MonitorScheduler: Sendable {
         if !reported.standbyVerdicts.isEmpty {
             // What the standby checks said before the sleep says nothing after it.
             reported.standbyVerdicts = [:]
-            pending.whole = true
+            pending.standby = true
         }
         pending.ask(.sleeping, Reason(code: .sleeping, detail: "the machine is going to sleep"))
         return evaluate(now: now)
@@ -490,8 +498,14 @@ public struct MonitorScheduler: Sendable {
         // its radio's), and one that went has none there: only a known uplink whose class moved
         // (its radio, its modem's generation) needs another classification.
         let changed = quality.uplinks(uplinks, now: now).intersection(known).intersection(uplinks.map(\.index))
+        let asked = pending.quality
         takeQualities()
-        if changed.isEmpty { return armQualityTimer(now: now) }
+        if changed.isEmpty {
+            // The figures of uplinks that came or went ride along with the next classification;
+            // they ask for none of their own.
+            pending.quality = asked
+            return armQualityTimer(now: now)
+        }
         return qualityChanged(changed, now: now)
     }
 
@@ -518,29 +532,37 @@ public struct MonitorScheduler: Sendable {
         return actions
     }
 
+    /// The estimator's figures, for the next classification (which takes them as a delta).
     private mutating func takeQualities() {
-        reported.linkQualities = measuresQuality ? quality.qualities : [:]
+        let qualities = measuresQuality ? quality.qualities : [:]
+        if qualities != reported.linkQualities || measuresQuality != reported.measuresQuality { pending.quality = true }
+        reported.linkQualities = qualities
         reported.measuresQuality = measuresQuality
     }
 
     /// The estimator's figures are taken; `changed` (uplinks whose class changed) makes the
     /// classification an event with reason `qualityChanged`, new figures alone a quiet one.
+    /// Figures that did not move (a dump of idle sockets) classify nothing.
     private mutating func qualityChanged(_ changed: Set<Int>, now: ClockReading) -> [Action] {
         takeQualities()
         var actions = armQualityTimer(now: now)
         if let first = changed.min() {
             pending.ask(.quality, Reason(code: .qualityChanged, interface: quality.name(of: first)))
+            pending.quality = true
         }
-        pending.whole = true
+        guard pending.quality else { return actions }
         evaluate(now: now, into: &actions)
         return actions
     }
 
-    /// The quality timer follows the estimator's next deadline (stale, unknown).
+    /// The quality timer follows the estimator's next deadline (stale, unknown). A timer armed
+    /// for an earlier deadline stays: when it fires the tick finds nothing due and arms the next
+    /// one, which costs less than moving a Dispatch timer each time an uplink comes or goes.
     private mutating func armQualityTimer(now: ClockReading) -> [Action] {
         var actions: [Action] = []
         let next = measuresQuality ? quality.nextDeadline : nil
         guard next != armed[.quality] else { return actions }
+        if measuresQuality, let early = armed[.quality], next.map({ $0 > early }) ?? true { return actions }
         if armed.removeValue(forKey: .quality) != nil { actions.append(.cancel(.quality)) }
         if let next { arm(.quality, at: max(next, now.uptime), now: now, into: &actions) }
         return actions
@@ -585,7 +607,8 @@ public struct MonitorScheduler: Sendable {
         merge.evaluated(pending.announced, now: now.uptime)
         let evaluation = Evaluation(reason: pending.reason?.reason, whole: pending.whole, touched: pending.touched,
                                     contents: pending.contents, modems: pending.modems, rules: pending.rules,
-                                    verdict: pending.verdict, readStarted: pending.readStarted)
+                                    verdict: pending.verdict, standby: pending.standby, quality: pending.quality,
+                                    readStarted: pending.readStarted)
         pending = Pending()
         actions.append(.evaluate(evaluation))
     }

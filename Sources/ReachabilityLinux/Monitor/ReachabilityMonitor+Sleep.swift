@@ -8,10 +8,7 @@ extension ReachabilityMonitor {
     /// checker first, so that no verdict from before the sleep arrives after this (one that
     /// does is dropped: until the wake no verdict counts).
     public func prepareForSleep() {
-        onQueue {
-            let now = clock.now()
-            perform(scheduler.sleep(now: now), now: now)
-        }
+        onQueue { perform(core.sleep(now: clock.now())) }
     }
 
     /// The machine woke: links, addresses, routes and rules are read again whole, as after an
@@ -20,9 +17,6 @@ extension ReachabilityMonitor {
     /// verdict of a check that began after this. When nothing changed and `awaitingCheck`, the
     /// first event of such a verdict is the one that carries `resumed`.
     public func resumed(awaitingCheck: Bool) {
-        onQueue {
-            let now = clock.now()
-            perform(scheduler.wake(awaitingCheck: awaitingCheck, now: now), now: now)
-        }
+        onQueue { perform(core.wake(awaitingCheck: awaitingCheck, now: clock.now())) }
     }
 }

@@ -4,26 +4,14 @@ import FoundationEssentials
 import ReachabilityCore
 import ReachabilityHost
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Keeps a live picture of links, addresses and routes from netlink and emits a
 /// `ReachabilityEvent` the moment the machine's `Status` changes.
 ///
-/// One raw libnl socket, subscribed to the link, IPv4/IPv6 address, route and rule groups,
-/// is waited on by a thread of its own (`ReadinessThread`, blocked in `poll` as `ip monitor` is in
-/// `recvmsg`), which then drains it on `queue` (`queue.sync`). Each time the socket is readable the monitor
-/// drains it (one `recvfrom` per datagram until EAGAIN, messages decoded in place), applies every
-/// message to its `KernelStateTable` and
-/// classifies once, so a burst of messages yields at most one event. The socket subscribes
-/// before the monitor dumps the kernel's state, so nothing falls between the two. When messages
-/// are lost (ENOBUFS: the kernel overran the socket) the monitor keeps draining, re-dumps
-/// everything and reports the difference with reason `resync`.
-///
-/// What to do with each input (a read, a verdict, modems, a reload, sleep, wake, a timer) and
-/// with which reason is `MonitorScheduler`'s decision; the monitor keeps the sockets, the
-/// timers, the table and the tracker, and performs the scheduler's actions.
+/// The shell of `MonitorCore`, which owns the state and decides: the monitor reads the netlink
+/// socket (on a `ReadinessThread` blocked in `poll`, drained on `queue` until EAGAIN, so a burst
+/// yields at most one event), sysfs, leases and the clock, and performs the core's actions in
+/// one flat loop. The socket subscribes before the kernel is dumped, so nothing falls between.
 ///
 /// One serial queue owns all state; observers are called on that queue and must not block it.
 /// `status`, `overrunCount` and `configuration` are readable from any thread; the verdicts
@@ -60,8 +48,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// The serial queue that owns all state; observers run on it.
     public let queue: DispatchQueue
 
-    // MARK: State published for other threads (the only lock; the queue owns everything else).
-
+    /// What other threads read (the only lock; the queue owns everything else).
     private struct Published {
         var status: Status
         /// The slices `status` was classified from (the standby check asks for its uplinks).
@@ -71,10 +58,9 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     }
     private let published: Mutex<Published>
 
-    /// The current status; safe from any thread. Code on `queue` (observers, and whatever shares
-    /// the queue) reads the monitor's own, without taking the lock other threads take.
+    /// The current status; safe from any thread. Code on `queue` reads the core's own.
     public var status: Status {
-        if queueConfinement.isCurrent { return tracker.status }
+        if queueConfinement.isCurrent { return core.status }
         return published.withLock { $0.status }
     }
     /// How many times the kernel overran the netlink socket (each one followed by a re-dump).
@@ -82,57 +68,21 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// The configuration in force.
     public var configuration: Configuration { published.withLock { $0.configuration } }
 
-    // MARK: Queue-confined state.
-
     package let queueConfinement: QueueConfinement
     var config: Configuration
-    var tracker: StatusTracker
-    var table = KernelStateTable()
-    /// Per link index: the decided kind and the configuration's verdicts, cached until the link is renamed.
-    var linkVerdicts: [Int: LinkVerdict] = [:]
-    /// What the network says about links' costs, used when the configuration names a link
-    /// neither `Metered=` nor `NotMetered=`: per index its DHCP lease, and the interfaces
-    /// NetworkManager calls metered.
-    var meteredGuesses: [Int: Bool] = [:]
-    var networkManagerMetered: Set<String> = []
-    /// At most one `costChanged` per link a second, flips logged once a minute.
-    var costFlips = CostFlipMerger()
-    /// Reads the DHCP leases for `meteredGuesses`, off `queue`.
+    /// The state and the decisions.
+    var core: MonitorCore
+    private var listening: (socket: NetlinkSocket, reader: ReadinessThread)?
+    private let subscribers = MonitorSubscribers()
+    private let timers: MonitorTimers
+    /// Reads the DHCP leases (off `queue`) for the core's metered hints.
     var leases: DHCPLeaseWatcher?
-    /// What to do with each input, and the verdicts and modems the monitor was told.
-    var scheduler: MonitorScheduler
-    var socket: NetlinkSocket?
-    private var reader: ReadinessThread?
-    private var subscribers = Subscribers()
-    /// The scheduler's timers that are armed.
-    private var timers: [MonitorScheduler.Timer: DispatchSourceTimer] = [:]
-    private var logLimits = LogLimits()
+    /// Actions of inputs that came while others were performed (an observer that calls back):
+    /// performed after them, in order. Nil while nothing is performed.
+    private var backlog: [MonitorCore.Action]?
     let log: LogSink
     /// Where every `now` comes from: the events' timestamps (wall) and the timers (boot time).
     let clock: ReachdClock
-
-    /// The observers and the `events()` streams, in the order they came.
-    private struct Subscribers {
-        var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
-        /// Told of statuses whose measured figures moved without an event.
-        var quietObservers: [Int: @Sendable (Status) -> Void] = [:]
-        var streams: [Int: AsyncStream<ReachabilityEvent>.Continuation] = [:]
-        var lastID = 0
-        var isEmpty: Bool { observers.isEmpty && streams.isEmpty }
-
-        mutating func nextID() -> Int {
-            lastID += 1
-            return lastID
-        }
-    }
-
-    /// What the network and other processes can make the monitor log: a few lines, then one a minute.
-    private struct LogLimits {
-        /// Datagrams from other processes.
-        var foreign = LogRateLimiter(burst: 3, interval: 60)
-        /// Malformed router advertisement options (anyone on the link can send them).
-        var option = LogRateLimiter(burst: 10, interval: 60)
-    }
 
     /// - Parameters:
     ///   - log: takes the failures of the netlink socket; by default nothing is logged (reachd
@@ -144,22 +94,14 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         self.log = log
         self.clock = clock
         self.config = configuration
-        var scheduler = MonitorScheduler(configuration: MonitorScheduler.Configuration(configuration.monitor))
-        _ = scheduler.qualityConfigured(enabled: configuration.linkQuality.enabled,
-                                        configuration: LinkQualityEstimator.Configuration(configuration.linkQuality),
-                                        now: clock.now())
-        self.scheduler = scheduler
-        var nothingYet = NetworkSnapshot()
-        nothingYet.connectivityCheck = configuration.connectivityCheck
-        let tracker = StatusTracker(snapshot: nothingYet, firstSequence: configuration.firstSequence, now: clock.now().wall)
-        self.tracker = tracker
-        self.published = Mutex(Published(status: tracker.status, slices: tracker.indexed.slices, configuration: configuration))
+        let core = MonitorCore(configuration: Self.coreConfiguration(configuration), now: clock.now())
+        self.core = core
+        self.published = Mutex(Published(status: core.status, slices: core.tracker.indexed.slices, configuration: configuration))
         self.queueConfinement = QueueConfinement(queue)
+        self.timers = MonitorTimers(queue: queue)
     }
 
-    deinit {
-        reader?.stop()
-    }
+    deinit { listening?.reader.stop() }
 
     /// Subscribes to the rtnetlink groups, then dumps links, addresses and routes; the initial
     /// status is ready when it returns. The initial state is no event (ask `initialEvent()`, or
@@ -168,39 +110,25 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// Calling it while running does nothing. Throws `NetlinkError` or `NetworkNamespaceError`.
     public func start() throws {
         try onQueue {
-            guard socket == nil else { return }
-            let configuration = config
-            let socket = try NetworkNamespace.run(in: configuration.networkNamespace) { () throws -> NetlinkSocket in
-                let socket = try NetlinkSocket()
-                try socket.setNonBlocking()
-                try socket.setReceiveBufferSize(configuration.receiveBufferSize)
-                try socket.addMemberships([RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
-                                           RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
-                                           RTNLGRP_ND_USEROPT])
-                return socket
-            }
+            guard listening == nil else { return }
+            let socket = try NetlinkSocket.monitoring(networkNamespace: config.networkNamespace,
+                                                      receiveBufferSize: config.receiveBufferSize)
             // Subscribed first: whatever changes during the dump is queued on `socket` and applied after it.
-            table = try dumpKernelState()
-            linkVerdicts = [:]
-            // Someone who already saw a state (empty before the first start, stale after a stop)
-            // is told what the kernel says now, as a numbered event.
-            let now = clock.now()
-            perform(scheduler.start(observed: !subscribers.isEmpty, now: now), now: now)
-            // The reader thread drains on `queue` with `sync`: the thread the kernel woke does the
-            // work, without the hand-over a Dispatch read source costs (Dispatch's manager thread
-            // waking a worker). It keeps the socket (and its fd) alive until it has ended.
+            let table = try KernelStateDump.read(networkNamespace: config.networkNamespace)
+            perform(core.start(table: table, kindFacts: kindFacts(of: table), observed: !subscribers.isEmpty, now: clock.now()))
+            // The thread the kernel woke drains on `queue` (`sync`: no hand-over to another
+            // thread); it keeps the socket (and its fd) alive until it has ended.
             let identity = ObjectIdentifier(socket)
             let queue = self.queue
             let reader = try ReadinessThread(fileDescriptor: socket.fileDescriptor, keepAlive: socket,
                                              name: "reachd.netlink") { [weak self] in
                 queue.sync {
                     // A reader outlived by a restart must not drain its successor's socket.
-                    guard let self, let current = self.socket, ObjectIdentifier(current) == identity else { return }
-                    self.drain()
+                    guard let self, let current = self.listening?.socket, ObjectIdentifier(current) == identity else { return }
+                    self.drain(current)
                 }
             }
-            self.socket = socket
-            self.reader = reader
+            listening = (socket, reader)
             reader.start()
             startLeaseWatcher()
         }
@@ -209,31 +137,25 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// Stops watching; observers stay registered, `events()` streams finish. `start()` may be called again.
     public func stop() {
         onQueue {
-            reader?.stop()
-            reader = nil
-            socket = nil
-            stopLeaseWatcher()
-            perform(scheduler.stop(), now: clock.now())
-            for timer in timers.values { timer.cancel() }
-            timers = [:]
-            for continuation in subscribers.streams.values { continuation.finish() }
-            subscribers.streams = [:]
+            listening?.reader.stop()
+            listening = nil
+            leases?.stop()
+            leases = nil
+            perform(core.stop())
+            timers.cancelAll()
+            subscribers.finishStreams()
         }
     }
 
     /// The current status as the event `initial`, with the current sequence number.
     public func initialEvent() -> ReachabilityEvent {
-        onQueue { tracker.initialEvent(now: clock.now().wall) }
+        onQueue { core.tracker.initialEvent(now: clock.now().wall) }
     }
 
     /// Registers `handler`, called on `queue`, in order, for every event emitted from now on.
     @discardableResult
     public func addObserver(_ handler: @escaping @Sendable (ReachabilityEvent) -> Void) -> ObserverToken {
-        onQueue {
-            let id = subscribers.nextID()
-            subscribers.observers[id] = handler
-            return ObserverToken(id: id)
-        }
+        onQueue { ObserverToken(id: subscribers.add(handler)) }
     }
 
     /// Registers `handler`, called on `queue` with the status whenever a classification changed
@@ -241,19 +163,18 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// `GetStatus` should show although nobody is told.
     @discardableResult
     public func addQuietObserver(_ handler: @escaping @Sendable (Status) -> Void) -> ObserverToken {
-        onQueue {
-            let id = subscribers.nextID()
-            subscribers.quietObservers[id] = handler
-            return ObserverToken(id: id)
-        }
+        onQueue { ObserverToken(id: subscribers.addQuiet(handler)) }
+    }
+
+    /// Registers `handler`, called on `queue` whenever routes, rules or addresses changed (a
+    /// cache of route look-ups is stale then), whether or not the status changed.
+    @discardableResult
+    public func addRoutingObserver(_ handler: @escaping @Sendable () -> Void) -> ObserverToken {
+        onQueue { ObserverToken(id: subscribers.addRouting(handler)) }
     }
 
     public func removeObserver(_ token: ObserverToken) {
-        onQueue {
-            subscribers.quietObservers[token.id] = nil
-            subscribers.observers[token.id] = nil
-            subscribers.streams[token.id] = nil
-        }
+        onQueue { subscribers.remove(token.id) }
     }
 
     /// The events as an async sequence: first the current state (`initial`), then every change.
@@ -261,9 +182,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     public func events() -> AsyncStream<ReachabilityEvent> {
         let (stream, continuation) = AsyncStream<ReachabilityEvent>.makeStream(bufferingPolicy: .unbounded)
         onQueue {
-            continuation.yield(tracker.initialEvent(now: clock.now().wall))
-            let id = subscribers.nextID()
-            subscribers.streams[id] = continuation
+            continuation.yield(core.tracker.initialEvent(now: clock.now().wall))
+            let id = subscribers.add(continuation)
             continuation.onTermination = { [weak self] _ in self?.removeObserver(ObserverToken(id: id)) }
         }
         return stream
@@ -275,10 +195,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// the last wake (`began`, boot time as `clock` reads it; nil: now). Returns at once: the
     /// verdict is taken on `queue`, in the order of the calls.
     public func setProbe(_ probe: Probe?, path: ProbePath?, began: TimeInterval?) {
-        queue.async { [self] in
-            let now = clock.now()
-            perform(scheduler.verdict(probe, path: path, began: began, now: now), now: now)
-        }
+        queue.async { [self] in perform(core.verdict(probe, path: path, began: began, now: clock.now())) }
     }
 
     /// `setProbe(_:path:began:)` of a check that began now.
@@ -288,10 +205,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
 
     /// The ModemManager source's modems; re-classifies at once (reason `modemChanged`).
     public func setModems(_ modems: [ModemState]) {
-        onQueue {
-            let now = clock.now()
-            perform(scheduler.modemsChanged(modems, now: now), now: now)
-        }
+        onQueue { perform(core.modemsChanged(modems, now: clock.now())) }
     }
 
     /// Applies a new configuration (kinds, metered, ignored, debounce); re-classifies with reason
@@ -299,246 +213,135 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     public func reconfigure(_ configuration: Configuration) {
         onQueue {
             var next = configuration
-            if socket != nil {
+            if listening != nil {
                 next.networkNamespace = config.networkNamespace
                 next.receiveBufferSize = config.receiveBufferSize
             }
             next.firstSequence = config.firstSequence
             config = next
             published.withLock { $0.configuration = next }
-            linkVerdicts = [:]
-            if socket != nil, leases?.directory != next.interfaces.leaseDirectory { startLeaseWatcher() }
-            let now = clock.now()
-            perform(scheduler.qualityConfigured(enabled: next.linkQuality.enabled,
-                                                configuration: LinkQualityEstimator.Configuration(next.linkQuality), now: now), now: now)
-            perform(scheduler.reconfigured(MonitorScheduler.Configuration(next.monitor), now: now), now: now)
+            if listening != nil, leases?.directory != next.interfaces.leaseDirectory { startLeaseWatcher() }
+            perform(core.reconfigured(Self.coreConfiguration(next), kindFacts: kindFacts(of: core.table), now: clock.now()))
         }
     }
 
-    // MARK: Performing the scheduler's actions
+    /// Performs `actions` in order, on `queue`: one flat loop. Actions of inputs that arrive
+    /// meanwhile (an observer calling back, the dump the core asked for) wait for their turn.
+    func perform(_ actions: [MonitorCore.Action]) {
+        if backlog != nil {
+            backlog?.append(contentsOf: actions)
+            return
+        }
+        var next = actions
+        while !next.isEmpty {
+            backlog = []
+            for action in next { carryOut(action) }
+            next = backlog ?? []
+        }
+        backlog = nil
+    }
 
-    /// Performs `actions` in order, on `queue`; `now` is the reading the scheduler decided with.
-    func perform(_ actions: [MonitorScheduler.Action], now: ClockReading) {
-        for action in actions {
-            switch action {
-            case .evaluate(let evaluation):
-                classify(evaluation, now: now)
-            case .initialize:
-                tracker = StatusTracker(snapshot: scheduler.reported.snapshot(of: table, connectivityCheck: config.connectivityCheck,
-                                                                              verdict: verdict(for:)),
-                                        firstSequence: config.firstSequence, now: now.wall)
-                publish()
-                takeQualityUplinks(now: now)
-                tracker.publishQuietly()
-            case .arm(let timer, let seconds):
-                arm(timer, after: seconds)
-            case .cancel(let timer):
-                timers.removeValue(forKey: timer)?.cancel()
-            case .rereadKernel(let cause):
-                var succeeded = true
-                do {
-                    try reread()
-                } catch {
-                    succeeded = false
-                    switch cause {
-                    case .overrun: log.error("re-dump after overrun failed: \(error)")
-                    case .wake: log.error("re-reading the kernel's state after wake failed: \(error)")
-                    }
-                }
-                perform(scheduler.kernelReread(succeeded: succeeded, nextExpiry: table.nextAnnouncementDeadline, now: now), now: now)
-            case .dropVerdicts:
-                perform(scheduler.dropVerdicts(path: ProbePath(tracker.status), now: now), now: now)
-            case .expireAnnouncements:
-                var ranOut: Set<Int> = [], contents: Set<Int> = []
-                table.expireAnnouncements(now: now.uptime, touching: &ranOut, contents: &contents)
-                perform(scheduler.announcementsExpired(touched: ranOut, contents: contents,
-                                                       nextExpiry: table.nextAnnouncementDeadline, now: now), now: now)
+    private func carryOut(_ action: MonitorCore.Action) {
+        switch action {
+        case .publish:
+            let status = core.status, slices = core.tracker.indexed.slices
+            published.withLock {
+                $0.status = status
+                $0.slices = slices
             }
-        }
-    }
-
-    /// Arms the Dispatch timer for `timer`, replacing an armed one.
-    private func arm(_ timer: MonitorScheduler.Timer, after seconds: TimeInterval) {
-        timers.removeValue(forKey: timer)?.cancel()
-        let source = DispatchSource.makeTimerSource(queue: queue)
-        source.schedule(deadline: .now() + .microseconds(Int((seconds * 1_000_000).rounded(.up))))
-        let identity = ObjectIdentifier(source as AnyObject)
-        source.setEventHandler { [weak self] in
-            // A timer replaced or cancelled since does nothing.
-            guard let self, let current = self.timers[timer], ObjectIdentifier(current as AnyObject) == identity else { return }
-            self.timers[timer] = nil
-            current.cancel()
-            let now = self.clock.now()
-            self.perform(self.scheduler.timerFired(timer, now: now), now: now)
-        }
-        timers[timer] = source
-        source.resume()
-    }
-
-    // MARK: Netlink
-
-    /// One message read by `drain()`, on `queue`: applied to the table, what it changed added to `changes`.
-    private func handle(_ message: UnsafeRawBufferPointer, receivedAt now: TimeInterval,
-                        into changes: inout MonitorScheduler.KernelChanges) {
-        for change in NetlinkMessageDecoder.changes(in: message) {
-            switch change {
-            case .linkRemoved(let index):
-                // A new link may reuse the index and name of a deleted one: decide its kind afresh.
-                linkVerdicts[index] = nil
-                forgetLease(of: index)
-            case .routerOptionRejected(let index, let error):
-                let (allowed, suppressed) = logLimits.option.admit(now: now)
-                if allowed {
-                    log.notice("ignored a \(error) on \(table.links[index]?.name ?? "interface \(index)")"
-                               + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
-                }
-                continue
-            case .link, .addressAdded, .addressRemoved, .routeAdded, .routeRemoved, .ruleAdded, .ruleRemoved, .routerOption:
-                break
+        case .emit(let event, let readStarted):
+            // Timed only at debug level and for an event a netlink read caused.
+            let started = log.threshold <= .debug ? readStarted : nil
+            let classified = started != nil ? clock.now().uptime : 0
+            subscribers.emit(event)
+            if let started {
+                let micros = { (end: TimeInterval) in Int(max(end - started, 0) * 1_000_000) }
+                log.debug("#\(event.sequence) timing: netlink read to event \(micros(classified)) µs, "
+                          + "to the observers' return \(micros(clock.now().uptime)) µs")
             }
-            changes.apply(change, to: &table, receivedAt: now)
+        case .quiet(let status):
+            subscribers.quiet(status)
+        case .arm(let timer, let seconds):
+            timers.arm(timer, after: seconds) { [weak self] in
+                guard let self else { return }
+                self.perform(self.core.timerFired(timer, now: self.clock.now()))
+            }
+        case .cancel(let timer):
+            timers.cancel(timer)
+        case .rereadKernel(let cause):
+            var table: KernelStateTable?
+            do {
+                table = try KernelStateDump.read(networkNamespace: config.networkNamespace)
+            } catch {
+                switch cause {
+                case .overrun: log.error("re-dump after overrun failed: \(error)")
+                case .wake: log.error("re-reading the kernel's state after wake failed: \(error)")
+                }
+            }
+            perform(core.kernelDumped(table, kindFacts: table.map(kindFacts(of:)) ?? [:], now: clock.now()))
+        case .refreshLeases(let indexes):
+            leases?.refresh(indexes)
+        case .forgetLease(let index):
+            leases?.forget(index)
+        case .armCostFlip(let index, let seconds):
+            queue.asyncAfter(deadline: .now() + seconds) { [weak self] in
+                guard let self else { return }
+                self.perform(self.core.costFlipIntervalEnded(index: index, now: self.clock.now()))
+            }
+        case .routingChanged:
+            subscribers.routingChanged()
+        case .log(let level, let line):
+            log.log(level, line)
         }
     }
 
-    /// Reads everything the socket holds, then hands what changed to the scheduler.
-    private func drain() {
-        guard let socket else { return }
-        // One reading for the whole drain: the messages' receipt, the debounce, the timing.
-        let now = clock.now()
-        var changes = MonitorScheduler.KernelChanges()
-        changes.readStarted = now.uptime
+    /// Reads everything the socket holds, message by message into the core, then ends the read.
+    private func drain(_ socket: NetlinkSocket) {
+        var read = MonitorCore.Read(now: clock.now())
+        let sysfs = SysfsInterfaceFacts(root: config.sysfsRoot)
         reading: while true {
-            switch socket.receive({ handle($0, receivedAt: now.uptime, into: &changes) }) {
-            case .received: continue
-            case .foreign(let port):
-                let (allowed, suppressed) = logLimits.foreign.admit(now: now.uptime)
-                if allowed {
-                    log.warning("dropped a netlink message sent by another process (port \(port)), not the kernel"
-                                + (suppressed > 0 ? " (\(suppressed) more suppressed)" : ""))
+            let result = socket.receive { message in
+                for change in NetlinkMessageDecoder.changes(in: message) {
+                    var facts: InterfaceKindFacts?
+                    if case .link(let link) = change, core.needsKindFacts(for: link) { facts = sysfs.kindFacts(for: link) }
+                    core.received(change, kindFacts: facts, into: &read)
                 }
+            }
+            switch result {
+            case .received: continue
+            case .foreign(let port): core.foreignDatagram(port: port, into: &read)
             case .drained: break reading
             case .overrun:
                 // Messages were lost; keep reading what is there, then re-read the kernel's state.
-                changes.overrun = true
+                read.overran()
                 published.withLock { $0.overruns += 1 }
             case .failed(let error):
                 log.error("netlink receive failed: \(error)")
                 break reading
             }
         }
-        // A new lease comes with its address: read it (off this queue).
-        if !changes.contents.isEmpty { leases?.refresh(changes.contents) }
-        perform(scheduler.kernelChanged(changes, nextExpiry: table.nextAnnouncementDeadline, now: now), now: now)
+        perform(core.readEnded(read))
     }
 
-    /// Reads the kernel's state again in place of the table (after an overrun, after a wake). No
-    /// dump tells what routers announced: what has not run out is kept for the links still there
-    /// (lifetimes run on boot time, which counts a sleep).
-    func reread() throws {
-        let before = table
-        table = try dumpKernelState()
-        table.adoptAnnouncements(from: before)
-        linkVerdicts = [:]
-        leases?.refresh(Array(table.links.keys))
+    /// What sysfs says about the kind of every link of `table`.
+    private func kindFacts(of table: KernelStateTable) -> [Int: InterfaceKindFacts] {
+        let sysfs = SysfsInterfaceFacts(root: config.sysfsRoot)
+        return table.links.mapValues { sysfs.kindFacts(for: $0) }
     }
 
-    /// Dumps links, addresses, routes and rules on a second, short-lived socket in the same namespace.
-    func dumpKernelState() throws -> KernelStateTable {
-        try Self.readKernelState(networkNamespace: config.networkNamespace)
-    }
-
-    /// The kernel's links, addresses, routes and rules as the monitor keeps them, read afresh
-    /// (RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE, RTM_GETRULE dumps) in `networkNamespace`.
-    static func readKernelState(networkNamespace: String?) throws -> KernelStateTable {
-        final class Collector { var changes: [KernelChange] = [] }
-        var attempt = 0
-        while true {
-            attempt += 1
-            let collector = Collector()
-            do {
-                try NetworkNamespace.run(in: networkNamespace) {
-                    let socket = try NetlinkSocket { message in
-                        collector.changes += NetlinkMessageDecoder.changes(in: message)
-                    }
-                    try socket.setReceiveBufferSize(1 << 20)
-                    for type in [RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE, RTM_GETRULE] { try socket.dump(Int32(type)) }
-                }
-                return KernelStateTable(collector.changes)
-            } catch let error as NetlinkError where error.code == NLE_DUMP_INTR && attempt < 5 {
-                // The kernel's tables changed during the dump (NLM_F_DUMP_INTR): read them again.
-                continue
-            }
-        }
+    /// What the core decides with, of `configuration`.
+    private static func coreConfiguration(_ configuration: Configuration) -> MonitorCore.Configuration {
+        MonitorCore.Configuration(monitor: configuration.monitor, interfaces: configuration.interfaces,
+                                  connectivityCheck: configuration.connectivityCheck,
+                                  linkQuality: configuration.linkQuality, firstSequence: configuration.firstSequence)
     }
 
     /// The monitor's own picture of the kernel (for tests that compare it with a fresh dump).
-    var kernelState: KernelStateTable { onQueue { table } }
-
-    // MARK: Classification
-
-    /// Classifies as `evaluation` says, tells the scheduler whether the status changed, then
-    /// hands the event, if any, to the observers.
-    private func classify(_ evaluation: MonitorScheduler.Evaluation, now: ClockReading) {
-        // Only what messages touched is read again (unless whole); the tracker keeps the other slices.
-        let before = tracker.status
-        let action = tracker.update(evaluation, table: table, reported: scheduler.reported,
-                                    connectivityCheck: config.connectivityCheck, verdict: verdict(for:), now: now.wall)
-        publish()
-        defer { takeQualityUplinks(now: now) }
-        switch action {
-        case .none:
-            scheduler.evaluated(emitted: false)
-            let after = tracker.status
-            if !subscribers.quietObservers.isEmpty, !after.isCopy(of: before),
-               after.linkQuality != before.linkQuality || after.interfaces.map(\.linkQuality) != before.interfaces.map(\.linkQuality) {
-                for id in subscribers.quietObservers.keys.sorted() { subscribers.quietObservers[id]?(after) }
-            }
-        case .emit(let event):
-            // Told before any observer runs: one that calls back into the monitor finds the
-            // scheduler past this classification.
-            scheduler.evaluated(emitted: true)
-            // Timed only at debug level and for an event a netlink read caused (the checker's
-            // verdict, modems and a reload have no read to start from).
-            let readStarted = log.threshold <= .debug ? evaluation.readStarted : nil
-            let classified = readStarted != nil ? clock.now().uptime : 0
-            for id in subscribers.observers.keys.sorted() { subscribers.observers[id]?(event) }
-            for id in subscribers.streams.keys.sorted() { subscribers.streams[id]?.yield(event) }
-            if let readStarted {
-                let done = clock.now().uptime
-                log.debug("#\(event.sequence) timing: netlink read to event \(Self.microseconds(classified - readStarted)) µs, "
-                          + "to the observers' return \(Self.microseconds(done - readStarted)) µs")
-            }
-        }
-    }
-
-    private static func microseconds(_ seconds: TimeInterval) -> Int {
-        Int(max(seconds, 0) * 1_000_000)
-    }
-
-    /// The kind and configuration verdicts of a link, decided once per name.
-    private func verdict(for facts: LinkFacts) -> LinkVerdict {
-        if let cached = linkVerdicts[facts.index], cached.name == facts.name { return cached }
-        let sysfs = SysfsInterfaceFacts(root: config.sysfsRoot)
-        let verdict = LinkVerdict(name: facts.name,
-                                  kind: InterfaceKindRules.kind(for: sysfs.kindFacts(for: facts), overrides: config.interfaces.kinds),
-                                  metered: config.interfaces.isMetered(facts.name, guessed: isMeteredGuess(facts)),
-                                  ignored: Glob.matchesAny(config.monitor.ignoreInterfaces, facts.name),
-                                  constrained: config.interfaces.isConstrained(facts.name))
-        linkVerdicts[facts.index] = verdict
-        return verdict
-    }
-
-    private func publish() {
-        let status = tracker.status, slices = tracker.indexed.slices
-        published.withLock {
-            $0.status = status
-            $0.slices = slices
-        }
-    }
+    var kernelState: KernelStateTable { onQueue { core.table } }
 
     /// The status and the slices it was classified from, as other threads see them.
     var publishedPicture: (slices: [Int: LinkSlice], status: Status) {
-        if queueConfinement.isCurrent { return (tracker.indexed.slices, tracker.status) }
+        if queueConfinement.isCurrent { return (core.tracker.indexed.slices, core.status) }
         return published.withLock { ($0.slices, $0.status) }
     }
 }
