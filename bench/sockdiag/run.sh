@@ -6,7 +6,7 @@
 # while they are idle, then while every connection moves a byte each way in turn (every socket read
 # is a vote), and tells its resident memory 30 s after the last dump. At 60000 the moving run is
 # repeated without the 16,384-socket limit, for comparison. Then one dump as `nobody`.
-# Release build of bench/sockdiag in .build/sockdiag-bench. Leaves nothing behind. ~10 min.
+# Release build of bench/sockdiag in .build/sockdiag-bench. Leaves nothing behind. ~12 min.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "sockdiag bench: needs root (network namespaces)" >&2; exit 1; }

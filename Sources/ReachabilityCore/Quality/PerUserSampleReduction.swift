@@ -69,12 +69,13 @@ public struct PerUserSampleReduction: Sendable {
         for (key, ballot) in ballots { byUplink[key.uplink, default: []].append((key.uid, ballot)) }
         var result: [Int: [QualitySample]] = [:]
         for (uplink, votes) in byUplink {
-            // The users' own medians, then theirs: ties between users broken by uid, so the
-            // sample never depends on the order the kernel listed the sockets in.
+            // The users' own medians, then the median of those.
             let rtts = votes.compactMap { vote in Self.betterMedian(vote.ballot.rtts.sorted()) }.sorted()
             guard let rtt = Self.betterMedian(rtts) else { continue }
-            let losers = votes.filter { $0.ballot.sent > 0 }.sorted { a, b in
-                // a.retransmitted / a.sent < b.retransmitted / b.sent, without division.
+            // Users by their loss ratio, a.retransmitted / a.sent < b.retransmitted / b.sent
+            // without division; equal ratios by uid, so that the counts taken never depend on
+            // the order the kernel listed the sockets in.
+            let senders = votes.filter { $0.ballot.sent > 0 }.sorted { a, b in
                 let left = a.ballot.retransmitted.multipliedFullWidth(by: b.ballot.sent)
                 let right = b.ballot.retransmitted.multipliedFullWidth(by: a.ballot.sent)
                 if left.high != right.high { return left.high < right.high }
@@ -82,7 +83,7 @@ public struct PerUserSampleReduction: Sendable {
                 return a.uid < b.uid
             }
             let sent: UInt64?, retransmitted: UInt64?
-            if let median = Self.betterMedian(losers) {
+            if let median = Self.betterMedian(senders) {
                 sent = median.ballot.sent; retransmitted = median.ballot.retransmitted
             } else if votes.contains(where: \.ballot.sentAny) {
                 sent = 0; retransmitted = 0

@@ -1,7 +1,8 @@
 // sockdiag [--dumps N] [--pause SECONDS] [--settle SECONDS] [--limit SOCKETS] [--label TEXT]: runs N dumps of
-// the passive quality sampler in the current network namespace and prints one line: the CPU (user + system,
-// all threads) per dump, the sockets listed and read and the samples of the last dump, and the resident
-// memory the sampler added: at its peak, right after the dumps, and SECONDS later (--settle).
+// the passive quality sampler in the current network namespace, each handed to a LinkQualityEstimator as the
+// monitor would, and prints one line: the CPU (user + system, all threads) per dump, the sockets listed and
+// read and the samples of the last dump, and the resident memory added: at its peak, right after the dumps,
+// and SECONDS later (--settle).
 // sockdiag --once: one dump after a baseline, printed (the unprivileged check).
 import Foundation
 import ReachabilityCore
@@ -58,11 +59,22 @@ if once {
 let before = statusKiB("VmRSS")
 let sampler = PassiveQualitySampler(log: errors, socketLimit: limit)
 _ = sampler.sampleNow()   // baseline: socket, buffer, caches
+// What the monitor does with each dump: the estimator takes it (uplinks as they appear).
+var estimator = LinkQualityEstimator()
 var samples = 0
 var failed = 0
 let start = cpuSeconds()
 for _ in 0..<dumps {
-    if let dump = sampler.sampleNow() { samples = dump.samples.values.reduce(0) { $0 + $1.count } } else { failed += 1 }
+    if let dump = sampler.sampleNow() {
+        samples = dump.samples.values.reduce(0) { $0 + $1.count }
+        let now = ClockReading(wall: Date(), uptime: dump.uptime)
+        for index in dump.samples.keys where estimator.quality(for: index) == nil {
+            estimator.linkUp(QualityUplink(index: index, name: "if\(index)", technology: .init(kind: .ethernet)), now: now)
+        }
+        _ = estimator.measured(dump, now: now)
+    } else {
+        failed += 1
+    }
     if pause > 0 { Thread.sleep(forTimeInterval: pause) }   // sleeping costs no CPU
 }
 let end = cpuSeconds()
