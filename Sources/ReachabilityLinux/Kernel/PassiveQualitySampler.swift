@@ -154,6 +154,8 @@ public final class PassiveQualitySampler: @unchecked Sendable {
     private func pass() -> QualityDump? {
         guard let diag = openSocket(), let buffer = takeBuffer() else { return nil }
         records.removeAll(keepingCapacity: true)
+        // About as many as the last dump read: no copies while the array grows.
+        if records.capacity < lastCounts.read { records.reserveCapacity(min(lastCounts.read + lastCounts.read / 16 + 64, selection.limit)) }
         defer { releaseIfLarge() }
         var complete = true
         for family in [IPAddress.Family.ipv4, .ipv6] {
