@@ -137,6 +137,33 @@ enum SockDiagBytes {
         #expect(throws: SockDiagError.self) { try SockDiagReply.parse(good + [1, 2, 3, 4], sequence: 7, into: &records) }
     }
 
+    /// With a selection: the owner and cookie of each socket are offered; those it passes over
+    /// are not read at all (a broken one among them is not even counted as skipped), and the
+    /// limit stops the reading.
+    @Test func aSelectionReadsOnlyTheSocketsItAdmits() throws {
+        func socket(_ cookie: UInt64, uid: UInt32, broken: Bool = false) -> [UInt8] {
+            B.message(type: 20, payload: B.inetDiagMessage(
+                source: [10, 0, 0, 2], sourcePort: 1, destination: [192, 0, 2, 9], destinationPort: 2, cookie: cookie, uid: uid,
+                attributes: broken ? [B.le16(400) + B.le16(2)] : [B.attribute(2, B.tcpInfo())]))
+        }
+        var selection = SockDiagSelection(limit: 3)
+        var records: [SockDiagRecord] = []
+        let first = (0..<5).flatMap { socket(UInt64($0), uid: 1000 + UInt32($0 % 2)) }
+        let progress = try SockDiagReply.parse(first, selection: &selection, into: &records)
+        #expect(progress == .init(done: false, skipped: 0))
+        #expect(records.map(\.cookie) == [0, 1, 2] && records.map(\.uid) == [1000, 1001, 1000])
+        #expect(selection.seen == 5 && selection.admitted == 3 && selection.truncated)
+
+        let brokenLast = socket(8, uid: 5) + socket(7, uid: 5, broken: true) + B.done
+        for (limit, skipped) in [(1, 0), (100, 1)] {
+            selection = SockDiagSelection(limit: limit)
+            records = []
+            let second = try SockDiagReply.parse(brokenLast, selection: &selection, into: &records)
+            #expect(second == .init(done: true, skipped: skipped), "limit \(limit)")
+            #expect(records.map(\.cookie) == [8])
+        }
+    }
+
     /// Every prefix of a real dump is read without a crash: whole messages give records, a cut
     /// one is an error.
     @Test func everyTruncationOfARealDumpIsSafe() throws {

@@ -134,6 +134,33 @@ extension SystemTests {
         #expect(waitUntil(timeout: 10) { dumps.all.contains { $0.samples[eth1] != nil } })
     }
 
+    /// More sockets than the limit: every one is listed, at most the limit read; from the
+    /// second dump on the crowd is thinned to the budget, the same sockets each time.
+    @Test(.needsRoot()) func aDumpReadsAtMostItsLimit() throws {
+        let namespace = try TestNamespace(tag: "m")
+        defer { namespace.destroy() }
+        let holder = try Child("/usr/sbin/ip", ["netns", "exec", namespace.name, "/usr/bin/python3", "-c", """
+            import socket, time
+            l = socket.socket(); l.bind(('127.0.0.1', 8097)); l.listen(64)
+            conns = [socket.create_connection(('127.0.0.1', 8097)) for _ in range(40)]
+            accepted = [l.accept()[0] for _ in range(40)]
+            print('held', flush=True)
+            time.sleep(120)
+            """])
+        defer { holder.signal(SIGKILL); _ = holder.wait() }
+        #expect(waitUntil(timeout: 20) { holder.lines.contains("held") }, "\(holder.stderr)")
+
+        let sampler = PassiveQualitySampler(networkNamespace: namespace.name, socketLimit: 16)
+        #expect(sampler.sampleNow() != nil)
+        #expect(sampler.lastDumpSockets == (listed: 80, read: 16), "\(sampler.lastDumpSockets)")
+        #expect(sampler.cacheSizes.sockets == 16)
+        #expect(sampler.sampleNow() != nil)
+        let thinned = sampler.lastDumpSockets
+        #expect(thinned.listed == 80 && thinned.read > 0 && thinned.read <= 16, "\(thinned)")
+        #expect(sampler.sampleNow() != nil)
+        #expect(sampler.lastDumpSockets == thinned, "the same share each dump")
+    }
+
     @Test func aFailingSocketIsLoggedOnceAndTheSamplerGoesOn() throws {
         let lines = Recorder<String>()
         let log = LogSink(threshold: .debug) { _, message in lines.append(message) }

@@ -42,6 +42,7 @@ public enum SockDiagReply {
     static let typeSockDiag: UInt16 = 20       // SOCK_DIAG_BY_FAMILY
     // <linux/inet_diag.h>: struct inet_diag_msg (72 bytes).
     static let messageSize = 72
+    static let uidOffset = 64                  // idiag_uid
     static let attributeInfo: UInt16 = 2       // INET_DIAG_INFO
     static let attributeMark: UInt16 = 15      // INET_DIAG_MARK
     // <linux/socket.h>
@@ -67,6 +68,20 @@ public enum SockDiagReply {
     /// - Throws: `SockDiagError`: the kernel's error, an overrun, or framing that cannot be walked.
     public static func parse(_ datagram: UnsafeRawBufferPointer, sequence: UInt32?,
                              into records: inout [SockDiagRecord]) throws(SockDiagError) -> Progress {
+        try walk(datagram, sequence: sequence, into: &records) { _, _ in true }
+    }
+
+    /// Reads one datagram, appending each socket that `selection` admits to `records`: only the
+    /// fixed header of the others is read (owner and cookie), their attributes never.
+    /// - Throws: as `parse(_:sequence:into:)`.
+    public static func parse(_ datagram: UnsafeRawBufferPointer, sequence: UInt32?, selection: inout SockDiagSelection,
+                             into records: inout [SockDiagRecord]) throws(SockDiagError) -> Progress {
+        try walk(datagram, sequence: sequence, into: &records) { uid, cookie in selection.admits(uid: uid, cookie: cookie) }
+    }
+
+    /// The walk of `parse`: `admit` gets each socket's owner and cookie.
+    static func walk(_ datagram: UnsafeRawBufferPointer, sequence: UInt32?, into records: inout [SockDiagRecord],
+                     admit: (_ uid: UInt32, _ cookie: UInt64) -> Bool) throws(SockDiagError) -> Progress {
         var progress = Progress(done: false, skipped: 0)
         var offset = 0
         while datagram.count - offset >= headerSize {
@@ -85,6 +100,8 @@ public enum SockDiagReply {
             if let sequence, messageSequence != sequence { continue }
             switch type {
             case typeSockDiag:
+                guard payload.count >= messageSize else { progress.skipped += 1; continue }
+                guard admit(payload.loadUnaligned(fromByteOffset: uidOffset, as: UInt32.self), cookie(payload)) else { continue }
                 if let record = record(payload) { records.append(record) } else { progress.skipped += 1 }
             case typeDone:
                 // A dump that failed part way ends with the negative errno in NLMSG_DONE.
@@ -123,6 +140,15 @@ public enum SockDiagReply {
         return try result.get()
     }
 
+    /// `parse(_:sequence:selection:into:)` on an array (tests).
+    public static func parse(_ bytes: [UInt8], sequence: UInt32? = nil, selection: inout SockDiagSelection,
+                             into records: inout [SockDiagRecord]) throws(SockDiagError) -> Progress {
+        let result: Result<Progress, SockDiagError> = bytes.withUnsafeBytes { raw in
+            Result { () throws(SockDiagError) in try parse(raw, sequence: sequence, selection: &selection, into: &records) }
+        }
+        return try result.get()
+    }
+
     /// One `struct inet_diag_msg` and its attributes; nil when too short or broken.
     static func record(_ payload: UnsafeRawBufferPointer) -> SockDiagRecord? {
         guard payload.count >= messageSize else { return nil }
@@ -143,9 +169,8 @@ public enum SockDiagReply {
             family = .ipv4; source = mappedSource; destination = mappedDestination
         }
         let boundInterface = Int(payload.loadUnaligned(fromByteOffset: 40, as: UInt32.self))
-        let cookie = UInt64(payload.loadUnaligned(fromByteOffset: 44, as: UInt32.self))
-            | UInt64(payload.loadUnaligned(fromByteOffset: 48, as: UInt32.self)) << 32
-        let uid = payload.loadUnaligned(fromByteOffset: 64, as: UInt32.self)
+        let cookie = cookie(payload)
+        let uid = payload.loadUnaligned(fromByteOffset: uidOffset, as: UInt32.self)
 
         var info: TCPInfo?
         var mark: UInt32?
@@ -165,6 +190,12 @@ public enum SockDiagReply {
         return SockDiagRecord(family: family, state: payload[1], source: source, sourcePort: sourcePort,
                               destination: destination, destinationPort: destinationPort,
                               boundInterface: boundInterface, cookie: cookie, uid: uid, mark: mark, info: info)
+    }
+
+    /// `idiag_cookie`: two words in host order, the low one first.
+    static func cookie(_ payload: UnsafeRawBufferPointer) -> UInt64 {
+        UInt64(payload.loadUnaligned(fromByteOffset: 44, as: UInt32.self))
+            | UInt64(payload.loadUnaligned(fromByteOffset: 48, as: UInt32.self)) << 32
     }
 
     /// The fields of `struct tcp_info` that end inside `value`.

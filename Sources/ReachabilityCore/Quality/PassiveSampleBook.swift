@@ -47,7 +47,12 @@ public struct InterfacePrefix: Hashable, Sendable {
 /// link-local addresses, inside a prefix of the uplink's own addresses, or routed locally say
 /// nothing about the path to the internet and are passed over. Sockets gone from the dump are
 /// forgotten. The first dump only learns the counters; a socket that appears later is counted
-/// from zero (it was opened, or reached a connected state, since the previous dump).
+/// from zero (it was opened, or reached a connected state, since the previous dump), unless the
+/// previous dump may have passed it over (`SockDiagSelection`): then it is only learned.
+///
+/// The sockets' samples are not handed on one by one: `PerUserSampleReduction` makes them one
+/// sample per uplink, each user (`uid`) one vote, so that many sockets of one user never outweigh
+/// another user's traffic.
 public struct PassiveSampleBook: Sendable {
     struct Counters: Sendable {
         var segmentsOut: UInt32
@@ -80,16 +85,21 @@ public struct PassiveSampleBook: Sendable {
     ///   - uplink: the interface the kernel routes a socket's traffic out of; nil when the route
     ///     is local, refused or unknown (the socket is passed over). Asked only for sockets that
     ///     moved data and are not bound to a device.
-    /// - Returns: the samples by uplink index, and the time since the previous dump.
+    ///   - readBefore: whether the previous dump read a socket of this owner and cookie, had it
+    ///     been there (`SockDiagSelection.readBefore`); false: one the book does not know is
+    ///     learned, not counted from zero.
+    /// - Returns: one sample per uplink (`PerUserSampleReduction`), and the time since the
+    ///   previous dump.
     public mutating func record(_ records: [SockDiagRecord], uptime: TimeInterval,
                                 ownPrefixes: [Int: [InterfacePrefix]],
-                                uplink: (SockDiagRouteQuery) -> Int?) -> QualityDump {
+                                uplink: (SockDiagRouteQuery) -> Int?,
+                                readBefore: (_ uid: UInt32, _ cookie: UInt64) -> Bool = { _, _ in true }) -> QualityDump {
         let first = lastUptime == nil
         let interval = lastUptime.map { uptime - $0 }
         lastUptime = uptime
         var current: [UInt64: Counters] = [:]
         current.reserveCapacity(records.count)
-        var samples: [Int: [QualitySample]] = [:]
+        var votes = PerUserSampleReduction()
         for record in records {
             guard let info = record.info,
                   let segmentsOut = info.segmentsOut, let totalRetransmits = info.totalRetransmits,
@@ -98,7 +108,7 @@ public struct PassiveSampleBook: Sendable {
                                bytesAcked: bytesAcked, bytesReceived: bytesReceived)
             let before = previous[record.cookie]
             current[record.cookie] = now
-            if first && before == nil { continue }
+            if before == nil && (first || !readBefore(record.uid, record.cookie)) { continue }
             let base = before ?? .zero
             // Byte counters are 64-bit and never wrap; one that went back is a socket the book
             // never saw before under this cookie: counted afresh.
@@ -125,9 +135,9 @@ public struct PassiveSampleBook: Sendable {
             let sample = QualitySample(interfaceIndex: index, source: .passive, rttMs: Double(rtt) / 1000, minRttMs: minRtt,
                                        segmentsSent: UInt64(now.segmentsOut &- base.segmentsOut),
                                        segmentsRetransmitted: retransmitted, bytesReceived: received)
-            samples[index, default: []].append(sample)
+            votes.add(sample, uid: record.uid)
         }
         previous = current
-        return QualityDump(uptime: uptime, interval: interval, samples: samples)
+        return QualityDump(uptime: uptime, interval: interval, samples: votes.samples())
     }
 }

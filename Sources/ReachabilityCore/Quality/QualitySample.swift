@@ -1,7 +1,8 @@
 import FoundationEssentials
 
-/// One measurement of an uplink: one TCP socket's figures between two sock_diag dumps, or one
-/// connectivity check's RTT. What the link-quality estimator reads; no I/O behind it.
+/// One measurement of an uplink: one TCP socket's figures between two sock_diag dumps, the
+/// users' sockets of one dump reduced to one (`PerUserSampleReduction`), or one connectivity
+/// check's RTT. What the link-quality estimator reads; no I/O behind it.
 public struct QualitySample: Equatable, Hashable, Sendable {
     /// The uplink the measured traffic left by.
     public var interfaceIndex: Int
@@ -26,14 +27,15 @@ public struct QualitySample: Equatable, Hashable, Sendable {
     }
 }
 
-/// Everything one passive pass measured: the samples of every socket that moved data since the
-/// previous pass, by uplink, and how long that was (for throughput).
+/// Everything one passive pass measured: for each uplink, the sample of the sockets that moved
+/// data over it since the previous pass (one, each user one vote: `PerUserSampleReduction`), and
+/// how long that was (for throughput).
 public struct QualityDump: Equatable, Sendable {
     /// When the dump was read (seconds since boot, the clock that never steps).
     public var uptime: TimeInterval
     /// Seconds since the previous dump; nil for the first one.
     public var interval: TimeInterval?
-    /// The samples of sockets that moved data, by the index of the uplink they left by. An
+    /// The samples of the sockets that moved data, by the index of the uplink they left by. An
     /// uplink that is up but moved nothing has no entry (idle, not bad).
     public var samples: [Int: [QualitySample]]
 

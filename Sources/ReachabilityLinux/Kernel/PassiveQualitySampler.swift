@@ -6,8 +6,13 @@ import ReachabilitySystem
 
 /// The passive link-quality measurement: every `interval`, one sock_diag dump of the TCP
 /// sockets of all apps (`SockDiagSocket`, read by `SockDiagReply`), turned into a
-/// `QualityDump` by a `PassiveSampleBook`: a sample for each socket that moved data since the
-/// previous dump, attributed to the uplink its route leaves by.
+/// `QualityDump` by a `PassiveSampleBook`: the sockets that moved data since the previous dump,
+/// attributed to the uplink their route leaves by, one vote per user on each uplink.
+///
+/// Its cost does not grow with other users' sockets: a dump reads at most `socketLimit`
+/// (16,384), thinned fairly between the owners when there are more (`SockDiagSelection`); the
+/// kernel still lists them all. The records of a dump that read many are freed after it, with
+/// the heap's free pages (`malloc_trim`), so one crowd of sockets does not stay resident.
 ///
 /// Everything runs on the sampler's own serial queue: a dump walks the kernel's whole socket
 /// table (milliseconds), which must never hold up the monitor. Routes are looked up once per
@@ -39,6 +44,9 @@ public final class PassiveQualitySampler: @unchecked Sendable {
     private var buffer: UnsafeMutableRawBufferPointer?
     private var records: [SockDiagRecord] = []
     private var book = PassiveSampleBook()
+    private var selection: SockDiagSelection
+    /// The last complete dump: sockets the kernel listed, and those read.
+    private var lastCounts = (listed: 0, read: 0)
     /// The uplink of each route query; -1 for none (local, refused). Emptied on route changes.
     private var routeCache: [SockDiagRouteQuery: Int] = [:]
     private var prefixes: [Int: [InterfacePrefix]]?
@@ -52,6 +60,9 @@ public final class PassiveQualitySampler: @unchecked Sendable {
     /// The largest datagram the kernel builds for a dump is 32 KiB; twice that never truncates.
     static let bufferSize = 64 * 1024
     static let cacheLifetime: TimeInterval = 300
+    /// A dump that read more sockets than this frees its records after it and trims the heap
+    /// (the records of 16,384 sockets are about 3 MiB).
+    static let largeDump = 2048
 
     /// - Parameters:
     ///   - networkNamespace: where the sockets are dumped and routes looked up (tests); nil:
@@ -59,12 +70,15 @@ public final class PassiveQualitySampler: @unchecked Sendable {
     ///   - log: where errors are told, once each.
     ///   - clock: the uptime of each dump (`QualityDump.uptime`, `interval`).
     ///   - routeCacheLimit: the most route look-ups kept; beyond, the cache starts afresh.
+    ///   - socketLimit: the most sockets a dump reads (`SockDiagSelection`).
     ///   - handler: gets every dump made by the timer (`start(interval:)`), the first one
     ///     (which only learns the counters) included, on the sampler's queue.
     public init(networkNamespace: String? = nil, log: LogSink = .discarding, clock: ReachdClock = .system,
-                routeCacheLimit: Int = 4096, queue: DispatchQueue = DispatchQueue(label: "reachd.sockdiag"),
+                routeCacheLimit: Int = 4096, socketLimit: Int = SockDiagSelection.defaultLimit,
+                queue: DispatchQueue = DispatchQueue(label: "reachd.sockdiag"),
                 handler: @escaping @Sendable (QualityDump) -> Void = { _ in }) {
         self.networkNamespace = networkNamespace; self.log = log; self.clock = clock
+        selection = SockDiagSelection(limit: socketLimit)
         self.routeCacheLimit = max(1, routeCacheLimit); self.queue = queue; self.handler = handler
     }
 
@@ -97,6 +111,7 @@ public final class PassiveQualitySampler: @unchecked Sendable {
             timer?.cancel()
             timer = nil
             book.reset()
+            selection.forget()
             diag = nil
             routes = nil
             buffer?.deallocate()
@@ -128,19 +143,27 @@ public final class PassiveQualitySampler: @unchecked Sendable {
         queue.sync { (book.trackedSockets, routeCache.count, prefixes?.count ?? 0) }
     }
 
+    /// The last complete dump: the sockets the kernel listed, and those read (benchmarks, tests).
+    public var lastDumpSockets: (listed: Int, read: Int) {
+        queue.sync { lastCounts }
+    }
+
     // MARK: - On the queue
 
     /// One dump of both families, through the book.
     private func pass() -> QualityDump? {
         guard let diag = openSocket(), let buffer = takeBuffer() else { return nil }
         records.removeAll(keepingCapacity: true)
+        // About as many as the last dump read: no copies while the array grows.
+        if records.capacity < lastCounts.read { records.reserveCapacity(min(lastCounts.read + lastCounts.read / 16 + 64, selection.limit)) }
+        defer { releaseIfLarge() }
         var complete = true
         for family in [IPAddress.Family.ipv4, .ipv6] {
             var failure: SockDiagError?
             do {
                 try diag.socket.dumpTCP(family: family, buffer: buffer) { datagram, sequence in
                     do throws(SockDiagError) {
-                        return try SockDiagReply.parse(datagram, sequence: sequence, into: &records).done
+                        return try SockDiagReply.parse(datagram, sequence: sequence, selection: &selection, into: &records).done
                     } catch {
                         failure = error
                         return true
@@ -150,6 +173,7 @@ public final class PassiveQualitySampler: @unchecked Sendable {
                 // The socket failed (a timeout, EMSGSIZE): its state is unknown; open a new one.
                 report("dump", "passive quality: sock_diag dump (\(family == .ipv4 ? "IPv4" : "IPv6")): \(error)")
                 self.diag = nil
+                selection.abandon()
                 return nil
             }
             switch failure {
@@ -165,16 +189,32 @@ public final class PassiveQualitySampler: @unchecked Sendable {
             }
         }
         // A dump with a family missing would make its sockets look vanished, then new.
-        guard complete else { return nil }
+        guard complete else {
+            selection.abandon()
+            return nil
+        }
         let now = clock.now().uptime
         if now - cachesSince > Self.cacheLifetime || now < cachesSince {
             routeCache.removeAll(keepingCapacity: true)
             prefixes = nil
         }
         if prefixes == nil { prefixes = readPrefixes(); cachesSince = now }
-        let dump = book.record(records, uptime: now, ownPrefixes: prefixes ?? [:], uplink: uplink)
+        let dump = book.record(records, uptime: now, ownPrefixes: prefixes ?? [:], uplink: uplink,
+                               readBefore: { [selection] uid, cookie in selection.readBefore(uid: uid, cookie: cookie) })
+        lastCounts = (selection.seen, selection.admitted)
+        selection.finish()
         reported.remove("dump"); reported.remove("reply")
         return dump
+    }
+
+    /// After a dump that read many sockets: its records go, and the heap's free pages with them.
+    private func releaseIfLarge() {
+        guard records.capacity > Self.largeDump else {
+            records.removeAll(keepingCapacity: true)
+            return
+        }
+        records = []
+        ProcessSetup.trimMemory()
     }
 
     private func openSocket() -> SocketBox? {

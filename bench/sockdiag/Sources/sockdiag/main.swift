@@ -1,21 +1,25 @@
-// sockdiag [--dumps N] [--pause SECONDS] [--label TEXT]: runs N dumps of the passive quality sampler in the
-// current network namespace and prints one line: the CPU (user + system, all threads) per dump,
-// the sockets and samples of the last dump, and the resident memory the sampler added.
+// sockdiag [--dumps N] [--pause SECONDS] [--settle SECONDS] [--limit SOCKETS] [--label TEXT]: runs N dumps of
+// the passive quality sampler in the current network namespace, each handed to a LinkQualityEstimator as the
+// monitor would, and prints one line: the CPU (user + system, all threads) per dump, the sockets listed and
+// read and the samples of the last dump, and the resident memory added: at its peak, right after the dumps,
+// and SECONDS later (--settle).
 // sockdiag --once: one dump after a baseline, printed (the unprivileged check).
 import Foundation
 import ReachabilityCore
 import ReachabilityLinux
 
-func cpuSeconds() -> Double {
+/// User and system CPU seconds of the whole process.
+func cpuSeconds() -> (user: Double, system: Double) {
     var usage = rusage()
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1_000_000
+    return (Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1_000_000,
+            Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1_000_000)
 }
 
-func residentKiB() -> Int {
+/// A line of /proc/self/status in KiB (VmRSS, VmHWM).
+func statusKiB(_ key: String) -> Int {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix(key + ":") } ?? ""
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
 }
 
@@ -23,6 +27,8 @@ var dumps = 200
 var label = ""
 var once = false
 var pause = 0.0
+var settle = 0.0
+var limit = SockDiagSelection.defaultLimit
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -30,7 +36,11 @@ while let argument = arguments.next() {
     case "--label": label = arguments.next() ?? ""
     case "--once": once = true
     case "--pause": pause = Double(arguments.next() ?? "") ?? pause
-    default: FileHandle.standardError.write("usage: sockdiag [--dumps N] [--pause SECONDS] [--label TEXT] [--once]\n".data(using: .utf8)!); exit(2)
+    case "--settle": settle = Double(arguments.next() ?? "") ?? settle
+    case "--limit": limit = Int(arguments.next() ?? "") ?? limit
+    default:
+        FileHandle.standardError.write("usage: sockdiag [--dumps N] [--pause SECONDS] [--settle SECONDS] [--limit SOCKETS] [--label TEXT] [--once]\n".data(using: .utf8)!)
+        exit(2)
     }
 }
 
@@ -46,17 +56,38 @@ if once {
     exit(0)
 }
 
-let before = residentKiB()
-let sampler = PassiveQualitySampler(log: errors)
+let before = statusKiB("VmRSS")
+let sampler = PassiveQualitySampler(log: errors, socketLimit: limit)
 _ = sampler.sampleNow()   // baseline: socket, buffer, caches
+// What the monitor does with each dump: the estimator takes it (uplinks as they appear).
+var estimator = LinkQualityEstimator()
 var samples = 0
+var failed = 0
 let start = cpuSeconds()
 for _ in 0..<dumps {
-    samples = sampler.sampleNow()?.samples.values.reduce(0) { $0 + $1.count } ?? -1
+    if let dump = sampler.sampleNow() {
+        samples = dump.samples.values.reduce(0) { $0 + $1.count }
+        let now = ClockReading(wall: Date(), uptime: dump.uptime)
+        for index in dump.samples.keys where estimator.quality(for: index) == nil {
+            estimator.linkUp(QualityUplink(index: index, name: "if\(index)", technology: .init(kind: .ethernet)), now: now)
+        }
+        _ = estimator.measured(dump, now: now)
+    } else {
+        failed += 1
+    }
     if pause > 0 { Thread.sleep(forTimeInterval: pause) }   // sleeping costs no CPU
 }
-let perDump = (cpuSeconds() - start) / Double(dumps) * 1000
-let after = residentKiB()
+let end = cpuSeconds()
+let userPerDump = (end.user - start.user) / Double(dumps) * 1000, systemPerDump = (end.system - start.system) / Double(dumps) * 1000
+let after = statusKiB("VmRSS")
+let peak = statusKiB("VmHWM")
+let counts = sampler.lastDumpSockets
 let sizes = sampler.cacheSizes
-print(String(format: "%@: %.2f ms CPU per dump (%d dumps), %d sockets, %d samples in the last, %d routes cached, +%d KiB resident",
-             label, perDump, dumps, sizes.sockets, samples, sizes.routes, after - before))
+var line = String(format: "%@: %.1f ms CPU per dump (%.1f user, %.1f system; %d dumps%@), %d sockets listed, %d read, %d samples in the last, %d tracked, %d routes cached; resident +%d KiB (peak +%d)",
+                  label, userPerDump + systemPerDump, userPerDump, systemPerDump, dumps, failed > 0 ? ", \(failed) failed" : "", counts.listed, counts.read, samples,
+                  sizes.sockets, sizes.routes, after - before, peak - before)
+if settle > 0 {
+    Thread.sleep(forTimeInterval: settle)
+    line += String(format: ", +%d KiB %.0f s later", statusKiB("VmRSS") - before, settle)
+}
+print(line)
