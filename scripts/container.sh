@@ -21,6 +21,13 @@ done
 work=$(mktemp -d "/tmp/reachd-${check#check-}.XXXXXX")
 upper=$work/upper root=$work/root
 mkdir -p "$upper" "$work/overlay-work" "$root"
+# The container is a new machine for reachd: what this one keeps (the last event number, kept by
+# a reachd run here as root) is hidden behind whiteouts, or the service's StateDirectory= with
+# DynamicUser= would move it to /var/lib/private across the overlay (EXDEV) and fail to start.
+mkdir -p "$upper/var/lib/private"
+chmod 0700 "$upper/var/lib/private"
+mknod "$upper/var/lib/reachd" c 0 0
+mknod "$upper/var/lib/private/reachd" c 0 0
 nspawn_pid=
 leader=
 failures=0

@@ -32,6 +32,8 @@ fi
 debug_reachctl="$(swift build --show-bin-path)/reachctl"
 
 work=$(mktemp -d /tmp/reachd-static.XXXXXX)
+# The daemon's last event number goes here, not into the machine's /var/lib/reachd.
+export STATE_DIRECTORY=$work
 ns=rchs$$
 trap 'ip netns del "$ns" 2>/dev/null || true; rm -rf "$work"' EXIT
 make -s install DESTDIR="$work/root" PREFIX=/usr BIN_DIR="$bin_dir" >/dev/null

@@ -35,8 +35,20 @@ public func childEnvironment(_ base: [String: String] = ProcessInfo.processInfo.
     if environment[systemBusVariable] == nil || environment[systemBusVariable] == inherited {
         environment[systemBusVariable] = noSystemBus
     }
+    // A reachd started by a test keeps its last event number in a directory of this test
+    // process's (swept with it), never in the machine's /var/lib/reachd.
+    if environment["STATE_DIRECTORY"] == nil { environment["STATE_DIRECTORY"] = testStateDirectory }
     return environment
 }
+
+/// Where the daemons a test process starts keep their state, unless a test names its own.
+public let testStateDirectory: String = {
+    TestResources.sweepOnce()
+    let path = "/tmp/\(TestResources.prefix)state"
+    mkdir(path, 0o777)
+    chmod(path, 0o777)   // a daemon under test may run as `nobody`
+    return path
+}()
 
 /// The variable sd-bus and libdbus read the system bus's address from.
 public let systemBusVariable = "DBUS_SYSTEM_BUS_ADDRESS"

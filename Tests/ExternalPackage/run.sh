@@ -55,6 +55,8 @@ fi
 reachd="${REACHD_BIN_DIR:-$($SWIFT build --package-path "$root" --show-bin-path)}/reachd"
 ns="rchext$$"
 tmp=$(mktemp -d /tmp/reachd-ext-XXXXXX)
+# The daemon's last event number goes here, not into the machine's /var/lib/reachd.
+export STATE_DIRECTORY=$tmp
 pid=""
 http=""
 cleanup() {
