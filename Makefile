@@ -23,10 +23,12 @@ build: deps gio
 # jobs at a time, each printed when it ends: the two builds side by side, the checks that need
 # no build at once, and each line of work as soon as its own build is done — the Swift tests as
 # soon as the debug build is, while the release build goes on (it fills the time the tests
-# spend waiting on namespaces, daemons and the estimator's clock). The release binaries make
-# the package and its checks; the outside package builds on the debug products.
+# spend waiting on namespaces, daemons and the estimator's clock). The release build runs niced:
+# the debug build, which the longest line waits for, gets the cores first. The release binaries
+# make the package and its checks; the outside package builds on the debug products.
 test:
-	@$(MAKE) --no-print-directory -j4 --output-sync=target test-debug test-checks test-release external-package-test
+	@$(MAKE) --no-print-directory -j4 --output-sync=target RELEASE_NICE="nice -n 10" \
+	  test-debug test-checks test-release external-package-test
 
 # scripts/run-tests.sh prints how many tests were skipped, and as root fails when any was.
 test-debug: build-tests
@@ -101,10 +103,11 @@ RELEASE_FLAGS ?= -c release --scratch-path $(CURDIR)/.build/static --static-swif
 	-Xswiftc -use-ld=lld \
 	-Xlinker -z -Xlinker now -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 RELEASE_BIN_DIR = $$($(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --show-bin-path)
+RELEASE_NICE ?=
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd
-	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachctl
-	$(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd-dispatcher
+	$(RELEASE_NICE) $(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd
+	$(RELEASE_NICE) $(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachctl
+	$(RELEASE_NICE) $(SWIFT) build $(RELEASE_FLAGS) $(BUILD_FLAGS) --product reachd-dispatcher
 
 # scripts/deps.sh as on a fresh machine (dpkg knows nothing, apt-get recorded; root and not).
 check-deps:
