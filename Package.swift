@@ -35,7 +35,7 @@ let package = Package(
         // configuration files and the stderr/journal log sink, shared by reachd and the dispatcher.
         .target(name: "ReachabilityHost", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
         .target(name: "ReachabilityLinux", dependencies: ["ReachabilityCore", "ReachabilityHost", "ReachabilitySystem", "CNetlink", "CSystemd", "COpenSSL"]),
-        .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
+        .target(name: "ReachabilityServer", dependencies: ["ReachabilityCore", "ReachabilityHost", "ReachabilitySystem"]),
         .target(name: "ReachabilityClient", dependencies: ["ReachabilityCore", "ReachabilitySystem"]),
         .target(name: "Reachability", dependencies: ["ReachabilityCore", "ReachabilityClient", "ReachabilityLinux", "ReachabilitySystem"]),
         .executableTarget(name: "reachd", dependencies: ["ReachabilityCore", "ReachabilityHost", "ReachabilityLinux", "ReachabilityServer", "ReachabilityClient", "ReachabilitySystem"]),
@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(name: "ReachabilityCoreTests", dependencies: ["ReachabilityCore", "TestSupport"]),
         .testTarget(name: "ReachabilitySystemTests", dependencies: ["ReachabilitySystem"]),
         // The executables' own logic, tested beside them: arguments, the dispatcher's rules.
-        .testTarget(name: "ReachdTests", dependencies: ["reachd", "ReachabilityCore"]),
+        .testTarget(name: "ReachdTests", dependencies: ["reachd", "ReachabilityCore", "ReachabilityLinux", "ReachabilityServer"]),
         .testTarget(name: "ReachctlTests", dependencies: ["reachctl", "ReachabilityCore"]),
         .testTarget(name: "ReachdDispatcherTests", dependencies: ["reachd-dispatcher", "ReachabilityCore", "TestSupport"]),
         // CNetlink: libnl's own parsers, the reference the decoder is compared with.

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilityHost
 import ReachabilitySystem
 
 /// The varlink server of reachd: `org.varlink.service` and `io.reachd.Reachability` on a Unix
@@ -89,6 +90,8 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// Where clients' bytes are received and parsed (`JSONParser`); only decoded calls reach
     /// `queue`. Serial and shared by all connections.
     public let ioQueue: DispatchQueue
+    /// Where the `initial` events' time comes from.
+    private let clock: ReachdClock
 
     // State, confined to `queue`.
     var history: EventHistory<HistoryEntry>
@@ -152,10 +155,13 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// - Parameter initial: the current state (`monitor.initialEvent()`); its sequence number is
     ///   where the history starts.
     /// - Parameter ioQueue: receives and parses clients' messages; give none but its own.
+    /// - Parameter clock: the wall time of the `initial` events subscribers get (the daemon's
+    ///   clock, so that its events and the server's agree).
     public init(initial: ReachabilityEvent, configuration: Configuration = Configuration(),
                 queue: DispatchQueue = DispatchQueue(label: "reachd.server"),
-                ioQueue: DispatchQueue = DispatchQueue(label: "reachd.clients")) {
+                ioQueue: DispatchQueue = DispatchQueue(label: "reachd.clients"), clock: ReachdClock = .system) {
         self.configuration = configuration
+        self.clock = clock
         self.queue = queue
         self.ioQueue = ioQueue
         self.current = initial.current
@@ -526,7 +532,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     /// The current state as the first reply of a subscription, cached per sequence number so a
     /// thousand subscribers arriving together cost one encoding.
     func initialEventBytes(reason: Reason.Code) -> (ReachabilityEvent, Data) {
-        let event = ReachabilityEvent(sequence: history.sequence, timestamp: Date(), event: .initial,
+        let event = ReachabilityEvent(sequence: history.sequence, timestamp: clock.now().wall, event: .initial,
                                       reason: Reason(code: reason), previous: nil, current: current)
         if let cache = initialCache, cache.sequence == history.sequence, cache.reason == reason {
             return (event, cache.bytes)

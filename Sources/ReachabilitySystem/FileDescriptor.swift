@@ -44,16 +44,44 @@ public struct FileDescriptor: ~Copyable, Sendable {
         case readWrite
     }
 
-    /// Opens an existing file (`open(2)` with `O_RDONLY`, `O_WRONLY` or `O_RDWR`, and
-    /// `O_CLOEXEC`).
-    public static func open(_ path: String, _ mode: AccessMode = .readOnly) throws(Errno) -> FileDescriptor {
+    /// What `open` does beyond the access mode (`O_CLOEXEC` is always set).
+    public struct OpenOptions: OptionSet, Sendable {
+        public let rawValue: CInt
+
+        public init(rawValue: CInt) {
+            self.rawValue = rawValue
+        }
+
+        /// `O_NOFOLLOW`: a symbolic link as the last component is refused (`ELOOP`), so a link
+        /// planted where a file is expected cannot point the read at another file or a device.
+        public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
+        /// `O_NONBLOCK`: opening a FIFO that has no writer returns at once instead of waiting
+        /// for one (and reads from it never wait).
+        public static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
+    }
+
+    /// Opens an existing file (`open(2)` with `O_RDONLY`, `O_WRONLY` or `O_RDWR`, the
+    /// `options`, and `O_CLOEXEC`).
+    public static func open(_ path: String, _ mode: AccessMode = .readOnly, options: OpenOptions = []) throws(Errno) -> FileDescriptor {
+        try open(cPath: path, shownAs: path, mode, options: options)
+    }
+
+    /// Opens an existing file whose path is bytes that need not be UTF-8 (an interface's name
+    /// as the kernel has it); see `open(_:_:options:)`. A NUL in `pathBytes` ends the path.
+    public static func open(pathBytes: [UInt8], _ mode: AccessMode = .readOnly, options: OpenOptions = []) throws(Errno) -> FileDescriptor {
+        let shown = String(decoding: pathBytes.prefix { $0 != 0 }, as: UTF8.self)
+        return try open(cPath: pathBytes.map { CChar(bitPattern: $0) } + [0], shownAs: shown, mode, options: options)
+    }
+
+    private static func open(cPath: UnsafePointer<CChar>, shownAs path: String, _ mode: AccessMode,
+                             options: OpenOptions) throws(Errno) -> FileDescriptor {
         let flags: CInt
         switch mode {
         case .readOnly: flags = O_RDONLY
         case .writeOnly: flags = O_WRONLY
         case .readWrite: flags = O_RDWR
         }
-        let fd = try retryingOnInterrupt("open", path: path) { Glibc.open(path, flags | O_CLOEXEC) }
+        let fd = try retryingOnInterrupt("open", path: path) { Glibc.open(cPath, flags | options.rawValue | O_CLOEXEC) }
         return FileDescriptor(adopting: fd)
     }
 
@@ -94,17 +122,35 @@ public struct FileDescriptor: ~Copyable, Sendable {
     /// Reads everything up to end of file (`read(2)` until it returns 0): a configuration file,
     /// a script.
     public borrowing func readToEnd() throws(Errno) -> [UInt8] {
+        try read(upTo: Int.max)
+    }
+
+    /// Reads up to end of file, but at most `limit` bytes (`read(2)` until it returns 0 or
+    /// `limit` bytes came): a file that never ends (`/dev/zero`, a growing log) costs `limit`
+    /// bytes, not all memory. A non-blocking descriptor with nothing to read throws
+    /// `wouldBlock`.
+    public borrowing func read(upTo limit: Int) throws(Errno) -> [UInt8] {
         let fd = rawValue
         var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
+        var buffer = [UInt8](repeating: 0, count: Swift.min(16 * 1024, Swift.max(limit, 0)))
+        while bytes.count < limit {
+            let wanted = Swift.min(buffer.count, limit - bytes.count)
             let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in try retryingOnInterrupt("read") { Glibc.read(fd, raw.baseAddress, raw.count) } }
+                Result { () throws(Errno) in try retryingOnInterrupt("read") { Glibc.read(fd, raw.baseAddress, wanted) } }
             }
             let count = try received.get()
-            if count == 0 { return bytes }
+            if count == 0 { break }
             bytes.append(contentsOf: buffer[..<count])
         }
+        return bytes
+    }
+
+    /// What the open file is (`fstat(2)`): the file actually opened, not what the path names
+    /// by the time `lstat` would look.
+    public borrowing func status() throws(Errno) -> FileStatus {
+        var info = stat()
+        _ = try checkingErrno("fstat") { fstat(rawValue, &info) }
+        return FileStatus(info)
     }
 
     /// Writes some of `bytes` (`write(2)`); returns how many went.

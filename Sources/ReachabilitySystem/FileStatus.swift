@@ -20,6 +20,19 @@ public struct FileStatus: Equatable, Sendable {
     public init(kind: Kind, ownerID: UInt32, permissions: UInt32) {
         self.kind = kind; self.ownerID = ownerID; self.permissions = permissions
     }
+
+    /// What a `stat` structure says.
+    init(_ info: stat) {
+        let kind: Kind
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .regularFile
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symbolicLink
+        case S_IFSOCK: kind = .socket
+        default: kind = .other
+        }
+        self.init(kind: kind, ownerID: info.st_uid, permissions: UInt32(info.st_mode) & 0o7777)
+    }
 }
 
 extension FileSystem {
@@ -33,15 +46,7 @@ extension FileSystem {
             if error == .noSuchFile { return nil }
             throw error
         }
-        let kind: FileStatus.Kind
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: kind = .regularFile
-        case S_IFDIR: kind = .directory
-        case S_IFLNK: kind = .symbolicLink
-        case S_IFSOCK: kind = .socket
-        default: kind = .other
-        }
-        return FileStatus(kind: kind, ownerID: info.st_uid, permissions: UInt32(info.st_mode) & 0o7777)
+        return FileStatus(info)
     }
 
     /// The names in `directory`, without `.` and `..`, in the order the file system gives them

@@ -8,7 +8,7 @@ extension Daemon {
     /// answers varlink `Probe()`, and takes new settings on SIGHUP.
     @discardableResult
     func startConnectivityCheck(monitor: ReachabilityMonitor, server: ReachabilityServer) -> ConnectivityChecker {
-        let checker = ConnectivityChecker(configuration: .init(configuration), target: monitor, log: log)
+        let checker = ConnectivityChecker(configuration: .init(configuration), target: monitor, log: log, clock: clock)
         if let metrics { checker.observeChecks { method, probe in metrics.recordProbe(probe, api: method == .api) } }
         checker.attach(to: monitor)
         server.probeHandler = { completion in

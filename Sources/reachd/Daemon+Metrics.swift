@@ -9,7 +9,7 @@ extension Daemon {
     func makeMetrics(initial: ReachabilityEvent, monitor: ReachabilityMonitor, server: ReachabilityServer) -> MetricsCollector? {
         let section = configuration.metrics
         guard section.listen != nil || section.textfileDirectory != nil else { return nil }
-        return MetricsCollector(initial: initial, monitor: monitor, server: server, log: log)
+        return MetricsCollector(initial: initial, monitor: monitor, server: server, log: log, clock: clock)
     }
 
     /// Starts serving and writing. A listen address that cannot be bound is fatal (exit 1), as

@@ -8,7 +8,7 @@ extension Daemon {
     /// TCP sockets every `Interval=` while the machine has a path and is awake, handed to the
     /// monitor. Changes of routes, rules or addresses (not events) empty the sampler's route cache.
     func startLinkQuality(monitor: ReachabilityMonitor) {
-        let sampler = PassiveQualitySampler(log: log) { [weak monitor] dump in monitor?.measured(dump) }
+        let sampler = PassiveQualitySampler(log: log, clock: clock) { [weak monitor] dump in monitor?.measured(dump) }
         qualitySampler = sampler
         let follower = QualitySamplerFollower(sampler: sampler, monitor: monitor,
                                               interval: configuration.linkQuality.intervalSeconds)

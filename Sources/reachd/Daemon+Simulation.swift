@@ -12,6 +12,9 @@ import ReachabilitySystem
 final class SimulationController: @unchecked Sendable {
     private let monitor: ReachabilityMonitor
     private let queue: DispatchQueue
+    /// Where `now` comes from: the wall clock for the events' times, boot time for the callers'
+    /// warning budget.
+    private let clock: ReachdClock
     private var overlay: SimulationOverlay
     /// Publishes an event (to the server, systemd and the log).
     var publish: (ReachabilityEvent) -> Void = { _ in }
@@ -26,14 +29,15 @@ final class SimulationController: @unchecked Sendable {
     private var timer: (token: Int, source: DispatchSourceTimer)?
 
     /// Call on the monitor's queue, with its observer registered in the same block.
-    init(monitor: ReachabilityMonitor) {
+    init(monitor: ReachabilityMonitor, clock: ReachdClock) {
         self.monitor = monitor
         self.queue = monitor.queue
+        self.clock = clock
         self.overlay = SimulationOverlay(initial: monitor.initialEvent())
     }
 
     /// What subscribers see now, as an `initial` event.
-    func initialEvent() -> ReachabilityEvent { overlay.initialEvent(now: Date()) }
+    func initialEvent() -> ReachabilityEvent { overlay.initialEvent(now: clock.now().wall) }
 
     /// What subscribers see now.
     var published: Status { overlay.published }
@@ -81,7 +85,7 @@ final class SimulationController: @unchecked Sendable {
         let started: SimulationOverlay.Started
         do {
             let request = try SimulateRequest.parse(parameters)
-            started = try overlay.simulate(request, real: monitor.status, owner: caller.connection, now: Date())
+            started = try overlay.simulate(request, real: monitor.status, owner: caller.connection, now: clock.now().wall)
         } catch {
             warn("Simulate by uid \(caller.uid): \(error)")
             return completion(.error(.invalidParameter(error.parameter)))
@@ -95,8 +99,7 @@ final class SimulationController: @unchecked Sendable {
     /// held back, so that a loop of refused calls cannot crowd reachd's own lines out of the
     /// journal (whose rate limit would drop them).
     private func warn(_ message: String) {
-        let now = Double(MonotonicClock.nanoseconds()) / 1e9
-        let (allowed, suppressed) = callerLog.admit(now: now)
+        let (allowed, suppressed) = callerLog.admit(now: clock.now().uptime)
         guard allowed else { return }
         log.warning(message + (suppressed > 0 ? " (\(suppressed) similar messages suppressed)" : ""))
     }
@@ -106,7 +109,7 @@ final class SimulationController: @unchecked Sendable {
     func hungUp(connection: Int) {
         queue.async { [weak self] in
             guard let self else { return }
-            let event = self.overlay.hungUp(connection: connection, real: self.monitor.status, now: Date())
+            let event = self.overlay.hungUp(connection: connection, real: self.monitor.status, now: self.clock.now().wall)
             self.syncTimer()
             if let event { self.publish(event) }
         }
@@ -124,7 +127,7 @@ final class SimulationController: @unchecked Sendable {
         source.schedule(deadline: .now() + .seconds(wanted.seconds))
         source.setEventHandler { [weak self] in
             guard let self else { return }
-            let event = self.overlay.expire(token: wanted.token, real: self.monitor.status, now: Date())
+            let event = self.overlay.expire(token: wanted.token, real: self.monitor.status, now: self.clock.now().wall)
             self.syncTimer()
             if let event { self.publish(event) }
         }
@@ -138,7 +141,7 @@ extension Daemon {
     /// exists; `attach(to:)` it once it does.
     func startSimulation(monitor: ReachabilityMonitor) -> SimulationController {
         monitor.queue.sync {
-            let controller = SimulationController(monitor: monitor)
+            let controller = SimulationController(monitor: monitor, clock: clock)
             controller.groupName = configuration.simulation.group
             controller.log = log
             // Registered in the same block as the overlay read the initial state: no event between.

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import ReachabilityCore
+import ReachabilityHost
 import ReachabilityLinux
 import ReachabilityServer
 import ReachabilitySystem
@@ -12,6 +13,8 @@ final class Daemon: @unchecked Sendable {
     var configuration: ReachdConfiguration
     let options: DaemonOptions
     let notifier = SystemdNotifier()
+    /// Where every component reads the time: the monitor, the simulation, the server, the metrics.
+    let clock: ReachdClock
     private(set) var monitor: ReachabilityMonitor?
     private(set) var server: ReachabilityServer?
     private var signalSources: [DispatchSourceSignal] = []
@@ -33,8 +36,8 @@ final class Daemon: @unchecked Sendable {
     /// Prometheus metrics, unless `[Metrics]` asks for none.
     private(set) var metrics: MetricsCollector?
 
-    init(options: DaemonOptions, configuration: ReachdConfiguration, log: LogSink) {
-        self.options = options; self.configuration = configuration; self.log = log
+    init(options: DaemonOptions, configuration: ReachdConfiguration, log: LogSink, clock: ReachdClock = .system) {
+        self.options = options; self.configuration = configuration; self.log = log; self.clock = clock
     }
 
     /// Starts everything; returns when the daemon is serving. Errors are fatal (exit 1).
@@ -48,9 +51,9 @@ final class Daemon: @unchecked Sendable {
         // larger, so they keep rising across restarts even when the clock stepped back.
         var monitorConfiguration = ReachabilityMonitor.Configuration(configuration)
         let stateDirectory = EventNumberFile.directory(environment: environment, effectiveUserID: ProcessSetup.effectiveUserID)
-        let (firstSequence, eventNumbers) = EventNumberFile.open(directory: stateDirectory, clock: Date(), log: log)
+        let (firstSequence, eventNumbers) = EventNumberFile.open(directory: stateDirectory, clock: clock.now().wall, log: log)
         monitorConfiguration.firstSequence = firstSequence
-        let monitor = ReachabilityMonitor(configuration: monitorConfiguration, log: log)
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration, log: log, clock: clock)
         try monitor.start()
         self.monitor = monitor
         let systemBus = SystemBus(queue: monitor.queue, log: log) { [weak self] connected in
@@ -73,7 +76,7 @@ final class Daemon: @unchecked Sendable {
         serverConfiguration.limits = configuration.limits
         serverConfiguration.socket = configuration.socket
         let server = ReachabilityServer(initial: initial, configuration: serverConfiguration,
-                                        queue: monitor.queue)
+                                        queue: monitor.queue, clock: clock)
         server.logSink = log
         let log = self.log
         let metrics = makeMetrics(initial: initial, monitor: monitor, server: server)

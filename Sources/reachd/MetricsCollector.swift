@@ -28,11 +28,12 @@ final class MetricsCollector: @unchecked Sendable {
     /// Whether the system bus is connected; nil while reachd does not use it.
     private var systemBusConnected: Bool?
 
-    init(initial: ReachabilityEvent, monitor: ReachabilityMonitor, server: ReachabilityServer, log: LogSink) {
+    /// - Parameter clock: the daemon's clock; its wall time is the start time shown.
+    init(initial: ReachabilityEvent, monitor: ReachabilityMonitor, server: ReachabilityServer, log: LogSink, clock: ReachdClock) {
         self.monitor = monitor
         self.server = server
         self.log = log
-        recorder = MetricsRecorder(status: initial.current, now: Self.clock(), startedAt: Date())
+        recorder = MetricsRecorder(status: initial.current, now: Self.clock(), startedAt: clock.now().wall)
         lastSequence = initial.sequence
     }
 

@@ -66,6 +66,24 @@ private final class SubscriptionRecorder: @unchecked Sendable {
         #expect(recorder.ends.isEmpty)
     }
 
+    /// The `initial` event a subscriber gets is timed by the clock the server was given (the
+    /// daemon's), not the machine's wall clock.
+    @Test func theInitialEventIsTimedByTheInjectedClock() throws {
+        let directory = try temporaryDirectory()
+        let path = directory + "/io.reachd.Reachability"
+        let wall = Date(timeIntervalSince1970: 1_000_000_000)
+        let server = ReachabilityServer(initial: Fixture.initial(sequence: 9),
+                                        clock: ReachdClock { ClockReading(wall: wall, uptime: 42) })
+        defer { server.stop() }
+        try server.listen(at: path)
+        let recorder = SubscriptionRecorder()
+        let subscription = recorder.subscribe(ReachabilityClient(socketPath: path), reconnect: false)
+        defer { subscription.cancel() }
+        #expect(waitUntil(timeout: 10) { recorder.events.count == 1 })
+        #expect(recorder.events.first?.event == .initial)
+        #expect(recorder.events.first?.timestamp == wall)
+    }
+
     /// After `cancel()` the connection goes, nothing more is delivered and `onEnd` is not called.
     @Test func cancelEndsQuietly() throws {
         let h = try ServerHarness(sequence: 300)

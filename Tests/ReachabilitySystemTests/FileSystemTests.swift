@@ -3,24 +3,11 @@ import ReachabilitySystem
 import Testing
 
 @Suite struct FileSystemTests {
-    /// A fresh directory under /tmp (`mkdtemp(3)`).
-    private func scratch() throws -> String {
-        var template = Array("/tmp/rch-fs-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
-        return String(cString: try #require(made))
-    }
-
-    /// Removes the directory and the files in it.
-    private func removeAll(_ directory: String) {
-        for name in (try? FileSystem.entries(of: directory)) ?? [] { try? FileSystem.remove(directory + "/" + name) }
-        rmdir(directory)
-    }
-
     /// The new bytes, the mode asked for, and nothing left beside the file: not the temporary
     /// file, not the old one.
     @Test func writeAtomicallyReplacesTheFileAndLeavesNothingElse() throws {
-        let directory = try scratch()
-        defer { removeAll(directory) }
+        let directory = try scratchDirectory("fs")
+        defer { removeScratch(directory) }
         let path = directory + "/state.json"
         try FileSystem.writeAtomically(path: path, bytes: Array("old\n".utf8), mode: 0o600)
         try FileSystem.writeAtomically(path: path, bytes: Array("new\n".utf8), mode: 0o644)
@@ -34,8 +21,8 @@ import Testing
 
     /// A directory that is not there: the error of mkstemp, naming the template.
     @Test func writeAtomicallyIntoAMissingDirectoryNamesTheStep() throws {
-        let directory = try scratch()
-        defer { removeAll(directory) }
+        let directory = try scratchDirectory("fs")
+        defer { removeScratch(directory) }
         #expect {
             try FileSystem.writeAtomically(path: directory + "/missing/x.prom", bytes: [1], mode: 0o644)
         } throws: { error in
@@ -46,8 +33,8 @@ import Testing
 
     /// lstat sees the link, stat what it points to; a dangling link followed is nothing.
     @Test func statusEntriesAndLinks() throws {
-        let directory = try scratch()
-        defer { removeAll(directory) }
+        let directory = try scratchDirectory("fs")
+        defer { removeScratch(directory) }
         try FileSystem.writeAtomically(path: directory + "/script", bytes: Array("#!/bin/sh\n".utf8), mode: 0o4755)
         #expect(symlink("/dev/null", directory + "/masked") == 0)
         #expect(symlink(directory + "/gone", directory + "/dangling") == 0)

@@ -3,9 +3,6 @@ import FoundationEssentials
 import ReachabilityCore
 import ReachabilitySystem
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Reads systemd-networkd's DHCPv4 lease of each link (`DIRECTORY/IFINDEX`) and tells whether it
 /// asks for metered use (`ANDROID_METERED` in option 43), on a queue of its own: the monitor's
@@ -27,7 +24,7 @@ final class DHCPLeaseWatcher: @unchecked Sendable {
     private let pending = Mutex<Set<Int>>([])
 
     // Confined to `queue`.
-    private var inotify: Int32 = -1
+    private var inotify: Inotify?
     private var source: DispatchSourceRead?
     private var watched = false
     private var stopped = false
@@ -43,7 +40,7 @@ final class DHCPLeaseWatcher: @unchecked Sendable {
     }
 
     deinit {
-        if let source { source.cancel() } else if inotify >= 0 { close(inotify) }
+        source?.cancel()
     }
 
     /// Reads the leases of `indexes` (again), after the directory's watch is set up when it can
@@ -78,9 +75,10 @@ final class DHCPLeaseWatcher: @unchecked Sendable {
     func stop() {
         queue.sync {
             stopped = true
-            if let source { source.cancel() } else if inotify >= 0 { close(inotify) }
+            // The source's cancel handler holds the instance until the source lets go of it.
+            source?.cancel()
             source = nil
-            inotify = -1
+            inotify = nil
         }
     }
 
@@ -91,46 +89,39 @@ final class DHCPLeaseWatcher: @unchecked Sendable {
 
     private func watchDirectory() {
         guard !watched else { return }
-        if inotify < 0 {
-            inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-            guard inotify >= 0 else {
-                log.warning("DHCP leases: inotify_init1 failed: \(Errno.current("inotify_init1").text); leases are read on address changes only")
+        if inotify == nil {
+            do throws(Errno) {
+                inotify = try Inotify()
+            } catch {
+                log.warning("DHCP leases: \(error); leases are read on address changes only")
                 watched = true
                 return
             }
         }
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
-        guard inotify_add_watch(inotify, directory, mask) >= 0 else {
+        guard let inotify,
+              (try? inotify.addWatch(path: directory, mask: [.closeWrite, .movedTo, .movedFrom, .delete])) != nil else {
             // No networkd (or not yet): the next refresh tries again.
             return
         }
         watched = true
-        let fd = inotify
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        let source = DispatchSource.makeReadSource(fileDescriptor: inotify.rawValue, queue: queue)
         source.setEventHandler { [weak self] in self?.drainEvents() }
-        source.setCancelHandler { close(fd) }
+        source.setCancelHandler { withExtendedLifetime(inotify) {} }
         self.source = source
         source.resume()
     }
 
     /// Reads the inotify events and the leases they name (file names that are interface indexes).
     private func drainEvents() {
+        guard let inotify else { return }
         var changed = Set<Int>()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            var offset = 0
-            let header = MemoryLayout<inotify_event>.size
-            while offset + header <= count {
-                let length = Int(buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) })
-                let nameStart = offset + header, nameEnd = min(nameStart + length, count)
-                let name = buffer[nameStart..<nameEnd].prefix { $0 != 0 }
-                if !name.isEmpty, name.count <= 10, name.allSatisfy({ (0x30...0x39).contains($0) }),
-                   let index = Int(String(decoding: name, as: UTF8.self)), index > 0 {
-                    changed.insert(index)
-                }
-                offset = nameEnd
+        while let events = try? inotify.readEvents(), !events.isEmpty {
+            for event in events {
+                // Events were lost: any link's lease may have changed.
+                if event.mask.contains(.queueOverflow) { changed.formUnion(metered.keys) }
+                guard let name = event.nameBytes, name.count <= 10, name.allSatisfy({ (0x30...0x39).contains($0) }),
+                      let index = Int(String(decoding: name, as: UTF8.self)), index > 0 else { continue }
+                changed.insert(index)
             }
         }
         guard !stopped else { return }
@@ -168,36 +159,21 @@ final class DHCPLeaseWatcher: @unchecked Sendable {
         case failed(String)
     }
 
-    /// Reads and parses the lease at `path`, at most `DHCPLease.maximumSize` bytes.
+    /// Reads and parses the lease at `path`, at most `DHCPLease.maximumSize` bytes: a symbolic
+    /// link, a FIFO, a device or a huge file is refused without waiting or reading it all.
     static func load(_ path: String) -> Loaded {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else {
-            let error = Errno.current("open", path: path)
-            return error.rawValue == ENOENT ? .missing : .failed("cannot open: \(error.text)")
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .failed("cannot stat: \(Errno.current("fstat").text)") }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return .failed("not a regular file") }
-        let limit = DHCPLease.maximumSize + 1
-        var buffer = [UInt8](repeating: 0, count: limit)
-        var total = 0
-        while total < limit {
-            let offset = total
-            let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in
-                    try retryingOnInterrupt("read", path: path) { Glibc.read(fd, raw.baseAddress.map { $0 + offset }, limit - offset) }
-                }
-            }
-            switch received {
-            case .success(let count):
-                if count == 0 { return parse(buffer.prefix(total)) }
-                total += count
-            case .failure(let error):
-                return .failed("cannot read: \(error.text)")
+        let file: FileSystem.FilePrefix
+        do throws(FileSystem.ReadFailure) {
+            file = try FileSystem.readRegularFile(path, limit: DHCPLease.maximumSize)
+        } catch {
+            switch error {
+            case .system(let failure) where failure == .noSuchFile: return .missing
+            case .system(let failure): return .failed("cannot \(failure.call): \(failure.text)")
+            case .notRegularFile: return .failed("not a regular file")
             }
         }
-        return .failed("larger than \(DHCPLease.maximumSize) bytes, not a lease file")
+        guard !file.isTruncated else { return .failed("larger than \(DHCPLease.maximumSize) bytes, not a lease file") }
+        return parse(file.bytes[...])
     }
 
     private static func parse(_ bytes: ArraySlice<UInt8>) -> Loaded {

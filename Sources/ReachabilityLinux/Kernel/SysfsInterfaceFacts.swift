@@ -42,31 +42,16 @@ struct SysfsInterfaceFacts {
                                   hasTunFlags: safe && hasTunFlags(name))
     }
 
-    /// `ROOT/class/net/NAME/FILE` as a C string's bytes (NUL included).
-    private func path(_ name: [UInt8], _ file: String) -> [CChar] {
-        let bytes = Array(root.utf8) + Array("/class/net/".utf8) + name + [UInt8(ascii: "/")] + Array(file.utf8) + [0]
-        return bytes.map { CChar(bitPattern: $0) }
+    /// `ROOT/class/net/NAME/FILE` as bytes.
+    private func path(_ name: [UInt8], _ file: String) -> [UInt8] {
+        Array(root.utf8) + Array("/class/net/".utf8) + name + [UInt8(ascii: "/")] + Array(file.utf8)
     }
 
-    private func exists(_ path: [CChar]) -> Bool { access(path, F_OK) == 0 }
+    private func exists(_ path: [UInt8]) -> Bool { access(path.map { CChar(bitPattern: $0) } + [0], F_OK) == 0 }
 
-    /// Up to `limit` bytes of a file; nil when it cannot be read.
-    private func read(_ path: [CChar], limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: limit)
-        var total = 0
-        while total < limit {
-            let offset = total
-            let received: Result<Int, Errno> = buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in
-                    try retryingOnInterrupt("read") { Glibc.read(fd, raw.baseAddress.map { $0 + offset }, limit - offset) }
-                }
-            }
-            guard case .success(let count) = received, count > 0 else { break }
-            total += count
-        }
-        return Array(buffer.prefix(total))
+    /// Up to `limit` bytes of a regular file; nil when it cannot be read (a FIFO or a device
+    /// planted in a test tree is no wait).
+    private func read(_ path: [UInt8], limit: Int) -> [UInt8]? {
+        try? FileSystem.readRegularFile(pathBytes: path, limit: limit).bytes
     }
 }
