@@ -23,11 +23,12 @@ build: deps gio
 # jobs at a time, each printed when it ends: the two builds side by side, the checks that need
 # no build at once, and each line of work as soon as its own build is done — the Swift tests as
 # soon as the debug build is, while the release build goes on (it fills the time the tests
-# spend waiting on namespaces, daemons and the estimator's clock). The release build runs niced:
-# the debug build, which the longest line waits for, gets the cores first. The release binaries
+# spend waiting on namespaces, daemons and the estimator's clock). The release build and the
+# outside package's build run niced: the debug build and the Swift tests, the longest line, get
+# the cores first. The release binaries
 # make the package and its checks; the outside package builds on the debug products.
 test:
-	@$(MAKE) --no-print-directory -j4 --output-sync=target RELEASE_NICE="nice -n 10" \
+	@$(MAKE) --no-print-directory -j4 --output-sync=target RELEASE_NICE="nice -n 19" \
 	  test-debug test-checks test-release external-package-test
 
 # scripts/run-tests.sh prints how many tests were skipped, and as root fails when any was.
@@ -74,7 +75,7 @@ $(GIO_MODULE): $(GIO_SOURCES) gio/reachdprotocol.h | deps
 # An outside package that depends on this one by path builds the README's Swift examples as
 # shown and runs the first against a reachd in a test namespace (scratch build in .build/external-package).
 external-package-test: build-tests
-	@SWIFT="$(SWIFT)" REACHD_BIN_DIR=$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path) Tests/ExternalPackage/run.sh
+	@$(RELEASE_NICE) env SWIFT="$(SWIFT)" REACHD_BIN_DIR=$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path) Tests/ExternalPackage/run.sh
 
 # Runs the daemon in the foreground; unprivileged it listens in $XDG_RUNTIME_DIR/reachd/.
 run: build
