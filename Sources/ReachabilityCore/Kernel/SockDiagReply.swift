@@ -1,20 +1,12 @@
-/// What stopped a sock_diag reply from being read.
-public enum SockDiagError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The kernel refused the request (`NLMSG_ERROR`, or an error in `NLMSG_DONE`): the positive
-    /// errno (`EPERM`, `ENOENT` when the kernel lacks inet_diag for the family, …).
-    case kernel(errno: Int32)
-    /// The framing does not add up: the rest of the datagram cannot be read.
-    case malformed(offset: Int, problem: String)
-    /// The kernel dropped messages (`NLMSG_OVERRUN`): the dump is incomplete.
-    case overrun
+/// What stopped a sock_diag reply from being read: `.kernel(errno:)` carries the positive errno
+/// (`EPERM`, `ENOENT` when the kernel lacks inet_diag for the family, …).
+public typealias SockDiagError = NetlinkReplyError<SockDiagProtocol>
 
-    public var description: String {
-        switch self {
-        case .kernel(let errno): return "sock_diag: the kernel refused the dump (errno \(errno))"
-        case .malformed(let offset, let problem): return "sock_diag: malformed reply at byte \(offset): \(problem)"
-        case .overrun: return "sock_diag: the kernel dropped part of the dump (overrun)"
-        }
-    }
+/// sock_diag as `NetlinkReplyError` names it.
+public enum SockDiagProtocol: NetlinkReplyProtocol {
+    public static let name = "sock_diag"
+    public static let request = "dump"
+    public static let reply = "dump"
 }
 
 /// Reads the datagrams of a sock_diag dump reply (`SOCK_DIAG_BY_FAMILY` messages of
@@ -32,12 +24,6 @@ public enum SockDiagReply {
         public var skipped: Int
     }
 
-    // <linux/netlink.h>
-    static let headerSize = 16                 // sizeof(struct nlmsghdr)
-    static let typeNoop: UInt16 = 1            // NLMSG_NOOP
-    static let typeError: UInt16 = 2           // NLMSG_ERROR
-    static let typeDone: UInt16 = 3            // NLMSG_DONE
-    static let typeOverrun: UInt16 = 4         // NLMSG_OVERRUN
     // <linux/sock_diag.h>
     static let typeSockDiag: UInt16 = 20       // SOCK_DIAG_BY_FAMILY
     // <linux/inet_diag.h>: struct inet_diag_msg (72 bytes).
@@ -82,53 +68,15 @@ public enum SockDiagReply {
     /// The walk of `parse`: `admit` gets each socket's owner and cookie.
     static func walk(_ datagram: UnsafeRawBufferPointer, sequence: UInt32?, into records: inout [SockDiagRecord],
                      admit: (_ uid: UInt32, _ cookie: UInt64) -> Bool) throws(SockDiagError) -> Progress {
-        var progress = Progress(done: false, skipped: 0)
-        var offset = 0
-        while datagram.count - offset >= headerSize {
-            let length = Int(datagram.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-            let type = datagram.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self)
-            let messageSequence = datagram.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)
-            guard length >= headerSize else {
-                throw .malformed(offset: offset, problem: "message length \(length) is shorter than its header")
-            }
-            guard length <= datagram.count - offset else {
-                throw .malformed(offset: offset, problem: "message length \(length) exceeds the \(datagram.count - offset) bytes left")
-            }
-            let payload = UnsafeRawBufferPointer(rebasing: datagram[(offset + headerSize)..<(offset + length)])
-            let messageOffset = offset
-            offset += aligned(length)
-            if let sequence, messageSequence != sequence { continue }
-            switch type {
-            case typeSockDiag:
-                guard payload.count >= messageSize else { progress.skipped += 1; continue }
-                guard admit(payload.loadUnaligned(fromByteOffset: uidOffset, as: UInt32.self), cookie(payload)) else { continue }
-                if let record = record(payload) { records.append(record) } else { progress.skipped += 1 }
-            case typeDone:
-                // A dump that failed part way ends with the negative errno in NLMSG_DONE.
-                if payload.count >= 4 {
-                    let code = payload.loadUnaligned(as: Int32.self)
-                    if code < 0 { throw .kernel(errno: code == Int32.min ? Int32.max : -code) }
-                }
-                progress.done = true
-                return progress
-            case typeError:
-                guard payload.count >= 4 else {
-                    throw .malformed(offset: messageOffset, problem: "error message of \(payload.count) bytes")
-                }
-                let code = payload.loadUnaligned(as: Int32.self)
-                // errno 0 is an acknowledgement, which a dump request does not ask for.
-                if code == 0 { continue }
-                throw .kernel(errno: code == Int32.min ? Int32.max : (code < 0 ? -code : code))
-            case typeOverrun:
-                throw .overrun
-            default:
-                continue   // NLMSG_NOOP and types this reader does not know
-            }
+        var skipped = 0
+        let done = try NetlinkMessageWalk.walk(datagram, sequence: sequence, as: SockDiagProtocol.self) { type, _, payload in
+            // NLMSG_NOOP and types this reader does not know are passed over.
+            guard type == typeSockDiag else { return }
+            guard payload.count >= messageSize else { skipped += 1; return }
+            guard admit(payload.loadUnaligned(fromByteOffset: uidOffset, as: UInt32.self), cookie(payload)) else { return }
+            if let record = record(payload) { records.append(record) } else { skipped += 1 }
         }
-        if offset < datagram.count {
-            throw .malformed(offset: offset, problem: "\(datagram.count - offset) bytes left, less than a message header")
-        }
-        return progress
+        return Progress(done: done, skipped: skipped)
     }
 
     /// `parse(_:sequence:into:)` on an array (tests and the fuzz target).

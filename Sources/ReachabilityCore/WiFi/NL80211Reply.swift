@@ -1,21 +1,13 @@
-/// What stopped an nl80211 reply from being read.
-public enum NL80211ReplyError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The kernel refused the request (`NLMSG_ERROR`, or an error in `NLMSG_DONE`): the positive
-    /// errno (`ENODEV` for an interface that went away, `EOPNOTSUPP` for a driver without
-    /// station dumps, …).
-    case kernel(errno: Int32)
-    /// The framing does not add up: the rest of the datagram cannot be read.
-    case malformed(offset: Int, problem: String)
-    /// The kernel dropped messages (`NLMSG_OVERRUN`).
-    case overrun
+/// What stopped an nl80211 reply from being read: `.kernel(errno:)` carries the positive errno
+/// (`ENODEV` for an interface that went away, `EOPNOTSUPP` for a driver without station
+/// dumps, …).
+public typealias NL80211ReplyError = NetlinkReplyError<NL80211Protocol>
 
-    public var description: String {
-        switch self {
-        case .kernel(let errno): return "nl80211: the kernel refused the request (errno \(errno))"
-        case .malformed(let offset, let problem): return "nl80211: malformed reply at byte \(offset): \(problem)"
-        case .overrun: return "nl80211: the kernel dropped part of the reply (overrun)"
-        }
-    }
+/// nl80211 as `NetlinkReplyError` names it.
+public enum NL80211Protocol: NetlinkReplyProtocol {
+    public static let name = "nl80211"
+    public static let request = "request"
+    public static let reply = "reply"
 }
 
 /// Reads the datagrams of an nl80211 reply (generic netlink: `struct nlmsghdr`, `struct
@@ -48,10 +40,6 @@ public enum NL80211Reply {
     }
 
     // <linux/netlink.h>
-    static let headerSize = 16                      // sizeof(struct nlmsghdr)
-    static let typeError: UInt16 = 2                // NLMSG_ERROR
-    static let typeDone: UInt16 = 3                 // NLMSG_DONE
-    static let typeOverrun: UInt16 = 4              // NLMSG_OVERRUN
     static let typeFirstFamily: UInt16 = 16         // NLMSG_MIN_TYPE: the first non-control type
     static let flagDumpInterrupted: UInt16 = 0x10   // NLM_F_DUMP_INTR
     static let attributeTypeMask: UInt16 = 0x3FFF   // ~(NLA_F_NESTED | NLA_F_NET_BYTEORDER)
@@ -89,51 +77,14 @@ public enum NL80211Reply {
     /// - Throws: `NL80211ReplyError`: the kernel's error, an overrun, or framing that cannot be walked.
     public static func parse(_ datagram: UnsafeRawBufferPointer, family: UInt16?, sequence: UInt32?,
                              into records: inout Records) throws(NL80211ReplyError) -> Progress {
-        var progress = Progress(done: false, skipped: 0, interrupted: false)
-        var offset = 0
-        while datagram.count - offset >= headerSize {
-            let length = Int(datagram.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-            let type = datagram.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self)
-            let flags = datagram.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self)
-            let messageSequence = datagram.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)
-            guard length >= headerSize else {
-                throw .malformed(offset: offset, problem: "message length \(length) is shorter than its header")
-            }
-            guard length <= datagram.count - offset else {
-                throw .malformed(offset: offset, problem: "message length \(length) exceeds the \(datagram.count - offset) bytes left")
-            }
-            let payload = UnsafeRawBufferPointer(rebasing: datagram[(offset + headerSize)..<(offset + length)])
-            let messageOffset = offset
-            offset += min(aligned(length), datagram.count - offset)
-            if let sequence, messageSequence != sequence { continue }
-            switch type {
-            case typeDone:
-                // A dump that failed part way ends with the negative errno in NLMSG_DONE.
-                if payload.count >= 4 {
-                    let code = payload.loadUnaligned(as: Int32.self)
-                    if code < 0 { throw .kernel(errno: code == Int32.min ? Int32.max : -code) }
-                }
-                progress.done = true
-                return progress
-            case typeError:
-                guard payload.count >= 4 else {
-                    throw .malformed(offset: messageOffset, problem: "error message of \(payload.count) bytes")
-                }
-                let code = payload.loadUnaligned(as: Int32.self)
-                if code == 0 { continue }   // an acknowledgement
-                throw .kernel(errno: code == Int32.min ? Int32.max : (code < 0 ? -code : code))
-            case typeOverrun:
-                throw .overrun
-            default:
-                guard type >= typeFirstFamily, family == nil || family == type else { continue }
-                if flags & flagDumpInterrupted != 0 { progress.interrupted = true }
-                if !read(payload, into: &records) { progress.skipped += 1 }
-            }
+        var skipped = 0
+        var interrupted = false
+        let done = try NetlinkMessageWalk.walk(datagram, sequence: sequence, as: NL80211Protocol.self) { type, flags, payload in
+            guard type >= typeFirstFamily, family == nil || family == type else { return }
+            if flags & flagDumpInterrupted != 0 { interrupted = true }
+            if !read(payload, into: &records) { skipped += 1 }
         }
-        if offset < datagram.count {
-            throw .malformed(offset: offset, problem: "\(datagram.count - offset) bytes left, less than a message header")
-        }
-        return progress
+        return Progress(done: done, skipped: skipped, interrupted: interrupted)
     }
 
     /// `parse(_:family:sequence:into:)` on an array (tests and the fuzz target).
