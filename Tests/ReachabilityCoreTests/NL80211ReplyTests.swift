@@ -215,6 +215,12 @@ enum NL80211Bytes {
         #expect(NL80211ReplyError.kernel(errno: 19).description.contains("errno 19"))
     }
 
+    @Test func errorsSayWhatFailedInNL80211sWords() {
+        #expect(NL80211ReplyError.kernel(errno: 19).description == "nl80211: the kernel refused the request (errno 19)")
+        #expect(NL80211ReplyError.malformed(offset: 16, problem: "x").description == "nl80211: malformed reply at byte 16: x")
+        #expect(NL80211ReplyError.overrun.description == "nl80211: the kernel dropped part of the reply (overrun)")
+    }
+
     @Test func brokenFramingThrows() throws {
         let good = B.station()
         let tooLong = B.u32(UInt32(good.count + 4)) + Array(good.dropFirst(4))

@@ -107,6 +107,12 @@ enum SockDiagBytes {
         }
     }
 
+    @Test func errorsSayWhatFailedInSockDiagsWords() {
+        #expect(SockDiagError.kernel(errno: 1).description == "sock_diag: the kernel refused the dump (errno 1)")
+        #expect(SockDiagError.malformed(offset: 16, problem: "x").description == "sock_diag: malformed reply at byte 16: x")
+        #expect(SockDiagError.overrun.description == "sock_diag: the kernel dropped part of the dump (overrun)")
+    }
+
     @Test func anotherRequestsMessagesArePassedOver() throws {
         let stale = B.message(type: 20, sequence: 6, payload: B.inetDiagMessage(
             source: [10, 0, 0, 2], sourcePort: 1, destination: [192, 0, 2, 9], destinationPort: 2, cookie: 1, attributes: []))
