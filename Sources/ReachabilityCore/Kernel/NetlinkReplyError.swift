@@ -1,11 +1,12 @@
 /// Names the netlink protocol whose reply a `NetlinkReplyError` is about, for its description.
+/// The readers themselves conform (`SockDiagReply`, `NL80211Reply`).
 public protocol NetlinkReplyProtocol: Sendable {
     /// The protocol as users know it (`sock_diag`, `nl80211`).
-    static var name: String { get }
+    static var protocolName: String { get }
     /// What was asked of the kernel (`dump`, `request`).
-    static var request: String { get }
+    static var requestNoun: String { get }
     /// What the kernel sends back (`dump`, `reply`).
-    static var reply: String { get }
+    static var replyNoun: String { get }
 }
 
 /// What stopped a netlink reply from being read. Generic over the protocol only so that each
@@ -22,9 +23,9 @@ public enum NetlinkReplyError<P: NetlinkReplyProtocol>: Error, Equatable, Sendab
 
     public var description: String {
         switch self {
-        case .kernel(let errno): return "\(P.name): the kernel refused the \(P.request) (errno \(errno))"
-        case .malformed(let offset, let problem): return "\(P.name): malformed reply at byte \(offset): \(problem)"
-        case .overrun: return "\(P.name): the kernel dropped part of the \(P.reply) (overrun)"
+        case .kernel(let errno): return "\(P.protocolName): the kernel refused the \(P.requestNoun) (errno \(errno))"
+        case .malformed(let offset, let problem): return "\(P.protocolName): malformed reply at byte \(offset): \(problem)"
+        case .overrun: return "\(P.protocolName): the kernel dropped part of the \(P.replyNoun) (overrun)"
         }
     }
 }

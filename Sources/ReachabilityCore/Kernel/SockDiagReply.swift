@@ -1,13 +1,6 @@
 /// What stopped a sock_diag reply from being read: `.kernel(errno:)` carries the positive errno
 /// (`EPERM`, `ENOENT` when the kernel lacks inet_diag for the family, …).
-public typealias SockDiagError = NetlinkReplyError<SockDiagProtocol>
-
-/// sock_diag as `NetlinkReplyError` names it.
-public enum SockDiagProtocol: NetlinkReplyProtocol {
-    public static let name = "sock_diag"
-    public static let request = "dump"
-    public static let reply = "dump"
-}
+public typealias SockDiagError = NetlinkReplyError<SockDiagReply>
 
 /// Reads the datagrams of a sock_diag dump reply (`SOCK_DIAG_BY_FAMILY` messages of
 /// `struct inet_diag_msg`, then `rtattr`s) by offset, every length checked against the bytes
@@ -15,7 +8,7 @@ public enum SockDiagProtocol: NetlinkReplyProtocol {
 /// headers this is built against), so `INET_DIAG_INFO` is read field by field, each only when
 /// it ends inside the attribute. A record too short or with broken attributes is skipped and
 /// counted; framing that breaks the walk (a message length past the datagram) throws.
-public enum SockDiagReply {
+public enum SockDiagReply: NetlinkReplyProtocol {
     /// Where the walk of one datagram ended.
     public struct Progress: Equatable, Sendable {
         /// `NLMSG_DONE` was read: the dump is complete.
@@ -24,6 +17,8 @@ public enum SockDiagReply {
         public var skipped: Int
     }
 
+    /// The words of `SockDiagError`'s descriptions.
+    public static let protocolName = "sock_diag", requestNoun = "dump", replyNoun = "dump"
     // <linux/sock_diag.h>
     static let typeSockDiag: UInt16 = 20       // SOCK_DIAG_BY_FAMILY
     // <linux/inet_diag.h>: struct inet_diag_msg (72 bytes).
@@ -69,7 +64,7 @@ public enum SockDiagReply {
     static func walk(_ datagram: UnsafeRawBufferPointer, sequence: UInt32?, into records: inout [SockDiagRecord],
                      admit: (_ uid: UInt32, _ cookie: UInt64) -> Bool) throws(SockDiagError) -> Progress {
         var skipped = 0
-        let done = try NetlinkMessageWalk.walk(datagram, sequence: sequence, as: SockDiagProtocol.self) { type, _, payload in
+        let done = try NetlinkMessageWalk.walk(datagram, sequence: sequence, as: SockDiagReply.self) { type, _, payload in
             // NLMSG_NOOP and types this reader does not know are passed over.
             guard type == typeSockDiag else { return }
             guard payload.count >= messageSize else { skipped += 1; return }

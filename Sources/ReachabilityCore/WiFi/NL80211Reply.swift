@@ -1,14 +1,7 @@
 /// What stopped an nl80211 reply from being read: `.kernel(errno:)` carries the positive errno
 /// (`ENODEV` for an interface that went away, `EOPNOTSUPP` for a driver without station
 /// dumps, …).
-public typealias NL80211ReplyError = NetlinkReplyError<NL80211Protocol>
-
-/// nl80211 as `NetlinkReplyError` names it.
-public enum NL80211Protocol: NetlinkReplyProtocol {
-    public static let name = "nl80211"
-    public static let request = "request"
-    public static let reply = "reply"
-}
+public typealias NL80211ReplyError = NetlinkReplyError<NL80211Reply>
 
 /// Reads the datagrams of an nl80211 reply (generic netlink: `struct nlmsghdr`, `struct
 /// genlmsghdr`, then `struct nlattr`s) by offset, every length checked against the bytes given,
@@ -20,7 +13,7 @@ public enum NL80211Protocol: NetlinkReplyProtocol {
 ///
 /// The numbers are those of the kernel's `include/uapi/linux/nl80211.h`, `netlink.h` and
 /// `genetlink.h` (enum positions, stable: the kernel only appends).
-public enum NL80211Reply {
+public enum NL80211Reply: NetlinkReplyProtocol {
     /// Where the walk of one datagram ended.
     public struct Progress: Equatable, Sendable {
         /// `NLMSG_DONE` was read: a dump is complete.
@@ -43,6 +36,8 @@ public enum NL80211Reply {
     static let typeFirstFamily: UInt16 = 16         // NLMSG_MIN_TYPE: the first non-control type
     static let flagDumpInterrupted: UInt16 = 0x10   // NLM_F_DUMP_INTR
     static let attributeTypeMask: UInt16 = 0x3FFF   // ~(NLA_F_NESTED | NLA_F_NET_BYTEORDER)
+    /// The words of `NL80211ReplyError`'s descriptions.
+    public static let protocolName = "nl80211", requestNoun = "request", replyNoun = "reply"
     // <linux/genetlink.h>
     static let genericHeaderSize = 4                // GENL_HDRLEN: cmd, version, reserved
     // <linux/nl80211.h>: enum nl80211_commands
@@ -79,7 +74,7 @@ public enum NL80211Reply {
                              into records: inout Records) throws(NL80211ReplyError) -> Progress {
         var skipped = 0
         var interrupted = false
-        let done = try NetlinkMessageWalk.walk(datagram, sequence: sequence, as: NL80211Protocol.self) { type, flags, payload in
+        let done = try NetlinkMessageWalk.walk(datagram, sequence: sequence, as: NL80211Reply.self) { type, flags, payload in
             guard type >= typeFirstFamily, family == nil || family == type else { return }
             if flags & flagDumpInterrupted != 0 { interrupted = true }
             if !read(payload, into: &records) { skipped += 1 }
