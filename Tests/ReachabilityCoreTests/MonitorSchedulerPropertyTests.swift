@@ -265,7 +265,7 @@ struct MonitorMachine {
                     more += core.kernelDumped(kernel, kindFacts: [:], now: now)
                 case .armCostFlip(let index, let after):
                     costTimers[index] = now.uptime + after
-                case .publish, .refreshLeases, .forgetLease, .routingChanged, .log:
+                case .publish, .refreshLeases, .forgetLease, .routingChanged, .log, .recheck:
                     break
                 }
             }

@@ -158,7 +158,7 @@ struct ConfigErrorCase: CustomTestStringConvertible, Sendable {
 
 let configErrorCases: [ConfigErrorCase] = [
     .init(text: "[Monitr]\nDebounce=1\n",
-          message: "r.conf:1: [Monitr] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [LinkQuality] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Monitor]?)"),
+          message: "r.conf:1: [Monitr] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [LinkQuality] [DataStall] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Monitor]?)"),
     // A slip of the keyboard gets a suggestion too; a name nowhere near one gets none.
     .init(text: "[Connectivity]\nIntervall=60\n",
           message: "r.conf:2: [Connectivity] Intervall=60: unknown key in section [Connectivity] (did you mean Interval=?)"),
@@ -167,12 +167,12 @@ let configErrorCases: [ConfigErrorCase] = [
     .init(text: "[Connectivity]\nUrl=http://x/\n",
           message: "r.conf:2: [Connectivity] Url=http://x/: unknown key in section [Connectivity] (did you mean URL=?)"),
     .init(text: "[Conectivity]\n",
-          message: "r.conf:1: [Conectivity] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [LinkQuality] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Connectivity]?)"),
+          message: "r.conf:1: [Conectivity] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [LinkQuality] [DataStall] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Connectivity]?)"),
     .init(text: "[Interfaces]\nKnid.eth0=wifi\n",
           message: "r.conf:2: [Interfaces] Knid.eth0=wifi: unknown key in section [Interfaces] (did you mean Kind.=?)"),
     .init(text: "[Connectivity]\nProxy=x\n", message: "r.conf:2: [Connectivity] Proxy=x: unknown key in section [Connectivity]"),
     .init(text: "[monitor]\n",
-          message: "r.conf:1: [monitor] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [LinkQuality] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Monitor]?)"),
+          message: "r.conf:1: [monitor] unknown section (expected one of [Monitor] [Interfaces] [Connectivity] [Cellular] [LinkQuality] [DataStall] [Socket] [Events] [Simulation] [Limits] [Metrics]) (did you mean [Monitor]?)"),
     .init(text: "[Monitor]\nFoo=1\n", message: "r.conf:2: [Monitor] Foo=1: unknown key in section [Monitor]"),
     .init(text: "[Connectivity]\nCheckStandby=metered\n",
           message: "r.conf:2: [Connectivity] CheckStandby=metered: bad value (expected yes, no or unmetered)"),

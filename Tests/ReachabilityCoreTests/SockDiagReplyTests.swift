@@ -19,11 +19,13 @@ enum SockDiagBytes {
 
     /// A `tcp_info` of `length` bytes with the fields the reader knows set.
     static func tcpInfo(length: Int = 280, rtt: UInt32 = 48_000, minRtt: UInt32 = 40_000, retrans: UInt32 = 3,
-                        acked: UInt64 = 5_000, received: UInt64 = 90_000, segsOut: UInt32 = 120) -> [UInt8] {
+                        acked: UInt64 = 5_000, received: UInt64 = 90_000, segsOut: UInt32 = 120, segsIn: UInt32 = 95,
+                        timeouts: UInt8 = 2, lastAckReceived: UInt32 = 1_500) -> [UInt8] {
         var info = [UInt8](repeating: 0, count: max(length, 160))
         func put(_ bytes: [UInt8], at offset: Int) { info.replaceSubrange(offset..<(offset + bytes.count), with: bytes) }
+        put([timeouts], at: 2); put(le32(lastAckReceived), at: 56)
         put(le32(rtt), at: 68); put(le32(retrans), at: 100); put(le64(acked), at: 120)
-        put(le64(received), at: 128); put(le32(segsOut), at: 136); put(le32(minRtt), at: 148)
+        put(le64(received), at: 128); put(le32(segsOut), at: 136); put(le32(segsIn), at: 140); put(le32(minRtt), at: 148)
         return Array(info.prefix(length))
     }
 
@@ -57,7 +59,8 @@ enum SockDiagBytes {
             destination: AddressBits(bytes: [192, 0, 2, 9]), destinationPort: 443, boundInterface: 0, cookie: 0x1_0000_0002,
             uid: 1000, mark: 77,
             info: TCPInfo(rttMicroseconds: 48_000, receiverRttMicroseconds: 0, totalRetransmits: 3, bytesAcked: 5_000,
-                          bytesReceived: 90_000, segmentsOut: 120, minRttMicroseconds: 40_000))])
+                          bytesReceived: 90_000, segmentsOut: 120, minRttMicroseconds: 40_000, segmentsIn: 95,
+                          consecutiveTimeouts: 2, lastAckReceivedMs: 1_500))])
     }
 
     @Test func ipv6AndMappedIPv4() throws {

@@ -190,11 +190,19 @@ import Testing
         #expect(ours.contains { $0.hasPrefix("type Interface (") && $0.contains(", linkQuality: ?LinkQuality") })
         #expect(ours.contains("type LinkQuality (level: (unknown, minimal, moderate, good), effectiveType: ?string, rttMs: ?float, minRttMs: ?float, downlinkKbps: ?float, lossPercent: ?float, samples: int, source: (passive, probe, radio, default), measuredAt: string, stale: bool, signal: ?RadioSignal)"))
         #expect(ours.contains("type RadioSignal (technology: string, rssi: ?float, rsrp: ?float, rsrq: ?float, snr: ?float, level: int)"))
-        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("resumed, qualityChanged, costChanged)") })
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("resumed, qualityChanged, costChanged, dataStall)") })
         // The enums in the description are the Swift ones.
         #expect(LinkQuality.Level.allCases.map(\.rawValue) == ["unknown", "minimal", "moderate", "good"])
         #expect(LinkQuality.Source.allCases.map(\.rawValue) == ["passive", "probe", "radio", "default"])
-        #expect(Reason.Code.allCases.suffix(2) == [.qualityChanged, .costChanged])
+        #expect(Reason.Code.allCases.suffix(3) == [.qualityChanged, .costChanged, .dataStall])
+    }
+
+    /// The data stall's addition: optional in Interface, its type, its reason (above).
+    @Test func carriesTheDataStall() {
+        let ours = Self.declarations(InterfaceDescription.reachability)
+        #expect(ours.contains { $0.hasPrefix("type Interface (") && $0.hasSuffix(", linkQuality: ?LinkQuality, stall: ?DataStall)") })
+        #expect(ours.contains("type DataStall (since: string, method: (tcp), failRate: float, sentSinceReceive: int, periodMs: int)"))
+        #expect(DataStall.Method.allCases.map(\.rawValue) == ["tcp"])
     }
 
     /// The limits' addition: the error a caller gets over a limit.

@@ -20,7 +20,9 @@ import Testing
                   searchDomains: index % 3 == 0 ? ["corp.example", name] : [],
                   nat64Prefix: index % 2 == 0 ? "64:ff9b::/96" : nil,
                   captivePortalApi: index % 4 == 0 ? "https://10.0.\(index).1:8443/capport?\"\(name)\"" : nil,
-                  linkQuality: abs(index) % 5 == 4 ? nil : qualities[abs(index) % qualities.count])
+                  linkQuality: abs(index) % 5 == 4 ? nil : qualities[abs(index) % qualities.count],
+                  stall: abs(index) % 3 == 1 ? DataStall(since: date, method: .tcp, failRate: 0.9375, sentSinceReceive: 16,
+                                                         periodMs: 10_000) : nil)
     }
 
     /// Link qualities with every optional nil and set, every enum value, awkward numbers.
@@ -177,7 +179,8 @@ import Testing
                                        "simulated", "routing", "ipv4Connectivity", "ipv6Connectivity", "connectivityCheck",
                                        "linkQuality", "constrained"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
-                                          "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity", "linkQuality"]
+                                          "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity", "linkQuality", "stall"]
+        let stallKeys: Set<String> = ["since", "method", "failRate", "sentSinceReceive", "periodMs"]
         let qualityKeys: Set<String> = ["level", "effectiveType", "rttMs", "minRttMs", "downlinkKbps", "lossPercent",
                                         "samples", "source", "measuredAt", "stale", "signal"]
         let signalKeys: Set<String> = ["technology", "rssi", "rsrp", "rsrq", "snr", "level"]
@@ -213,6 +216,7 @@ import Testing
             if case .array(let list)? = object["interfaces"] { interfaces = list } else { Issue.record("\(what).interfaces: not an array") }
             for (i, interface) in interfaces.enumerated() {
                 check(interface, interfaceKeys, nullable: false, "\(what).interfaces[\(i)]")
+                check(interface.objectValue?["stall"], stallKeys, nullable: true, "\(what).interfaces[\(i)].stall")
                 checkQuality(interface.objectValue?["linkQuality"], "\(what).interfaces[\(i)].linkQuality")
             }
         }

@@ -68,6 +68,15 @@ public enum Classifier {
                     : nil
             }
         }
+        if !snapshot.dataStalls.isEmpty, primaryLink != nil {
+            // Like a quality, a stall belongs to an uplink, and goes with its carrier or route.
+            let path = [transport?.oif, vpnHop?.oif].compactMap { $0 }
+            for i in interfaces.indices {
+                let index = interfaces[i].index
+                guard let stall = snapshot.dataStalls[index] else { continue }
+                if path.contains(index) || isStandbyUplink(interfaces[i], slices[index]) { interfaces[i].stall = stall }
+            }
+        }
         // Both are links of the snapshot, so their interfaces are in the list: taken from it
         // rather than made again from copies of their slices.
         let primary = primaryLink.flatMap { link in interfaces.first { $0.index == link.index } }

@@ -128,7 +128,7 @@ public enum ReasonDeriver {
         case .addressAdded: return 10
         case .modemChanged: return 11
         case .routerAdvertisement: return 12
-        case .probeResult, .qualityChanged, .costChanged: return 13
+        case .probeResult, .qualityChanged, .costChanged, .dataStall: return 13
         case .initial, .resync, .configReloaded, .simulation, .sleeping, .resumed: return 14
         }
     }

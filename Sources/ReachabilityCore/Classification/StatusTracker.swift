@@ -50,6 +50,11 @@ public struct StatusTracker: Sendable {
         indexed.measuresQuality = measuring
     }
 
+    /// The data stalls suspected now, for the next classification.
+    public mutating func takeDataStalls(_ stalls: [Int: DataStall]) {
+        indexed.dataStalls = stalls
+    }
+
     /// Takes a new snapshot. `reason` overrides the derived reason (e.g. `resync`, `configReloaded`).
     public mutating func update(_ newSnapshot: NetworkSnapshot, reason forcedReason: Reason? = nil, now: Date) -> Action {
         let old = indexed

@@ -24,7 +24,7 @@ extension ReachdConfiguration {
     }
 
     /// The sections, in the order `config/reachd.conf` documents them.
-    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "LinkQuality", "Socket", "Events", "Simulation", "Limits", "Metrics"]
+    public static let sections = ["Monitor", "Interfaces", "Connectivity", "Cellular", "LinkQuality", "DataStall", "Socket", "Events", "Simulation", "Limits", "Metrics"]
 
     /// Every key reachd understands. A plain key's default is its section's initial value: `Key=`
     /// (empty) puts that back.
@@ -84,6 +84,18 @@ extension ReachdConfiguration {
         },
         plain("LinkQuality", "UnknownAfter", \.linkQuality.unknownAfterSeconds) { value throws(ValueError) in
             try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 900 or 15min")), 1...86400, "1 s to 1 day")
+        },
+        plain("DataStall", "Enabled", \.dataStall.enabled) { value throws(ValueError) in try boolean(value) },
+        plain("DataStall", "MinimumSegments", \.dataStall.minimumSegments) { value throws(ValueError) in try count(value, 1...100_000) },
+        plain("DataStall", "FailRate", \.dataStall.failRatePercent) { value throws(ValueError) in
+            let text = value.hasSuffix("%") ? String(value.dropLast()) : value
+            guard let percent = Double(text), percent.isFinite, (1...100).contains(percent) else {
+                throw ValueError("bad percentage (expected 1 to 100, e.g. 80 or 80%)")
+            }
+            return percent
+        },
+        plain("DataStall", "ExpensiveRecheckInterval", \.dataStall.expensiveRecheckIntervalSeconds) { value throws(ValueError) in
+            try within(positive(timeSpan(value, defaultUnit: 1, unitName: "seconds, e.g. 60 or 1min")), 1...86400, "1 s to 1 day")
         },
         plain("Socket", "Path", \.socket.path) { value throws(ValueError) in try absolutePath(value) },
         plain("Socket", "Mode", \.socket.mode) { value throws(ValueError) in try octalMode(value) },

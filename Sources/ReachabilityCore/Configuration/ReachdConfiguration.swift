@@ -105,6 +105,20 @@ public struct ReachdConfiguration: Equatable, Sendable {
         public init() {}
     }
 
+    /// `[DataStall]`: telling from the apps' TCP traffic that an uplink carries nothing back.
+    public struct DataStallSection: Equatable, Sendable {
+        /// `Enabled=`: watch the apps' traffic for data stalls (the passive sock_diag dumps,
+        /// every `[LinkQuality] Interval=`).
+        public var enabled = true
+        /// `MinimumSegments=`: segments sent since the last one received before a stall can be suspected.
+        public var minimumSegments = 10
+        /// `FailRate=`: the percentage of those that were retransmissions.
+        public var failRatePercent: Double = 80
+        /// `ExpensiveRecheckInterval=`: the least seconds between two checks of an expensive uplink.
+        public var expensiveRecheckIntervalSeconds: Double = 60
+        public init() {}
+    }
+
     /// `[Socket]`: the varlink socket (unused when systemd passes the socket in).
     public struct SocketSection: Equatable, Sendable {
         /// `Path=`: nil means the default (`/run/reachd/io.reachd.Reachability`, or
@@ -177,6 +191,7 @@ public struct ReachdConfiguration: Equatable, Sendable {
     public var connectivity = ConnectivitySection()
     public var cellular = CellularSection()
     public var linkQuality = LinkQualitySection()
+    public var dataStall = DataStallSection()
     public var socket = SocketSection()
     public var events = EventsSection()
     public var simulation = SimulationSection()

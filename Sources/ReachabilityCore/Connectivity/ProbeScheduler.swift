@@ -257,6 +257,22 @@ public struct ProbeScheduler: Sendable {
         return actions
     }
 
+    /// The path's traffic goes unanswered (a data stall), or is answered again: check now,
+    /// whatever the last check said. A check under way began before: another follows it. The
+    /// network's floor still holds.
+    public mutating func recheck(now: ClockReading) -> [Action] {
+        guard started, configuration.enabled, let path else { return [] }
+        lastCheck = nil
+        if inFlight != nil {
+            recheckAfterFlight = true
+            return []
+        }
+        if timer != nil && armedFloorTimer { return [] }
+        var actions: [Action] = []
+        if timer != nil { actions.append(.cancelTimer); timer = nil }
+        return actions + begin(path, now: now, apiOnly: false)
+    }
+
     /// New settings (SIGHUP). Any change of what a check asks or when (enabled, URL, Response,
     /// interval, backoff) restarts the schedule with a check at once; a new request rate or
     /// Timeout= applies from the next check.

@@ -124,6 +124,18 @@ public struct StandbyScheduler: Sendable {
         return [.startProbe(id: probe, path: uplink.path)]
     }
 
+    /// The standby uplink at `index` is suspected of a data stall, or its traffic is answered
+    /// again: check it now (unless a check of it is under way).
+    public mutating func recheck(index: Int) -> [Action] {
+        guard var uplink = uplinks[index], uplink.inFlight == nil else { return [] }
+        var actions: [Action] = []
+        if let timer = uplink.timer { actions.append(.cancelTimer(timer)); uplink.timer = nil }
+        let id = makeID()
+        uplink.inFlight = id
+        uplinks[index] = uplink
+        return actions + [.startProbe(id: id, path: uplink.path)]
+    }
+
     /// New settings (SIGHUP): a change of what or when the checks ask starts over with the
     /// uplinks `candidates`.
     public mutating func reconfigure(_ newConfiguration: ProbeScheduler.Configuration, candidates: [StandbyUplink]) -> [Action] {

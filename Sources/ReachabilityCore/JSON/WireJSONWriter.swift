@@ -108,7 +108,7 @@ public struct WireJSONWriter: ~Copyable {
     }
 
     /// Writes `{"addresses":…,"captivePortalApi":…,"carrier":…,"connectivity":…,"dns":…,"index":…,"kind":…,"linkQuality":…,"metered":…,
-    /// "name":…,"nat64Prefix":…,"operstate":…,"searchDomains":…,"up":…}`.
+    /// "name":…,"nat64Prefix":…,"operstate":…,"searchDomains":…,"stall":…,"up":…}`.
     public mutating func write(_ interface: Interface) {
         raw(#"{"addresses":"#); strings(interface.addresses)
         raw(#","captivePortalApi":"#); optional(interface.captivePortalApi) { $0.string($1) }
@@ -123,7 +123,18 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","nat64Prefix":"#); optional(interface.nat64Prefix) { $0.string($1) }
         raw(#","operstate":"#); string(interface.operstate)
         raw(#","searchDomains":"#); strings(interface.searchDomains)
+        raw(#","stall":"#); optional(interface.stall) { $0.write($1) }
         raw(#","up":"#); bool(interface.up)
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"failRate":…,"method":…,"periodMs":…,"sentSinceReceive":…,"since":…}`.
+    public mutating func write(_ stall: DataStall) {
+        raw(#"{"failRate":"#); double(stall.failRate)
+        raw(#","method":"#); string(stall.method.rawValue)
+        raw(#","periodMs":"#); int(stall.periodMs)
+        raw(#","sentSinceReceive":"#); int(stall.sentSinceReceive)
+        raw(#","since":"#); timestamp(stall.since)
         byte(UInt8(ascii: "}"))
     }
 

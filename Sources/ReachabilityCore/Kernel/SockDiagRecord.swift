@@ -46,15 +46,24 @@ public struct TCPInfo: Equatable, Hashable, Sendable {
     public var bytesReceived: UInt64?
     /// Segments sent, retransmissions included (`tcpi_segs_out`); wraps at 2^32.
     public var segmentsOut: UInt32?
+    /// Segments received, bare ACKs included (`tcpi_segs_in`); wraps at 2^32.
+    public var segmentsIn: UInt32?
+    /// Retransmission time-outs in a row with nothing acknowledged since (`tcpi_retransmits`);
+    /// 0 once the peer answers.
+    public var consecutiveTimeouts: UInt8?
+    /// Milliseconds since the socket last received an acknowledgement (`tcpi_last_ack_recv`).
+    public var lastAckReceivedMs: UInt32?
     /// The lowest RTT seen (`tcpi_min_rtt`), microseconds; `UInt32.max` before any.
     public var minRttMicroseconds: UInt32?
 
     public init(rttMicroseconds: UInt32? = nil, receiverRttMicroseconds: UInt32? = nil, totalRetransmits: UInt32? = nil,
                 bytesAcked: UInt64? = nil, bytesReceived: UInt64? = nil, segmentsOut: UInt32? = nil,
-                minRttMicroseconds: UInt32? = nil) {
+                minRttMicroseconds: UInt32? = nil, segmentsIn: UInt32? = nil, consecutiveTimeouts: UInt8? = nil,
+                lastAckReceivedMs: UInt32? = nil) {
         self.rttMicroseconds = rttMicroseconds; self.receiverRttMicroseconds = receiverRttMicroseconds
         self.totalRetransmits = totalRetransmits; self.bytesAcked = bytesAcked; self.bytesReceived = bytesReceived
-        self.segmentsOut = segmentsOut; self.minRttMicroseconds = minRttMicroseconds
+        self.segmentsOut = segmentsOut; self.minRttMicroseconds = minRttMicroseconds; self.segmentsIn = segmentsIn
+        self.consecutiveTimeouts = consecutiveTimeouts; self.lastAckReceivedMs = lastAckReceivedMs
     }
 }
 

@@ -33,12 +33,15 @@ public enum SockDiagReply: NetlinkReplyProtocol {
     /// Offsets in `struct tcp_info` (include/uapi/linux/tcp.h; stable since each was added:
     /// the kernel only appends).
     enum TCPInfoOffset {
+        static let retransmits = 2        // __u8 tcpi_retransmits
+        static let lastAckReceived = 56   // __u32 tcpi_last_ack_recv
         static let rtt = 68               // __u32 tcpi_rtt
         static let receiverRtt = 92       // __u32 tcpi_rcv_rtt
         static let totalRetransmits = 100 // __u32 tcpi_total_retrans
         static let bytesAcked = 120       // __u64 tcpi_bytes_acked (Linux 4.1)
         static let bytesReceived = 128    // __u64 tcpi_bytes_received (Linux 4.1)
         static let segmentsOut = 136      // __u32 tcpi_segs_out (Linux 4.2)
+        static let segmentsIn = 140       // __u32 tcpi_segs_in (Linux 4.2)
         static let minRtt = 148           // __u32 tcpi_min_rtt (Linux 4.6)
     }
 
@@ -152,7 +155,9 @@ public enum SockDiagReply: NetlinkReplyProtocol {
         return TCPInfo(rttMicroseconds: u32(TCPInfoOffset.rtt), receiverRttMicroseconds: u32(TCPInfoOffset.receiverRtt),
                        totalRetransmits: u32(TCPInfoOffset.totalRetransmits), bytesAcked: u64(TCPInfoOffset.bytesAcked),
                        bytesReceived: u64(TCPInfoOffset.bytesReceived), segmentsOut: u32(TCPInfoOffset.segmentsOut),
-                       minRttMicroseconds: u32(TCPInfoOffset.minRtt))
+                       minRttMicroseconds: u32(TCPInfoOffset.minRtt), segmentsIn: u32(TCPInfoOffset.segmentsIn),
+                       consecutiveTimeouts: TCPInfoOffset.retransmits < value.count ? value[TCPInfoOffset.retransmits] : nil,
+                       lastAckReceivedMs: u32(TCPInfoOffset.lastAckReceived))
     }
 
     /// 4 (IPv4: the first word of the field) or 16 address bytes at `offset`, network order.

@@ -139,6 +139,8 @@ public struct NetworkSnapshot: Equatable, Sendable {
     public var linkQualities: [Int: LinkQuality] = [:]
     /// False with `[LinkQuality] Enabled=no`: no uplink has a quality, not even a guess.
     public var measuresQuality = false
+    /// The data stalls suspected, by uplink index (`Interface.stall`).
+    public var dataStalls: [Int: DataStall] = [:]
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
                 modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = [],

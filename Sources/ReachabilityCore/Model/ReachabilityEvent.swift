@@ -26,7 +26,10 @@ public struct Reason: Codable, Equatable, Hashable, Sendable {
              qualityChanged,
              /// What the network says of a link's cost changed: its DHCP lease's metered hint
              /// (`ANDROID_METERED`) or NetworkManager's `Metered`; `detail` says which.
-             costChanged
+             costChanged,
+             /// The apps' traffic over an uplink went unanswered (a data stall), or is answered
+             /// again, or the check made because of it answered; `interface` names the uplink.
+             dataStall
     }
 
     public var code: Code

@@ -35,22 +35,26 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     /// no internet traffic. Its figures (RTT, samples, times) change with every measurement
     /// without making an event: only its `level` and `effectiveType` do.
     public var linkQuality: LinkQuality?
+    /// The apps' traffic over this uplink goes unanswered: the evidence, from when it was first
+    /// suspected until a segment comes back or the check finds the uplink working; nil otherwise.
+    public var stall: DataStall?
 
     public init(name: String, index: Int, kind: InterfaceKind, up: Bool, carrier: Bool,
                 operstate: String, addresses: [String], metered: Bool, dns: [String] = [],
                 searchDomains: [String] = [], nat64Prefix: String? = nil, captivePortalApi: String? = nil,
-                connectivity: Connectivity? = nil, linkQuality: LinkQuality? = nil) {
+                connectivity: Connectivity? = nil, linkQuality: LinkQuality? = nil, stall: DataStall? = nil) {
         self.name = name; self.index = index; self.kind = kind; self.up = up
         self.carrier = carrier; self.operstate = operstate; self.addresses = addresses; self.metered = metered
         self.dns = dns; self.searchDomains = searchDomains; self.nat64Prefix = nat64Prefix
         self.captivePortalApi = captivePortalApi
         self.connectivity = connectivity
         self.linkQuality = linkQuality
+        self.stall = stall
     }
 
     enum CodingKeys: String, CodingKey {
         case name, index, kind, up, carrier, operstate, addresses, metered, dns, searchDomains, nat64Prefix, captivePortalApi,
-             connectivity, linkQuality
+             connectivity, linkQuality, stall
     }
 
     public init(from decoder: Decoder) throws {
@@ -67,7 +71,9 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
                   // A daemon from before standby checks sends none.
                   connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .connectivity),
                   // Nor one from before link quality was measured.
-                  linkQuality: try c.decodeIfPresent(LinkQuality.self, forKey: .linkQuality))
+                  linkQuality: try c.decodeIfPresent(LinkQuality.self, forKey: .linkQuality),
+                  // Nor one from before data stalls were watched.
+                  stall: try c.decodeIfPresent(DataStall.self, forKey: .stall))
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -79,6 +85,7 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
         try c.encode(dns, forKey: .dns); try c.encode(searchDomains, forKey: .searchDomains)
         try c.encode(nat64Prefix, forKey: .nat64Prefix); try c.encode(captivePortalApi, forKey: .captivePortalApi)
         try c.encode(connectivity, forKey: .connectivity); try c.encode(linkQuality, forKey: .linkQuality)
+        try c.encode(stall, forKey: .stall)
     }
 
     /// True when the two differ in what an event reports: every field, and of `linkQuality`

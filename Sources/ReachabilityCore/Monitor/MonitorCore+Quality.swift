@@ -8,12 +8,14 @@ extension MonitorCore {
     public mutating func qualityMeasured(_ dump: QualityDump, now: ClockReading) -> [Action] {
         var actions: [Action] = []
         run(scheduler.qualityMeasured(dump, now: now), now: now, into: &actions)
+        stallsMeasured(dump, now: now, into: &actions)
         return actions
     }
 
-    /// Measuring is useful: on, awake, and a path whose traffic can be measured.
+    /// Measuring is useful: the quality or the data-stall detector on, awake, and a path whose
+    /// traffic can be measured.
     public var wantsQualitySamples: Bool {
-        configuration.linkQuality.enabled && !scheduler.asleep && tracker.status.reachable
+        (configuration.linkQuality.enabled || configuration.dataStall.enabled) && !scheduler.asleep && tracker.status.reachable
     }
 
     /// The uplinks as the status just classified shows them (the path's interfaces and the

@@ -7,6 +7,10 @@ extension MonitorCore {
     /// counts until the wake. Samples taken before the sleep are forgotten.
     public mutating func sleep(now: ClockReading) -> [Action] {
         var actions: [Action] = []
+        // What the traffic showed before the sleep says nothing after it (the scheduler drops
+        // the stalls shown with the verdicts).
+        _ = stallDetector.reset()
+        stallRechecks = []
         run(scheduler.sleep(now: now), now: now, into: &actions)
         return actions
     }

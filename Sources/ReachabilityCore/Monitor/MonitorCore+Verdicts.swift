@@ -8,7 +8,13 @@ extension MonitorCore {
     /// asleep, is dropped.
     public mutating func verdict(_ probe: Probe?, path: ProbePath?, began: TimeInterval?, now: ClockReading) -> [Action] {
         var actions: [Action] = []
-        run(scheduler.verdict(probe, path: path, began: began, now: now), now: now, into: &actions)
+        var reason: Reason?
+        if probe == nil || scheduler.counts(began: began ?? now.uptime) {
+            let status = tracker.status
+            let uplinks = path == nil ? [] : [status.primary?.index, status.vpn?.index].compactMap { $0 }
+            reason = stallReason(forVerdict: probe, index: path?.index, uplinks: uplinks, began: began, now: now, into: &actions)
+        }
+        run(scheduler.verdict(probe, path: path, began: began, reason: reason, now: now), now: now, into: &actions)
         return actions
     }
 
@@ -16,7 +22,12 @@ extension MonitorCore {
     public mutating func standbyVerdict(_ probe: Probe?, index: Int, began: TimeInterval?, now: ClockReading) -> [Action] {
         let name = tracker.status.interfaces.first { $0.index == index }?.name
         var actions: [Action] = []
-        run(scheduler.standbyVerdict(probe, index: index, interface: name, began: began, now: now), now: now, into: &actions)
+        var reason: Reason?
+        if probe == nil || scheduler.counts(began: began ?? now.uptime) {
+            reason = stallReason(forVerdict: probe, index: index, uplinks: [index], began: began, now: now, into: &actions)
+        }
+        run(scheduler.standbyVerdict(probe, index: index, interface: name, began: began, reason: reason, now: now),
+            now: now, into: &actions)
         return actions
     }
 

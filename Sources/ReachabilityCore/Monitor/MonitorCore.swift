@@ -24,15 +24,18 @@ public struct MonitorCore: Sendable {
         public var connectivityCheck = true
         /// `[LinkQuality]`.
         public var linkQuality = ReachdConfiguration.LinkQualitySection()
+        /// `[DataStall]`.
+        public var dataStall = DataStallDetector.Configuration()
         /// The sequence number of the initial state (see `StatusTracker`).
         public var firstSequence = 0
 
         public init() {}
 
         public init(monitor: ReachdConfiguration.MonitorSection, interfaces: ReachdConfiguration.InterfacesSection,
-                    connectivityCheck: Bool, linkQuality: ReachdConfiguration.LinkQualitySection, firstSequence: Int) {
+                    connectivityCheck: Bool, linkQuality: ReachdConfiguration.LinkQualitySection,
+                    dataStall: DataStallDetector.Configuration = DataStallDetector.Configuration(), firstSequence: Int) {
             self.monitor = monitor; self.interfaces = interfaces; self.connectivityCheck = connectivityCheck
-            self.linkQuality = linkQuality; self.firstSequence = firstSequence
+            self.linkQuality = linkQuality; self.dataStall = dataStall; self.firstSequence = firstSequence
         }
     }
 
@@ -63,6 +66,10 @@ public struct MonitorCore: Sendable {
         case armCostFlip(index: Int, after: TimeInterval)
         /// Routes, rules or addresses changed: caches of route look-ups are stale.
         case routingChanged
+        /// Check uplink `index` now (a data stall was suspected, or its traffic is answered
+        /// again): the path's check when `path`, else that standby uplink's. Its verdict comes
+        /// back as any other.
+        case recheck(index: Int, path: Bool)
         /// Write a line to the log (rate limits are decided here).
         case log(LogLevel, String)
     }
@@ -84,6 +91,10 @@ public struct MonitorCore: Sendable {
     /// At most one `costChanged` per link a second, flips logged once a minute: what the
     /// classifier takes as a link's guess while it flips is what subscribers were last shown.
     var costFlips = CostFlipMerger()
+    /// Data stalls, from the passive dumps' segment counts.
+    var stallDetector = DataStallDetector()
+    /// Uplinks checked because of a data stall, whose next verdict carries `dataStall`.
+    var stallRechecks: Set<Int> = []
     /// The uplinks last handed to the estimator (the quality step runs when they change).
     var qualityUplinks: [QualityUplink]?
     var logLimits = LogLimits()
@@ -102,6 +113,7 @@ public struct MonitorCore: Sendable {
         _ = scheduler.qualityConfigured(enabled: configuration.linkQuality.enabled,
                                         configuration: LinkQualityEstimator.Configuration(configuration.linkQuality), now: now)
         self.scheduler = scheduler
+        stallDetector = DataStallDetector(configuration: configuration.dataStall)
         var nothingYet = NetworkSnapshot()
         nothingYet.connectivityCheck = configuration.connectivityCheck
         tracker = StatusTracker(snapshot: nothingYet, firstSequence: configuration.firstSequence, now: now.wall)
@@ -150,6 +162,14 @@ public struct MonitorCore: Sendable {
         self.configuration = next
         self.kindFacts = kindFacts
         linkVerdicts = [:]
+        if next.dataStall != stallDetector.configuration {
+            stallDetector.configuration = next.dataStall
+            if !next.dataStall.enabled {
+                _ = stallDetector.reset()
+                stallRechecks = []
+                scheduler.takeStalls([:])
+            }
+        }
         // The estimator may have started afresh (`Enabled=` turned off and on): tell it the uplinks again.
         qualityUplinks = nil
         var actions: [Action] = []

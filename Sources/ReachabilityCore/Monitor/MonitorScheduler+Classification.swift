@@ -35,6 +35,7 @@ extension MonitorScheduler.Reported {
         snapshot.connectivityCheck = connectivityCheck
         snapshot.linkQualities = linkQualities
         snapshot.measuresQuality = measuresQuality
+        snapshot.dataStalls = dataStalls
         return snapshot
     }
 }
@@ -54,6 +55,7 @@ extension StatusTracker {
         }
         // The newest figures ride along with every classification (they make no event alone).
         takeLinkQualities(reported.linkQualities, measuring: reported.measuresQuality)
+        takeDataStalls(reported.dataStalls)
         var slices: [LinkSlice] = []
         slices.reserveCapacity(evaluation.touched.count)
         for index in evaluation.touched {

@@ -138,7 +138,7 @@ public struct MonitorScheduler: Sendable {
 
     /// An explicit reason, by strength: a classification takes the strongest one pending.
     private enum Cause: Int, Comparable {
-        case quality, cost, standby, resync, configReloaded, resumed, sleeping
+        case quality, cost, standby, stall, resync, configReloaded, resumed, sleeping
         static func < (a: Cause, b: Cause) -> Bool { a.rawValue < b.rawValue }
     }
 
@@ -205,6 +205,8 @@ public struct MonitorScheduler: Sendable {
         public var linkQualities: [Int: LinkQuality] = [:]
         /// `[LinkQuality] Enabled=`.
         public var measuresQuality = true
+        /// The data stalls suspected, by uplink index.
+        public var dataStalls: [Int: DataStall] = [:]
 
         public init() {}
     }
@@ -350,8 +352,12 @@ public struct MonitorScheduler: Sendable {
     /// The checker's verdict about `path` (nil: not checked; nil path: not reachable), from a
     /// check that began at `began` (uptime; nil: now). A verdict from before the last wake, or
     /// while asleep, is dropped.
-    public mutating func verdict(_ probe: Probe?, path: ProbePath?, began: TimeInterval?, now: ClockReading) -> [Action] {
+    /// `reason`: the reason its event carries instead of the derived one (a check made because
+    /// of a data stall).
+    public mutating func verdict(_ probe: Probe?, path: ProbePath?, began: TimeInterval?, reason: Reason? = nil,
+                                 now: ClockReading) -> [Action] {
         if probe != nil, !counts(began: began ?? now.uptime) { return [] }
+        if let reason { pending.ask(.stall, reason) }
         reported.probe = probe
         reported.probePath = path
         pending.verdict = true
@@ -372,7 +378,7 @@ public struct MonitorScheduler: Sendable {
     /// A standby uplink's verdict (nil: no longer checked), from a check that began at `began`;
     /// `interface` names it in the reason. Shown as that interface's connectivity.
     public mutating func standbyVerdict(_ probe: Probe?, index: Int, interface: String?, began: TimeInterval?,
-                                        now: ClockReading) -> [Action] {
+                                        reason: Reason? = nil, now: ClockReading) -> [Action] {
         guard reported.standbyVerdicts[index] != probe else { return [] }
         if probe != nil, !counts(began: began ?? now.uptime) { return [] }
         if let rtt = probe?.rttMs, rtt.isFinite, rtt > 0 {
@@ -382,6 +388,24 @@ public struct MonitorScheduler: Sendable {
         reported.standbyVerdicts[index] = probe
         pending.standby = true
         pending.ask(.standby, Reason(code: .probeResult, interface: interface, detail: "standby uplink"))
+        if let reason { pending.ask(.stall, reason) }
+        return evaluate(now: now)
+    }
+
+    /// The data stalls suspected now, for the classification that the next input makes.
+    public mutating func takeStalls(_ stalls: [Int: DataStall]) {
+        guard stalls != reported.dataStalls else { return }
+        reported.dataStalls = stalls
+        pending.quality = true
+    }
+
+    /// The data stalls suspected now (a delta, like the qualities: the slices stay); `reason`
+    /// (`dataStall`) is the event's unless a stronger one is pending.
+    public mutating func stallsChanged(_ stalls: [Int: DataStall], reason: Reason, now: ClockReading) -> [Action] {
+        guard stalls != reported.dataStalls else { return [] }
+        reported.dataStalls = stalls
+        pending.quality = true
+        pending.ask(.stall, reason)
         return evaluate(now: now)
     }
 
@@ -431,6 +455,11 @@ public struct MonitorScheduler: Sendable {
         reported.probe = nil
         reported.probePath = path
         pending.verdict = true
+        if !reported.dataStalls.isEmpty {
+            // Traffic before the sleep says nothing of the network after it.
+            reported.dataStalls = [:]
+            pending.quality = true
+        }
         if !reported.standbyVerdicts.isEmpty {
             // What the standby checks said before the sleep says nothing after it.
             reported.standbyVerdicts = [:]

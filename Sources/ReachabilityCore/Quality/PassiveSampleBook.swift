@@ -59,9 +59,16 @@ public struct PassiveSampleBook: Sendable {
         var totalRetransmits: UInt32
         var bytesAcked: UInt64
         var bytesReceived: UInt64
+        var segmentsIn: UInt32
 
-        static let zero = Counters(segmentsOut: 0, totalRetransmits: 0, bytesAcked: 0, bytesReceived: 0)
+        static let zero = Counters(segmentsOut: 0, totalRetransmits: 0, bytesAcked: 0, bytesReceived: 0, segmentsIn: 0)
     }
+
+    /// A socket whose peer has not acknowledged anything for this long, through this many
+    /// retransmission time-outs in a row, is stuck: what it received in the dump's interval came
+    /// before it got stuck, and what it sent since is its retransmissions.
+    static let stuckTimeouts: UInt8 = 2
+    static let stuckSilenceMs: UInt32 = 1000
 
     private var previous: [UInt64: Counters] = [:]
     private var lastUptime: TimeInterval?
@@ -88,7 +95,9 @@ public struct PassiveSampleBook: Sendable {
     ///   - readBefore: whether the previous dump read a socket of this owner and cookie, had it
     ///     been there (`SockDiagSelection.readBefore`); false: one the book does not know is
     ///     learned, not counted from zero.
-    /// - Returns: one sample per uplink (`PerUserSampleReduction`), and the time since the
+    /// - Returns: one sample per uplink (`PerUserSampleReduction`), one tally of segments per
+    ///   uplink for the data-stall detector (`StallTallyReduction`; a stuck socket's received
+    ///   segments are from before it got stuck and do not count), and the time since the
     ///   previous dump.
     public mutating func record(_ records: [SockDiagRecord], uptime: TimeInterval,
                                 ownPrefixes: [Int: [InterfacePrefix]],
@@ -100,12 +109,13 @@ public struct PassiveSampleBook: Sendable {
         var current: [UInt64: Counters] = [:]
         current.reserveCapacity(records.count)
         var votes = PerUserSampleReduction()
+        var stalls = StallTallyReduction()
         for record in records {
             guard let info = record.info,
                   let segmentsOut = info.segmentsOut, let totalRetransmits = info.totalRetransmits,
                   let bytesAcked = info.bytesAcked, let bytesReceived = info.bytesReceived else { continue }
             let now = Counters(segmentsOut: segmentsOut, totalRetransmits: totalRetransmits,
-                               bytesAcked: bytesAcked, bytesReceived: bytesReceived)
+                               bytesAcked: bytesAcked, bytesReceived: bytesReceived, segmentsIn: info.segmentsIn ?? 0)
             let before = previous[record.cookie]
             current[record.cookie] = now
             if before == nil && (first || !readBefore(record.uid, record.cookie)) { continue }
@@ -115,8 +125,11 @@ public struct PassiveSampleBook: Sendable {
             let acked = now.bytesAcked >= base.bytesAcked ? now.bytesAcked - base.bytesAcked : now.bytesAcked
             let received = now.bytesReceived >= base.bytesReceived ? now.bytesReceived - base.bytesReceived : now.bytesReceived
             let retransmitted = UInt64(now.totalRetransmits &- base.totalRetransmits)
-            guard acked > 0 || received > 0 || retransmitted > 0 else { continue }
-            guard let rtt = info.rttMicroseconds, rtt > 0 else { continue }
+            // Segment counters are 32-bit and wrap: the difference modulo 2^32 is what moved.
+            let segmentsSent = UInt64(now.segmentsOut &- base.segmentsOut)
+            let segmentsIn = UInt64(now.segmentsIn &- base.segmentsIn)
+            let moved = acked > 0 || received > 0 || retransmitted > 0
+            guard moved || segmentsSent > 0 || segmentsIn > 0 else { continue }
             guard !record.destination.isLoopback(record.family), !record.destination.isLinkLocal(record.family),
                   !record.destination.isUnspecified else { continue }
             let index: Int
@@ -131,13 +144,22 @@ public struct PassiveSampleBook: Sendable {
             if let prefixes = ownPrefixes[index], prefixes.contains(where: { $0.contains(record.destination, family: record.family) }) {
                 continue
             }
+            if info.segmentsIn != nil {
+                var tally = StallTally(sent: segmentsSent, received: segmentsIn, retransmitted: retransmitted)
+                if let timeouts = info.consecutiveTimeouts, timeouts >= Self.stuckTimeouts,
+                   let silence = info.lastAckReceivedMs, silence >= Self.stuckSilenceMs {
+                    tally = StallTally(sent: min(retransmitted, segmentsSent), received: 0, retransmitted: retransmitted)
+                }
+                stalls.add(tally, uplink: index, uid: record.uid)
+            }
+            guard moved, let rtt = info.rttMicroseconds, rtt > 0 else { continue }
             let minRtt = info.minRttMicroseconds.flatMap { $0 == UInt32.max || $0 == 0 ? nil : Double($0) / 1000 }
             let sample = QualitySample(interfaceIndex: index, source: .passive, rttMs: Double(rtt) / 1000, minRttMs: minRtt,
-                                       segmentsSent: UInt64(now.segmentsOut &- base.segmentsOut),
+                                       segmentsSent: segmentsSent,
                                        segmentsRetransmitted: retransmitted, bytesReceived: received)
             votes.add(sample, uid: record.uid)
         }
         previous = current
-        return QualityDump(uptime: uptime, interval: interval, samples: votes.samples())
+        return QualityDump(uptime: uptime, interval: interval, samples: votes.samples(), stalls: stalls.tallies())
     }
 }

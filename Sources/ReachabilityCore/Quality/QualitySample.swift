@@ -38,8 +38,11 @@ public struct QualityDump: Equatable, Sendable {
     /// The samples of the sockets that moved data, by the index of the uplink they left by. An
     /// uplink that is up but moved nothing has no entry (idle, not bad).
     public var samples: [Int: [QualitySample]]
+    /// What the sockets sent, received and retransmitted over each uplink since the previous
+    /// dump, for the data-stall detector; an uplink no socket moved on has no entry.
+    public var stalls: [Int: StallTally]
 
-    public init(uptime: TimeInterval, interval: TimeInterval?, samples: [Int: [QualitySample]]) {
-        self.uptime = uptime; self.interval = interval; self.samples = samples
+    public init(uptime: TimeInterval, interval: TimeInterval?, samples: [Int: [QualitySample]], stalls: [Int: StallTally] = [:]) {
+        self.uptime = uptime; self.interval = interval; self.samples = samples; self.stalls = stalls
     }
 }

@@ -23,6 +23,12 @@ extension ReachabilityEvent {
             let quality = name.flatMap { name in current.interfaces.first { $0.name == name }?.linkQuality }
                 ?? current.linkQuality
             line += (name.map { " \($0)" } ?? "") + ": " + (quality.map(\.summary) ?? "not known")
+        case .dataStall:
+            // `#47 dataStall wlan0: stalled (tcp, 96 % retransmitted), internet none`.
+            let name = reason.interface ?? current.primary?.name
+            let stall = name.flatMap { name in current.interfaces.first { $0.name == name }?.stall }
+            line += (name.map { " \($0)" } ?? "") + ": " + (stall.map(\.summary) ?? "traffic answered")
+            if changes.contains(Status.Field.connectivity.rawValue) { line += ", internet \(current.connectivity.rawValue)" }
         case .initial, .costChanged, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
              .addressRemoved, .routeAdded, .routeRemoved, .modemChanged, .resync, .configReloaded, .simulation, .ruleAdded,
              .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed:

@@ -14,7 +14,8 @@ interface io.reachd.Reachability
 # and the RFC 8910 captive-portal API URI). connectivity is the verdict of the standby check
 # on an uplink other than the primary (bound to it); null for the primary (its verdict is
 # Status.connectivity) and for interfaces not checked. linkQuality is how good the uplink
-# is, measured; null before anything is known.
+# is, measured; null before anything is known. stall is set while the apps' traffic over the
+# uplink goes unanswered (a data stall), null otherwise.
 type Interface (
   name: string,
   index: int,
@@ -29,7 +30,19 @@ type Interface (
   nat64Prefix: ?string,
   captivePortalApi: ?string,
   connectivity: ?(unknown, none, portal, limited, full),
-  linkQuality: ?LinkQuality
+  linkQuality: ?LinkQuality,
+  stall: ?DataStall
+)
+
+# The evidence of a data stall, from when it was first suspected: of the segments the apps
+# sent over the uplink since it last received one (sentSinceReceive), the share that were
+# retransmissions (failRate, 0 to 1), over the dumps periodMs apart that showed it.
+type DataStall (
+  since: string,
+  method: (tcp),
+  failRate: float,
+  sentSinceReceive: int,
+  periodMs: int
 )
 
 # How good an uplink is, measured from the TCP traffic that crosses it, reachd's own checks
@@ -150,7 +163,7 @@ type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
          resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement,
-         sleeping, resumed, qualityChanged, costChanged),
+         sleeping, resumed, qualityChanged, costChanged, dataStall),
   interface: ?string,
   detail: ?string
 )

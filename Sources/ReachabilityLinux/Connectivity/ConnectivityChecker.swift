@@ -143,6 +143,19 @@ public final class ConnectivityChecker: @unchecked Sendable {
         }
     }
 
+    /// Checks uplink `index` now (a data stall, or its traffic answered again): the path's
+    /// check when `path`, else that standby uplink's (if it is checked). Any thread.
+    public func recheck(index: Int, path: Bool) {
+        queue.async { [self] in
+            guard !suspended else { return }
+            if path {
+                perform(scheduler.recheck(now: clock.now()))
+            } else {
+                performStandby(standby.scheduler.recheck(index: index))
+            }
+        }
+    }
+
     /// Applies new settings (SIGHUP): a change of Enabled, URL, Response or Interval checks again
     /// at once; a new Timeout applies from the next check.
     public func reconfigure(_ configuration: Configuration) {

@@ -8,6 +8,7 @@ final class MonitorSubscribers: @unchecked Sendable {
     private var observers: [Int: @Sendable (ReachabilityEvent) -> Void] = [:]
     private var quietObservers: [Int: @Sendable (Status) -> Void] = [:]
     private var routingObservers: [Int: @Sendable () -> Void] = [:]
+    private var recheckObservers: [Int: @Sendable (_ index: Int, _ path: Bool) -> Void] = [:]
     private var streams: [Int: AsyncStream<ReachabilityEvent>.Continuation] = [:]
     private var lastID = 0
 
@@ -32,6 +33,12 @@ final class MonitorSubscribers: @unchecked Sendable {
         return id
     }
 
+    func addRecheck(_ handler: @escaping @Sendable (_ index: Int, _ path: Bool) -> Void) -> Int {
+        let id = nextID()
+        recheckObservers[id] = handler
+        return id
+    }
+
     func add(_ stream: AsyncStream<ReachabilityEvent>.Continuation) -> Int {
         let id = nextID()
         streams[id] = stream
@@ -42,6 +49,7 @@ final class MonitorSubscribers: @unchecked Sendable {
         observers[id] = nil
         quietObservers[id] = nil
         routingObservers[id] = nil
+        recheckObservers[id] = nil
         streams[id] = nil
     }
 
@@ -63,6 +71,10 @@ final class MonitorSubscribers: @unchecked Sendable {
 
     func routingChanged() {
         for id in routingObservers.keys.sorted() { routingObservers[id]?() }
+    }
+
+    func recheck(index: Int, path: Bool) {
+        for id in recheckObservers.keys.sorted() { recheckObservers[id]?(index, path) }
     }
 
     private func nextID() -> Int {

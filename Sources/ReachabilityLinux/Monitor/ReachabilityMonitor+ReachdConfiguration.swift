@@ -10,5 +10,6 @@ extension ReachabilityMonitor.Configuration {
         interfaces = config.interfaces
         connectivityCheck = config.connectivity.enabled
         linkQuality = config.linkQuality
+        dataStall = config.dataStall
     }
 }

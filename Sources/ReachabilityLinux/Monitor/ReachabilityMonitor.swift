@@ -38,6 +38,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         public var connectivityCheck = true
         /// `[LinkQuality]`: whether uplinks' quality is measured, and its idle times.
         public var linkQuality = ReachdConfiguration.LinkQualitySection()
+        /// `[DataStall]`: whether the apps' traffic is watched for data stalls.
+        public var dataStall = ReachdConfiguration.DataStallSection()
 
         public init() {}
     }
@@ -73,7 +75,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     /// The state and the decisions.
     var core: MonitorCore
     private var listening: (socket: NetlinkSocket, reader: ReadinessThread)?
-    private let subscribers = MonitorSubscribers()
+    let subscribers = MonitorSubscribers()
     private let timers: MonitorTimers
     /// Reads the DHCP leases (off `queue`) for the core's metered hints.
     var leases: DHCPLeaseWatcher?
@@ -290,6 +292,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             }
         case .routingChanged:
             subscribers.routingChanged()
+        case .recheck(let index, let path):
+            subscribers.recheck(index: index, path: path)
         case .log(let level, let line):
             log.log(level, line)
         }
@@ -333,7 +337,8 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private static func coreConfiguration(_ configuration: Configuration) -> MonitorCore.Configuration {
         MonitorCore.Configuration(monitor: configuration.monitor, interfaces: configuration.interfaces,
                                   connectivityCheck: configuration.connectivityCheck,
-                                  linkQuality: configuration.linkQuality, firstSequence: configuration.firstSequence)
+                                  linkQuality: configuration.linkQuality, dataStall: .init(configuration.dataStall),
+                                  firstSequence: configuration.firstSequence)
     }
 
     /// The monitor's own picture of the kernel (for tests that compare it with a fresh dump).
