@@ -129,4 +129,32 @@ extension DataStallSystemTests {
         #expect(uplink.status()?.connectivity == .full)
         #expect(uplink.checks == checks, "no check but the first: \(uplink.checks - checks) more")
     }
+
+    /// A server that stops answering one of the app's connections, beside two that keep
+    /// working over the same uplink: their answers veto the stall; no stall for a minute, and
+    /// at most one check beyond the first.
+    @Test(.needsRoot())
+    func aDeadServerBesideWorkingTrafficIsNoStall() throws {
+        let uplink = try StalledUplink(tag: "dd", subnet: 83)
+        defer { uplink.destroy() }
+        #expect(waitUntil(timeout: 20) { uplink.status()?.connectivity == .full }, "\(uplink.daemon.child.stderr)")
+        let checks = uplink.checks
+        let dead = "198.18.83.2"
+        _ = try uplink.network.ip("addr add \(dead)/32 dev lo")
+        let doomed = try TrafficLoop(client: uplink.host, server: uplink.network, address: dead)
+        defer { doomed.stop() }
+        try uplink.startApps(2)
+        Thread.sleep(forTimeInterval: 3)
+        // The server's address goes: what the app sends it is never answered.
+        _ = try uplink.network.ip("addr del \(dead)/32 dev lo")
+        var stalled = false
+        for _ in 0..<60 {
+            Thread.sleep(forTimeInterval: 1)
+            if uplink.status()?.primary?.stall != nil { stalled = true }
+        }
+        #expect(!stalled, "\(uplink.daemon.child.stderr)")
+        #expect((doomed.kernelRTT?.totalRetransmits ?? 0) >= 2, "the dead connection retransmitted")
+        #expect(uplink.status()?.connectivity == .full)
+        #expect(uplink.checks - checks <= 1, "\(uplink.checks - checks) checks beyond the first")
+    }
 }

@@ -127,4 +127,33 @@ import Testing
         #expect(!actions.contains(.publish))
         #expect(Self.events(actions).isEmpty)
     }
+
+    /// A dump whose traffic over the primary goes unanswered: an event `dataStall` showing the
+    /// stall, and the path's check asked for at once; that check's verdict moves connectivity
+    /// with `dataStall` too; a working verdict clears the stall; a standby's stall asks for its own check.
+    @Test func aStallIsShownAndTheCheckItAsksForCarriesItsReason() throws {
+        var core = Self.started()
+        let path = try #require(ProbePath(core.status))
+        _ = core.verdict(Probe(url: "http://check.test/", result: .full, checkedAt: Self.t0.wall), path: path,
+                         began: Self.t0.uptime, now: Self.t0)
+        _ = core.qualityMeasured(QualityDump(uptime: 510, interval: nil, samples: [:]), now: Self.t0.adding(10))
+        let dead = StallTally(sent: 14, received: 0, retransmitted: 14)
+        let actions = core.qualityMeasured(QualityDump(uptime: 520, interval: 10, samples: [:], stalls: [Self.eth0: dead, Self.eth1: dead]),
+                                           now: Self.t0.adding(20))
+        let event = try #require(Self.events(actions).first)
+        #expect(event.reason.code == .dataStall && event.reason.interface == "eth0", "\(event.reason)")
+        #expect(event.current.primary?.stall?.sentSinceReceive == 14)
+        #expect(event.current.interfaces.first { $0.index == Self.eth1 }?.stall != nil, "a standby uplink shows its own")
+        #expect(event.current.connectivity == .full, "the traffic alone does not move connectivity")
+        #expect(actions.contains(.recheck(index: Self.eth0, path: true)) && actions.contains(.recheck(index: Self.eth1, path: false)))
+
+        let failed = Probe(url: "http://check.test/", result: .limited, checkedAt: Self.t0.adding(21).wall)
+        let verdict = Self.events(core.verdict(failed, path: path, began: Self.t0.adding(20).uptime, now: Self.t0.adding(23)))
+        #expect(verdict.first?.reason.code == .dataStall && verdict.first?.current.connectivity == .limited)
+
+        let working = Probe(url: "http://check.test/", result: .full, checkedAt: Self.t0.adding(24).wall)
+        let cleared = Self.events(core.verdict(working, path: path, began: Self.t0.adding(24).uptime, now: Self.t0.adding(25)))
+        #expect(cleared.first?.reason.code == .dataStall && cleared.first?.current.primary?.stall == nil)
+        #expect(cleared.first?.current.connectivity == .full)
+    }
 }
