@@ -27,6 +27,7 @@ import TestSupport
         #expect(decisions == [.suspected(index: 3, stall), .recheck(index: 3)])
         #expect(stall.method == .tcp && stall.failRate == 1 && stall.sentSinceReceive == 12 && stall.periodMs == 10_000)
         #expect(stall.since == Self.t0.adding(10).wall)
+        #expect(stall.recent == [DataStall.Dump(at: Self.t0.adding(10).wall, periodMs: 10_000, sent: 12, received: 0, retransmitted: 12)])
         #expect(stall.summary(now: Self.t0.adding(22).wall) == "stalled 12 s (tcp, 100 % retransmitted)")
     }
 

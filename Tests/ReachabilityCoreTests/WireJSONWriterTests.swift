@@ -22,7 +22,9 @@ import Testing
                   captivePortalApi: index % 4 == 0 ? "https://10.0.\(index).1:8443/capport?\"\(name)\"" : nil,
                   linkQuality: abs(index) % 5 == 4 ? nil : qualities[abs(index) % qualities.count],
                   stall: abs(index) % 3 == 1 ? DataStall(since: date, method: .tcp, failRate: 0.9375, sentSinceReceive: 16,
-                                                         periodMs: 10_000) : nil)
+                                                         periodMs: 10_000, recent: [
+                                                             DataStall.Dump(at: date, periodMs: 9_999, sent: 16, received: 0, retransmitted: 15),
+                                                         ]) : nil)
     }
 
     /// Link qualities with every optional nil and set, every enum value, awkward numbers.
@@ -180,7 +182,7 @@ import Testing
                                        "linkQuality", "constrained"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
                                           "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity", "linkQuality", "stall"]
-        let stallKeys: Set<String> = ["since", "method", "failRate", "sentSinceReceive", "periodMs"]
+        let stallKeys: Set<String> = ["since", "method", "failRate", "sentSinceReceive", "periodMs", "recent"]
         let qualityKeys: Set<String> = ["level", "effectiveType", "rttMs", "minRttMs", "downlinkKbps", "lossPercent",
                                         "samples", "source", "measuredAt", "stale", "signal"]
         let signalKeys: Set<String> = ["technology", "rssi", "rsrp", "rsrq", "snr", "level"]

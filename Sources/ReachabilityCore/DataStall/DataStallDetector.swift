@@ -67,6 +67,12 @@ public struct DataStallDetector: Sendable {
         public var tally: StallTally
         /// Segments sent since the last one received, after this dump.
         public var sentSinceReceive: UInt64
+
+        /// As `DataStall.recent` shows it.
+        var dump: DataStall.Dump {
+            DataStall.Dump(at: at, periodMs: periodMs, sent: Int(clamping: tally.sent), received: Int(clamping: tally.received),
+                           retransmitted: Int(clamping: tally.retransmitted))
+        }
     }
 
     private struct State: Sendable {
@@ -153,7 +159,8 @@ public struct DataStallDetector: Sendable {
                 if state.stall == nil {
                     let rate = Double(state.retransmittedSinceReceive) / Double(state.sentSinceReceive)
                     let stall = DataStall(since: now.wall, method: .tcp, failRate: rate,
-                                          sentSinceReceive: Int(clamping: state.sentSinceReceive), periodMs: periodMs)
+                                          sentSinceReceive: Int(clamping: state.sentSinceReceive), periodMs: periodMs,
+                                          recent: state.evidence.map(\.dump))
                     state.stall = stall
                     state.suspectedAt = now.uptime
                     decisions.append(.suspected(index: uplink.index, stall))

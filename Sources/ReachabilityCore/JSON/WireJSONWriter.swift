@@ -128,13 +128,24 @@ public struct WireJSONWriter: ~Copyable {
         byte(UInt8(ascii: "}"))
     }
 
-    /// Writes `{"failRate":…,"method":…,"periodMs":…,"sentSinceReceive":…,"since":…}`.
+    /// Writes `{"failRate":…,"method":…,"periodMs":…,"recent":…,"sentSinceReceive":…,"since":…}`.
     public mutating func write(_ stall: DataStall) {
         raw(#"{"failRate":"#); double(stall.failRate)
         raw(#","method":"#); string(stall.method.rawValue)
         raw(#","periodMs":"#); int(stall.periodMs)
+        raw(#","recent":"#); array(stall.recent) { $0.write($1) }
         raw(#","sentSinceReceive":"#); int(stall.sentSinceReceive)
         raw(#","since":"#); timestamp(stall.since)
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"at":…,"periodMs":…,"received":…,"retransmitted":…,"sent":…}`.
+    public mutating func write(_ dump: DataStall.Dump) {
+        raw(#"{"at":"#); timestamp(dump.at)
+        raw(#","periodMs":"#); int(dump.periodMs)
+        raw(#","received":"#); int(dump.received)
+        raw(#","retransmitted":"#); int(dump.retransmitted)
+        raw(#","sent":"#); int(dump.sent)
         byte(UInt8(ascii: "}"))
     }
 

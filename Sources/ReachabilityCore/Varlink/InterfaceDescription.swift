@@ -36,13 +36,25 @@ type Interface (
 
 # The evidence of a data stall, from when it was first suspected: of the segments the apps
 # sent over the uplink since it last received one (sentSinceReceive), the share that were
-# retransmissions (failRate, 0 to 1), over the dumps periodMs apart that showed it.
+# retransmissions (failRate, 0 to 1), over the dumps periodMs apart that showed it; recent
+# is the uplink's last few dumps up to the suspicion, oldest first.
 type DataStall (
   since: string,
   method: (tcp),
   failRate: float,
   sentSinceReceive: int,
-  periodMs: int
+  periodMs: int,
+  recent: []DataStallDump
+)
+
+# One sock_diag dump of an uplink: the apps' segments sent (retransmissions included),
+# received and retransmitted since the dump periodMs before.
+type DataStallDump (
+  at: string,
+  periodMs: int,
+  sent: int,
+  received: int,
+  retransmitted: int
 )
 
 # How good an uplink is, measured from the TCP traffic that crosses it, reachd's own checks
