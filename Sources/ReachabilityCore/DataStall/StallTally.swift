@@ -14,8 +14,10 @@ public struct StallTally: Equatable, Hashable, Sendable {
         sent == 0 ? 0 : Double(min(retransmitted, sent)) / Double(sent)
     }
 
-    static func + (a: StallTally, b: StallTally) -> StallTally {
-        StallTally(sent: a.sent &+ b.sent, received: a.received &+ b.received, retransmitted: a.retransmitted &+ b.retransmitted)
+    mutating func add(sent: UInt64, received: UInt64, retransmitted: UInt64) {
+        self.sent &+= sent
+        self.received &+= received
+        self.retransmitted &+= retransmitted
     }
 }
 
@@ -34,10 +36,9 @@ public struct StallTallyReduction: Sendable {
 
     /// Adds one socket's counts since the last dump, on `uplink`, owned by `uid`.
     public mutating func add(_ tally: StallTally, uplink: Int, uid: UInt32) {
-        let key = PerUserSampleReduction.Key(uplink: uplink, uid: uid)
-        // A socket cannot have retransmitted more than it sent.
-        let capped = StallTally(sent: tally.sent, received: tally.received, retransmitted: min(tally.retransmitted, tally.sent))
-        users[key] = (users[key] ?? StallTally()) + capped
+        // One look-up, the sum made in place. A socket cannot have retransmitted more than it sent.
+        users[PerUserSampleReduction.Key(uplink: uplink, uid: uid), default: StallTally()]
+            .add(sent: tally.sent, received: tally.received, retransmitted: min(tally.retransmitted, tally.sent))
     }
 
     /// One tally per uplink that any socket moved on.
