@@ -185,14 +185,14 @@ struct MonitorMachine {
     }
 
     /// One passive dump of the apps' sockets: `sockets` that moved data over `index` with this RTT
-    /// (none: an idle dump).
-    mutating func measured(index: Int, rttMs: Double, sockets: Int) {
+    /// (none: an idle dump), and what their segments did for the data-stall detector.
+    mutating func measured(index: Int, rttMs: Double, sockets: Int, stall: StallTally? = nil) {
         let samples = (0..<sockets).map { _ in
             QualitySample(interfaceIndex: index, source: .passive, rttMs: rttMs, minRttMs: rttMs * 0.8, segmentsSent: 200,
                           segmentsRetransmitted: 0, bytesReceived: 10_000)
         }
         let dump = QualityDump(uptime: now.uptime, interval: lastDump.map { now.uptime - $0 },
-                               samples: sockets == 0 ? [:] : [index: samples])
+                               samples: sockets == 0 ? [:] : [index: samples], stalls: stall.map { [index: $0] } ?? [:])
         lastDump = now.uptime
         begin(.quality)
         perform(core.qualityMeasured(dump, now: now))
@@ -332,8 +332,11 @@ struct MonitorMachine {
                 machine.reload(debounce: pick([0, 0, 0.2]))
             case 79..<86:
                 // The apps' sockets on an uplink: fast, slow, very slow, or idle.
+                // Their segments: answered, unanswered (a stall), or not told.
                 machine.measured(index: pick([MonitorMachine.eth0, MonitorMachine.eth1]), rttMs: pick([20, 40, 300, 1500, 2500]),
-                                 sockets: pick([0, 1, 3]))
+                                 sockets: pick([0, 1, 3]),
+                                 stall: pick([nil, StallTally(sent: 30, received: 20, retransmitted: 1),
+                                              StallTally(sent: 12, received: 0, retransmitted: 12)]))
             case 86..<89:
                 if chance(50) {
                     machine.lease(metered: chance(50), index: pick([MonitorMachine.eth0, MonitorMachine.eth1]))
@@ -384,8 +387,11 @@ struct MonitorMachine {
             #expect(kept.linkIndexes == whole.linkIndexes && kept.modems == whole.modems && kept.rules == whole.rules
                         && kept.probe == whole.probe && kept.probePath == whole.probePath
                         && kept.standbyVerdicts == whole.standbyVerdicts && kept.linkQualities == whole.linkQualities
-                        && kept.measuresQuality == whole.measuresQuality,
+                        && kept.measuresQuality == whole.measuresQuality && kept.dataStalls == whole.dataStalls,
                     "deltas drifted from the whole picture: \(trace(machine))")
+        }
+        if machine.asleep, let stalled = machine.status.interfaces.first(where: { $0.stall != nil }) {
+            Issue.record("\(stalled.name)'s stall shown while asleep: \(trace(machine))")
         }
         let shown = machine.tracker.indexed
         var probes = [shown.probe, machine.status.probe].compactMap { $0 } + Array(shown.standbyVerdicts.values)
@@ -426,12 +432,16 @@ struct MonitorMachine {
         }
 
         // A dump or a cost hint is its own event, unless changes held for a timer go with it:
-        // a dump only moves the quality shown, a hint only the cost.
+        // a dump only moves the quality shown or an uplink's stall (never connectivity: only a
+        // check's verdict does), a hint only the cost.
         for record in recorded where !record.held {
             switch record.input {
             case .quality:
-                #expect(record.event.reason.code == .qualityChanged, "\(record.event.reason)")
-                #expect(Set(record.event.changes).isSubset(of: ["linkQuality", "interfaces"]), "\(record.event.changes)")
+                let stall = record.event.reason.code == .dataStall
+                #expect(record.event.reason.code == .qualityChanged || stall, "\(record.event.reason)")
+                #expect(Set(record.event.changes).isSubset(of: stall ? ["linkQuality", "interfaces", "primary", "vpn"] : ["linkQuality", "interfaces"]),
+                        "\(record.event.changes)")
+                #expect(record.event.previous?.connectivity == record.event.current.connectivity)
             case .cost:
                 #expect(record.event.reason.code == .costChanged, "\(record.event.reason)")
             case .kernel, .overrun, .timer, .modems, .reload, .sleep, .wake, .verdict, .standbyVerdict:
