@@ -21,6 +21,7 @@
  *   not reachable                          LOCAL, network-available FALSE
  *   reachable, connectivity none/limited   LIMITED
  *   reachable, connectivity portal         PORTAL
+ *   reachable, full/unknown, path stalled  LIMITED (primary.stall or vpn.stall set)
  *   reachable, connectivity full/unknown   FULL
  *   network-metered                        Status.expensive
  */

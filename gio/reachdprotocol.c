@@ -237,6 +237,15 @@ parse_reply (const gchar *data, gsize length, JsonObject **root, GError **error)
   return g_steal_pointer (&parser);
 }
 
+/* The apps' traffic over the path goes unanswered: its primary interface, or the VPN on top,
+ * carries a data stall (Interface.stall, an object; null or absent otherwise). */
+static gboolean
+path_stalled (JsonObject *status)
+{
+  return member_object (member_object (status, "primary"), "stall") != NULL ||
+         member_object (member_object (status, "vpn"), "stall") != NULL;
+}
+
 static gboolean
 state_from_status (JsonObject *status, ReachdState *state)
 {
@@ -254,6 +263,11 @@ state_from_status (JsonObject *status, ReachdState *state)
     state->connectivity = G_NETWORK_CONNECTIVITY_LIMITED;
   else if (g_str_equal (connectivity, "portal"))
     state->connectivity = G_NETWORK_CONNECTIVITY_PORTAL;
+  else if (path_stalled (status))
+    /* Not full while nothing answers the apps, whatever the last check said: reachd checks
+     * again at once, and only that check moves its verdict. A portal stays a portal (its
+     * login is the way out). */
+    state->connectivity = G_NETWORK_CONNECTIVITY_LIMITED;
   else
     state->connectivity = G_NETWORK_CONNECTIVITY_FULL;   /* full, or unknown: not checked (yet) */
 

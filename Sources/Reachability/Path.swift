@@ -129,6 +129,13 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     public let effectiveType: LinkQuality.EffectiveType?
     /// The measurement behind both (RTT, loss, throughput, the radio's signal); nil until known.
     public let quality: LinkQuality?
+    /// The apps' traffic over the path goes unanswered (a data stall, docs/connectivity.md):
+    /// the evidence on the primary interface, or on the VPN on top of it; nil otherwise. Only
+    /// reachd's check moves `connectivity`: a stalled path may still say `.full` until the
+    /// check it triggers answers, so an app that would rather wait reads this too.
+    public let stall: DataStall?
+    /// True while `stall` is set: the primary or the VPN carries traffic that nothing answers.
+    public var isStalled: Bool { stall != nil }
 
     /// The path of `status`; with `requiredInterfaceType`, only interfaces of that type count.
     public init(_ status: ReachabilityCore.Status, requiredInterfaceType: InterfaceType? = nil) {
@@ -181,6 +188,7 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         quality = pathStatus == .satisfied ? status.linkQuality : nil
         linkQuality = quality?.level ?? .unknown
         effectiveType = quality?.effectiveType
+        stall = pathStatus == .satisfied ? status.pathStall : nil
     }
 
     /// Nothing known yet (a monitor that has not heard from its source).
@@ -203,6 +211,7 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         if supportsIPv6 { parts.append("IPv6") }
         parts.append("internet: \(connectivity.rawValue)")
         if let quality { parts.append("quality: \(quality.summary)") }
+        if let stall { parts.append(stall.summary) }
         return parts.joined(separator: " ")
     }
 }

@@ -8,7 +8,9 @@ extension Status {
     /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. The
     /// path's measured quality ends the line: `· quality: good (4g, 48 ms)`. When a
     /// family's own check said something else, it follows the verdict: `internet: full (IPv6: limited)`;
-    /// a failed check names its step: `internet: limited (DNS)`.
+    /// a failed check names its step: `internet: limited (DNS)`. While the apps' traffic over
+    /// the path goes unanswered the stall follows the verdict: `internet: full · stalled 12 s
+    /// (tcp, 96 % retransmitted)` (only the check moves the verdict).
     public var summary: String { summary(now: Date()) }
 
     /// The summary with the session time a captive-portal API gave counted down to `now`.
@@ -31,6 +33,7 @@ extension Status {
         parts.append(connectivityCheck ? "internet: \(connectivity.rawValue)" + familyNote : "internet: not checked")
         if connectivity == .portal, let portal = probe?.portalUrl { parts.append("log in at \(portal)") }
         if let left = probe?.sessionLeft(now: now) { parts.append(left) }
+        if let stall = pathStall { parts.append(stall.summary(now: now)) }
         let families = [ipv4 ? "IPv4" : nil, ipv6 ? "IPv6" : nil].compactMap { $0 }
         if !families.isEmpty { parts.append(families.joined(separator: " + ")) }
         if expensive { parts.append("expensive") }

@@ -123,9 +123,7 @@ func runMonitor(client: ReachabilityClient, json: Bool, after: Int?, statusOnly:
             if json {
                 printLine(jsonLine(event))
             } else {
-                let interface = event.reason.interface.map { " \(style.safe($0))" } ?? ""
-                let changed = event.changes.isEmpty ? "" : " [\(event.changes.joined(separator: ","))]"
-                printLine("\(Timestamp.string(from: event.timestamp)) #\(event.sequence) \(event.reason.code.rawValue)\(interface)\(changed): \(style.summary(event.current))")
+                printLine(style.monitorLine(event))
             }
         }
         ProcessSetup.exit(ExitCode.success)

@@ -38,9 +38,10 @@ struct Style {
     func safe(_ text: String) -> String { TerminalText.escaped(text) }
 
     /// The summary line with `online` green and `offline` red, and an internet that does not
-    /// answer as it should (`portal`, `limited`) yellow, as `reachctl probe` shows them.
-    func summary(_ status: Status) -> String {
-        var line = safe(status.summary)
+    /// answer as it should (`portal`, `limited`) yellow, as `reachctl probe` shows them; times
+    /// (a stall's length, a portal session's rest) counted to `now`.
+    func summary(_ status: Status, now: Date = Date()) -> String {
+        var line = safe(status.summary(now: now))
         guard enabled else { return line }
         switch status.connectivity {
         case .portal, .limited:

@@ -40,6 +40,7 @@ public enum DispatcherEnvironment {
             ("REACHD_SCRIPT", script),
             ("REACHD_SEQUENCE", String(event.sequence)),
             ("REACHD_SIMULATED", bool(current.simulated)),
+            ("REACHD_STALL", current.pathStall?.words ?? ""),
             ("REACHD_STATUS", current.status.rawValue),
             ("REACHD_VPN", current.vpn?.name ?? ""),
         ]

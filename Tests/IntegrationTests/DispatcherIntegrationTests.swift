@@ -15,7 +15,7 @@ let documentedScriptEnvironment: Set<String> = [
     "REACHD_EXPENSIVE", "REACHD_LINK_QUALITY",
     "REACHD_GENERATION", "REACHD_INTERFACE", "REACHD_INTERFACE_KIND", "REACHD_PORTAL_URL", "REACHD_PREVIOUS_CONNECTIVITY",
     "REACHD_PREVIOUS_INTERFACE", "REACHD_PREVIOUS_REACHABLE", "REACHD_PREVIOUS_STATUS", "REACHD_REACHABLE", "REACHD_REASON",
-    "REACHD_REASON_INTERFACE", "REACHD_SCRIPT", "REACHD_SEQUENCE", "REACHD_SIMULATED", "REACHD_STATUS", "REACHD_VPN",
+    "REACHD_REASON_INTERFACE", "REACHD_SCRIPT", "REACHD_SEQUENCE", "REACHD_SIMULATED", "REACHD_STALL", "REACHD_STATUS", "REACHD_VPN",
 ]
 
 /// reachd-dispatcher as built, following a `DaemonUnderTest`: scripts in `scripts/` (root's, in
@@ -204,6 +204,7 @@ extension ServiceSystemTests {
             #expect(environment["REACHD_CHANGES"] == event.changes.joined(separator: " "))
             #expect(environment["REACHD_PORTAL_URL"] == (event.current.probe?.portalUrl ?? ""))
             #expect(environment["REACHD_EXPENSIVE"] == "no")
+            #expect(environment["REACHD_STALL"] == (event.current.pathStall?.words ?? ""))
             #expect(environment["PATH"] == "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
             #expect(Int(environment["REACHD_COALESCED"] ?? "") ?? 0 >= 1)
             if run.script == "30-connectivity" {

@@ -177,6 +177,23 @@ private func peakGrowthKiB(ready: [String: JSONValue], exit: [String: JSONValue]
         _ = finish(app)
     }
 
+    /// Not hostile: a data stall on the primary while reachd's verdict stays full. The app is
+    /// told LIMITED while it lasts, then FULL again, each with network-changed and a notify.
+    @Test(.requires(.python3, GIO.pythonGI)) func aStalledPrimaryIsLimitedWhileItLasts() throws {
+        try Hostile.check()
+        let directory = try TemporaryDirectory()
+        let (server, apps) = try startScenario("stall", in: directory, server: ["--delay", "0.5"])
+        let (app, ready) = apps[0]
+        #expect(ready["connectivity"]?.stringValue == "full", "\(ready)")
+        func told() -> [String] { events(app, "changed").compactMap { $0["connectivity"]?.stringValue } }
+        #expect(waitUntil(timeout: 15) { told().count >= 2 }, "\(app.lines) \(app.stderr) \(server.child.lines) \(server.child.stderr)")
+        #expect(told() == ["limited", "full"], "\(app.lines)")
+        let notified = events(app, "notify").filter { $0["property"]?.stringValue == "connectivity" }
+        #expect(notified.compactMap { $0["connectivity"]?.stringValue } == ["limited", "full"], "\(app.lines)")
+        #expect(events(app, "changed").allSatisfy { $0["available"]?.boolValue == true })
+        _ = finish(app)
+    }
+
     /// A Check answered with 100,000 "[": not an answer; can_reach and can_reach_async answer
     /// from the last status (available: TRUE) at once.
     @Test(.requires(.python3, GIO.pythonGI)) func deepCheckAnswerIsNoAnswer() throws {

@@ -74,9 +74,16 @@ func curl(in namespace: TestNamespace, _ url: String) -> String? {
                             probe: nil, since: Date())
         var recorder = MetricsRecorder(status: status, now: 0, startedAt: Date())
         recorder.recordProbe(Probe(url: "http://x/", result: .portal, httpStatus: 302, rttMs: 40, checkedAt: Date()))
+        // A data stall on the primary, for the stall gauge and counter.
+        var stalled = status
+        stalled.interfaces[0].stall = DataStall(since: Date(), method: .tcp, failRate: 0.9, sentSinceReceive: 30, periodMs: 10_000)
+        stalled.primary = stalled.interfaces[0]
+        recorder.replaceStatus(stalled, now: 1_000_000_000)
         let text = PrometheusExposition.render(recorder.sample(now: 5_000_000_000, version: ReachdVersion.string, subscribers: 2,
                                                                connectionsRejected: ["protocol_error": 1], netlinkOverruns: 1))
         #expect(text.contains("reachd_cellular_generation 2"))
+        #expect(text.contains(#"reachd_interface_stalled{interface="wwan0"} 1"#))
+        #expect(text.contains(#"reachd_data_stalls_total{interface="wwan0"} 1"#))
         let lint = try promtoolCheckMetrics(text)
         #expect(lint.status == 0 && lint.output.isEmpty, "\(lint.output)")
     }

@@ -21,6 +21,15 @@ private func online(_ connectivity: Connectivity, ipv4: Connectivity? = nil, ipv
                   ipv4Connectivity: ipv4 ?? connectivity, ipv6Connectivity: ipv6)
 }
 
+/// `status` with a data stall on `name` (the primary's copy too).
+private func stalled(_ status: Status, on name: String) -> Status {
+    let stall = DataStall(since: t0, method: .tcp, failRate: 0.958, sentSinceReceive: 48, periodMs: 10_000)
+    var status = status
+    for i in status.interfaces.indices where status.interfaces[i].name == name { status.interfaces[i].stall = stall }
+    if status.primary?.name == name { status.primary?.stall = stall }
+    return status
+}
+
 struct LogLineCase: CustomTestStringConvertible, Sendable {
     let reason: Reason
     let previous: Status
@@ -47,6 +56,13 @@ struct LogLineCase: CustomTestStringConvertible, Sendable {
                     current: { var s = online(.full); s.gateways = ["10.0.2.254"]; return s }(), line: "#7 addressAdded eth0: ethernet"),
         LogLineCase(reason: Reason(code: .simulation), previous: online(.full), current: online(.portal, simulated: true),
                     line: "#7 simulation: ethernet, internet portal (simulated)"),
+        LogLineCase(reason: Reason(code: .dataStall, interface: "eth0"), previous: online(.full),
+                    current: stalled(online(.full), on: "eth0"), line: "#7 dataStall eth0: stalled (tcp, 96 % retransmitted)"),
+        LogLineCase(reason: Reason(code: .dataStall, interface: "eth0"), previous: stalled(online(.full), on: "eth0"),
+                    current: stalled(online(.limited), on: "eth0"),
+                    line: "#7 dataStall eth0: stalled (tcp, 96 % retransmitted), internet limited"),
+        LogLineCase(reason: Reason(code: .dataStall, interface: "wlan0"), previous: stalled(online(.full, standby: .full), on: "wlan0"),
+                    current: online(.full, standby: .full), line: "#7 dataStall wlan0: traffic answered"),
     ]
 
     @Test(arguments: cases)

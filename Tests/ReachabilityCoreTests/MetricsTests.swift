@@ -151,6 +151,68 @@ private func samples(_ text: String) -> [String: String] {
     }
 }
 
+@Suite struct MetricsDataStallTests {
+    static func stall(at seconds: Double) -> DataStall {
+        DataStall(since: t0.addingTimeInterval(seconds), method: .tcp, failRate: 0.9, sentSinceReceive: 20, periodMs: 10_000)
+    }
+
+    /// eth0 the primary and wwan0 a standby, each with the stall given or none.
+    static func stalled(eth0 e: DataStall? = nil, wwan0 w: DataStall? = nil) -> Status {
+        var current = status(.ethernet, .full)
+        var first = eth0, second = wwan0
+        first.stall = e
+        second.stall = w
+        second.connectivity = .full
+        current.primary = first
+        current.interfaces = [first, second]
+        return current
+    }
+
+    @Test func eachStallIsCountedOnceOnItsInterface() {
+        var recorder = MetricsRecorder(status: Self.stalled(), now: 0, startedAt: t0)
+        #expect(recorder.dataStalls.isEmpty)
+        let first = Self.stall(at: 1)
+        recorder.record(event(1, .dataStall, Self.stalled(eth0: first)), now: 1 * second)
+        #expect(recorder.dataStalls == ["eth0": 1])
+        // The same stall in the next events (its check's verdict, anything else) is not a new one.
+        recorder.record(event(2, .dataStall, Self.stalled(eth0: first)), now: 2 * second)
+        recorder.record(event(3, .linkUp, Self.stalled(eth0: first, wwan0: Self.stall(at: 3))), now: 3 * second)
+        #expect(recorder.dataStalls == ["eth0": 1, "wwan0": 1])
+        // Over, then again: two.
+        recorder.record(event(4, .dataStall, Self.stalled()), now: 4 * second)
+        recorder.record(event(5, .dataStall, Self.stalled(eth0: Self.stall(at: 5))), now: 5 * second)
+        #expect(recorder.dataStalls == ["eth0": 2, "wwan0": 1])
+        // One that ended and began again between two statuses is still new; a status taken
+        // without an event counts it as well, and showing it again does not.
+        recorder.replaceStatus(Self.stalled(eth0: Self.stall(at: 6)), now: 6 * second)
+        recorder.record(event(6, .probeResult, Self.stalled(eth0: Self.stall(at: 6))), now: 7 * second)
+        let sample = recorder.sample(now: 8 * second, version: "1")
+        #expect(sample.dataStalls == ["eth0": 3, "wwan0": 1])
+        let text = PrometheusExposition.render(sample)
+        #expect(samples(text)[#"reachd_data_stalls_total{interface="eth0"}"#] == "3")
+        #expect(samples(text)[#"reachd_data_stalls_total{interface="wwan0"}"#] == "1")
+        #expect(samples(text)[#"reachd_interface_stalled{interface="eth0"}"#] == "1")
+        #expect(samples(text)[#"reachd_interface_stalled{interface="wwan0"}"#] == "0")
+    }
+
+    @Test func everyUplinkIsListedFromZeroAndAGoneOneKeepsItsCount() {
+        var recorder = MetricsRecorder(status: Self.stalled(), now: 0, startedAt: t0)
+        var sample = recorder.sample(now: 0, version: "1")
+        var lines = PrometheusExposition.render(sample).split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("reachd_data_stalls_total{") }
+            == [#"reachd_data_stalls_total{interface="eth0"} 0"#, #"reachd_data_stalls_total{interface="wwan0"} 0"#])
+        #expect(lines.filter { $0.hasPrefix("reachd_interface_stalled{") }
+            == [#"reachd_interface_stalled{interface="eth0"} 0"#, #"reachd_interface_stalled{interface="wwan0"} 0"#])
+        #expect(lines.contains("# TYPE reachd_data_stalls_total counter") && lines.contains("# TYPE reachd_interface_stalled gauge"))
+        // Offline: no uplink to show, but a counter once counted stays.
+        sample.status = status(.notReachable, .none)
+        sample.dataStalls = ["wlan9": 4]
+        lines = PrometheusExposition.render(sample).split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("reachd_data_stalls_total{") } == [#"reachd_data_stalls_total{interface="wlan9"} 4"#])
+        #expect(!lines.contains { $0.hasPrefix("reachd_interface_stalled") })
+    }
+}
+
 @Suite struct MetricsHistogramTests {
     @Test func bucketsAreCumulativeAndEndWithInf() {
         var histogram = MetricsHistogram(upperBounds: [0.1, 1, 10])
@@ -176,7 +238,8 @@ private func samples(_ text: String) -> [String: String] {
                               Interface(name: "wlan0", index: 5, kind: .wifi, up: true, carrier: true, operstate: "up",
                                         addresses: ["192.168.1.20/24"], metered: false, connectivity: .full,
                                         linkQuality: LinkQuality(level: .good, effectiveType: .fourG, rttMs: 30, samples: 3,
-                                                                 source: .probe, measuredAt: t0)),
+                                                                 source: .probe, measuredAt: t0),
+                                        stall: DataStall(since: t0, method: .tcp, failRate: 1, sentSinceReceive: 12, periodMs: 10_000)),
                               Interface(name: "eth1", index: 4, kind: .ethernet, up: true, carrier: true, operstate: "up",
                                         addresses: [], metered: false)]
         current.cellular = Cellular(generation: "4G", accessTechnology: "lte", modem: "/org/freedesktop/ModemManager1/Modem/0",
@@ -188,7 +251,7 @@ private func samples(_ text: String) -> [String: String] {
                              connectivitySeconds: [.portal: 10, .none: 5.5], events: [.linkUp: 2, .modemChanged: 1, .resync: 0],
                              lastChange: Date(timeIntervalSince1970: 1_800_000_123.4567), probes: [.portal: 4, .full: 0],
                              apiProbes: [.portal: 2], probeDurations: histogram, subscribers: 3, connectionsRejected: ["subscriber_too_slow": 1, "malformed_message": 2],
-                             netlinkOverruns: 5)
+                             netlinkOverruns: 5, dataStalls: ["wlan0": 2, "eth9": 1])
     }
 
     /// Each row: a value of the full sample's rendering and what it must be.
@@ -214,6 +277,11 @@ private func samples(_ text: String) -> [String: String] {
         (#"reachd_interface_connectivity{interface="wwan0",state="full"}"#, "0"),
         (#"reachd_interface_connectivity{interface="wlan0",state="full"}"#, "1"),
         (#"reachd_interface_connectivity{interface="wlan0",state="portal"}"#, "0"),
+        (#"reachd_interface_stalled{interface="wwan0"}"#, "0"),
+        (#"reachd_interface_stalled{interface="wlan0"}"#, "1"),
+        (#"reachd_data_stalls_total{interface="wlan0"}"#, "2"),
+        (#"reachd_data_stalls_total{interface="wwan0"}"#, "0"),
+        (#"reachd_data_stalls_total{interface="eth9"}"#, "1"),
         (#"reachd_link_quality{interface="wwan0",level="minimal"}"#, "1"),
         (#"reachd_link_quality{interface="wwan0",level="good"}"#, "0"),
         (#"reachd_link_quality{interface="wlan0",level="good"}"#, "1"),

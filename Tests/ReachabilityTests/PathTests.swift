@@ -34,6 +34,28 @@ struct PathTests {
         #expect(path.supportsIPv4 && !path.supportsIPv6 && path.supportsDNS)
     }
 
+    @Test("A data stall on the primary or the VPN stalls the path; a standby's does not, and its start is a new path")
+    func dataStall() {
+        let stall = DataStall(since: Date(timeIntervalSince1970: 5), method: .tcp, failRate: 0.96, sentSinceReceive: 48,
+                              periodMs: 10_000)
+        var wlan = Self.interface("wlan0", 3, .wifi), tun = Self.interface("tun0", 9, .vpn, addresses: ["10.8.0.2/24"])
+        var wwan = Self.interface("wwan0", 4, .wwan, addresses: ["10.9.0.2/24"])
+        let calm = Path(Self.status(.wifi, primary: wlan, vpn: tun, interfaces: [wlan, wwan, tun]))
+        #expect(!calm.isStalled && calm.stall == nil)
+        wwan.stall = stall
+        #expect(!Path(Self.status(.wifi, primary: wlan, vpn: tun, interfaces: [wlan, wwan, tun])).isStalled)
+        tun.stall = stall
+        let overVPN = Path(Self.status(.wifi, primary: wlan, vpn: tun, interfaces: [wlan, wwan, tun]))
+        #expect(overVPN.isStalled && overVPN.stall == stall)
+        tun.stall = nil
+        wlan.stall = stall
+        let stalled = Path(Self.status(.wifi, primary: wlan, vpn: tun, interfaces: [wlan, wwan, tun]))
+        #expect(stalled.isStalled && stalled.stall?.sentSinceReceive == 48)
+        // Still `.full` until reachd's check says otherwise, and a path of its own (monitors hear it).
+        #expect(stalled.connectivity == .full && stalled != calm)
+        #expect(stalled.description.hasSuffix("internet: full stalled (tcp, 96 % retransmitted)"))
+    }
+
     @Test("Low data mode: isConstrained is the status's constrained, and a change of it is a new path")
     func lowDataMode() {
         let eth = Self.interface("eth0", 2, .ethernet)

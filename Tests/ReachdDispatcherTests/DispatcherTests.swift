@@ -265,11 +265,41 @@ extension TargetHoldTests {
             "REACHD_SCRIPT=10-hook",
             "REACHD_SEQUENCE=43",
             "REACHD_SIMULATED=no",
+            "REACHD_STALL=",
             "REACHD_STATUS=wifi",
             "REACHD_VPN=",
         ])
         // Nothing a script gets holds a control byte.
         #expect(variables.allSatisfy { !$0.unicodeScalars.contains(where: TerminalText.needsEscape) })
+    }
+
+    /// `REACHD_STALL`: method, percentage retransmitted and segments sent since one was received,
+    /// of the path's stall (the primary's, else the VPN's); empty without one, and a standby's
+    /// stall is not the path's.
+    @Test(arguments: [
+        (0.958, 48, "primary", "tcp 96 48"),
+        (1.0, 10, "vpn", "tcp 100 10"),
+        (0.8, 2_000_000, "primary", "tcp 80 2000000"),
+        (0.9, 12, "standby", ""),
+        (0.9, 12, "nowhere", ""),
+    ])
+    func stallOfThePath(failRate: Double, sent: Int, on: String, expected: String) {
+        let stall = DataStall(since: t0, method: .tcp, failRate: failRate, sentSinceReceive: sent, periodMs: 10_000)
+        var current = status(.wifi, connectivity: .full)
+        var standby = Interface(name: "wwan0", index: 3, kind: .wwan, up: true, carrier: true, operstate: "up",
+                                addresses: ["10.1.0.2/24"], metered: true, connectivity: .full)
+        var vpn = Interface(name: "wg0", index: 9, kind: .vpn, up: true, carrier: true, operstate: "up",
+                            addresses: ["10.9.0.2/32"], metered: false)
+        switch on {
+        case "primary": current.primary?.stall = stall
+        case "vpn": vpn.stall = stall
+        case "standby": standby.stall = stall
+        default: break
+        }
+        current.vpn = vpn
+        current.interfaces += [standby, vpn]
+        let variables = DispatcherEnvironment.variables(for: DispatchBatch(event(3, from: status(), to: current)), script: "s")
+        #expect(variables.contains("REACHD_STALL=\(expected)"), "\(variables)")
     }
 
     @Test func variablesOfAnInitialEvent() {

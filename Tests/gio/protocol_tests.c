@@ -157,6 +157,10 @@ event_reply (const gchar *status)
                           "\"continues\":true}", status);
 }
 
+/* Interface.stall as reachd sends it. */
+#define STALL "{\"failRate\":0.96,\"method\":\"tcp\",\"periodMs\":10000,\"sentSinceReceive\":48," \
+              "\"since\":\"2026-12-06T02:30:13.000Z\"}"
+
 static void
 test_events_map_to_what_apps_see (void)
 {
@@ -176,6 +180,25 @@ test_events_map_to_what_apps_see (void)
       TRUE, FALSE, G_NETWORK_CONNECTIVITY_PORTAL, "wlan0|tun0|192.168.1.1,fe80::1," },
     { "{\"reachable\":true,\"connectivity\":\"unknown\",\"vpn\":null}", TRUE, FALSE, G_NETWORK_CONNECTIVITY_FULL, "||" },
     { "{\"reachable\":true,\"connectivity\":\"full\"}", TRUE, FALSE, G_NETWORK_CONNECTIVITY_FULL, "||" },
+    /* A data stall on the path: not full, whatever the last check said; a portal stays one. */
+    { "{\"reachable\":true,\"connectivity\":\"full\",\"primary\":{\"name\":\"wlan0\",\"stall\":" STALL "}}",
+      TRUE, FALSE, G_NETWORK_CONNECTIVITY_LIMITED, "wlan0||" },
+    { "{\"reachable\":true,\"connectivity\":\"unknown\",\"primary\":{\"name\":\"wlan0\",\"stall\":" STALL "}}",
+      TRUE, FALSE, G_NETWORK_CONNECTIVITY_LIMITED, "wlan0||" },
+    { "{\"reachable\":true,\"connectivity\":\"full\",\"primary\":{\"name\":\"eth0\",\"stall\":null},"
+      "\"vpn\":{\"name\":\"wg0\",\"stall\":" STALL "}}",
+      TRUE, FALSE, G_NETWORK_CONNECTIVITY_LIMITED, "eth0|wg0|" },
+    { "{\"reachable\":true,\"connectivity\":\"portal\",\"primary\":{\"name\":\"wlan0\",\"stall\":" STALL "}}",
+      TRUE, FALSE, G_NETWORK_CONNECTIVITY_PORTAL, "wlan0||" },
+    { "{\"reachable\":true,\"connectivity\":\"limited\",\"primary\":{\"name\":\"wlan0\",\"stall\":" STALL "}}",
+      TRUE, FALSE, G_NETWORK_CONNECTIVITY_LIMITED, "wlan0||" },
+    { "{\"reachable\":false,\"connectivity\":\"none\",\"primary\":{\"name\":\"wlan0\",\"stall\":" STALL "}}",
+      FALSE, FALSE, G_NETWORK_CONNECTIVITY_LOCAL, "wlan0||" },
+    /* No stall, or something that is no stall object, leaves full as it is. */
+    { "{\"reachable\":true,\"connectivity\":\"full\",\"primary\":{\"name\":\"wlan0\",\"stall\":null},\"vpn\":null}",
+      TRUE, FALSE, G_NETWORK_CONNECTIVITY_FULL, "wlan0||" },
+    { "{\"reachable\":true,\"connectivity\":\"full\",\"primary\":{\"name\":\"wlan0\",\"stall\":\"tcp\"}}",
+      TRUE, FALSE, G_NETWORK_CONNECTIVITY_FULL, "wlan0||" },
   };
   gsize i;
 

@@ -27,6 +27,8 @@ Modes (the good state is: reachable over eth0, connectivity full, not metered):
   big            Subscribe: good; after --delay s, valid events of almost 1 MiB (the module's
                  limit; a Status with 4,000 interfaces) alternating full/portal for --seconds s,
                  then the final event (limited, metered)
+  stall          Subscribe: the good initial event; after --delay s, an event whose primary has a
+                 data stall (connectivity still full); after --delay s more, the good state again
   cycle          the first --seconds s each connection fails in another way (the good initial
                  event then a hang-up; a hang-up before answering; garbage; 100,000 "[";
                  an error reply); then for --gap s there is no socket at all; then every
@@ -62,6 +64,13 @@ def status(connectivity="full", metered=False, reachable=True):
         "vpn": None, "cellular": None, "ipv4": True, "ipv6": False, "gateways": ["10.77.0.1"],
         "flags": ["reachable"], "interfaces": [], "probe": None, "since": "2026-12-04T00:00:00Z",
     }
+
+
+def stalled(current):
+    """`current` with a data stall on its primary (Interface.stall), as reachd sends it."""
+    current["primary"]["stall"] = {"failRate": 0.96, "method": "tcp", "periodMs": 10000, "sentSinceReceive": 48,
+                                   "since": "2026-12-04T00:00:00.000Z"}
+    return current
 
 
 def event(sequence, current, kind="reachabilityChanged"):
@@ -209,6 +218,12 @@ def serve(mode, conn, args, phase):
                 conn.send(GOOD)
                 time.sleep(args.delay)
                 big_flood(conn, args.seconds)
+            elif mode == "stall":
+                conn.send(GOOD)
+                time.sleep(args.delay)
+                conn.send(event(42, stalled(status())))
+                time.sleep(args.delay)
+                conn.send(event(43, status()))
             else:
                 conn.send(GOOD)
         elif method.endswith(".Check"):
@@ -252,7 +267,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("path")
     parser.add_argument("mode", choices=["good", "deep-initial", "deep-later", "deep-check", "huge", "huge-check",
-                                         "trickle-check", "flood", "big", "hangup", "cycle"])
+                                         "trickle-check", "flood", "big", "hangup", "cycle", "stall"])
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--delay", type=float, default=0.5)
     parser.add_argument("--gap", type=float, default=3.0)

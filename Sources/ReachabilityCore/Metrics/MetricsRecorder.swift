@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// The daemon's counters for Prometheus: time spent in each status and connectivity verdict,
-/// events by reason, connectivity checks by verdict and round trip.
+/// events by reason, connectivity checks by verdict and round trip, data stalls by interface.
 ///
 /// Time is given in nanoseconds of a monotonic clock (the caller reads it, so this stays pure and
 /// testable) and summed in integers: the time-in-state counters are exact — their sum is the
@@ -15,6 +15,8 @@ public struct MetricsRecorder: Sendable {
     /// Requests to captive-portal APIs, by what they said (`portal`, `full`: not captive, `limited`: failed).
     public private(set) var apiProbes: [Connectivity: Int]
     public private(set) var probeDurations = MetricsHistogram()
+    /// Data stalls suspected, by interface name: each stall once, when a status first shows it.
+    public private(set) var dataStalls: [String: Int] = [:]
     private var statusNanoseconds: [NetworkStatus: UInt64]
     private var connectivityNanoseconds: [Connectivity: UInt64]
     /// The clock reading up to which time has been accounted.
@@ -37,6 +39,7 @@ public struct MetricsRecorder: Sendable {
     /// An event happened at `now`: the time until then belongs to the old status.
     public mutating func record(_ event: ReachabilityEvent, now: UInt64) {
         account(until: now)
+        countNewStalls(in: event.current)
         status = event.current
         events[event.reason.code, default: 0] += 1
         lastChange = event.timestamp
@@ -46,7 +49,19 @@ public struct MetricsRecorder: Sendable {
     /// `now` belongs to the old status, and no event is counted.
     public mutating func replaceStatus(_ status: Status, now: UInt64) {
         account(until: now)
+        countNewStalls(in: status)
         self.status = status
+    }
+
+    /// Counts each stall `next` shows that the status before did not: on an interface that had
+    /// none, or another one (a stall is known by when it was suspected, so one that ended and
+    /// began again between two statuses still counts, and one shown again does not).
+    private mutating func countNewStalls(in next: Status) {
+        for interface in next.interfaces {
+            guard let stall = interface.stall else { continue }
+            let before = status.interfaces.first { $0.index == interface.index }?.stall
+            if before?.since != stall.since { dataStalls[interface.name, default: 0] += 1 }
+        }
     }
 
     /// A connectivity check finished with `probe`: the HTTP check, or (`api`) a request to a
@@ -72,7 +87,7 @@ public struct MetricsRecorder: Sendable {
                              connectivitySeconds: connectivityNanoseconds.mapValues(Self.seconds),
                              events: events, lastChange: lastChange, probes: probes, apiProbes: apiProbes, probeDurations: probeDurations,
                              subscribers: subscribers, connectionsRejected: connectionsRejected,
-                             netlinkOverruns: netlinkOverruns)
+                             netlinkOverruns: netlinkOverruns, dataStalls: dataStalls)
     }
 
     private mutating func account(until now: UInt64) {

@@ -30,14 +30,18 @@ public struct MetricsSample: Equatable, Sendable {
     /// Whether the system bus (ModemManager, NetworkManager, logind) is connected; nil: no
     /// follower uses it.
     public var systemBusConnected: Bool?
+    /// Data stalls suspected since the daemon started, by interface name.
+    public var dataStalls: [String: Int]
 
     public init(version: String, status: Status, statusSeconds: [NetworkStatus: Double] = [:],
                 connectivitySeconds: [Connectivity: Double] = [:], events: [Reason.Code: Int] = [:],
                 lastChange: Date, probes: [Connectivity: Int] = [:], apiProbes: [Connectivity: Int] = [:], probeDurations: MetricsHistogram = MetricsHistogram(),
-                subscribers: Int = 0, connectionsRejected: [String: Int] = [:], netlinkOverruns: Int = 0) {
+                subscribers: Int = 0, connectionsRejected: [String: Int] = [:], netlinkOverruns: Int = 0,
+                dataStalls: [String: Int] = [:]) {
         self.version = version; self.status = status; self.statusSeconds = statusSeconds
         self.connectivitySeconds = connectivitySeconds; self.events = events; self.lastChange = lastChange
         self.probes = probes; self.apiProbes = apiProbes; self.probeDurations = probeDurations; self.subscribers = subscribers
         self.connectionsRejected = connectionsRejected; self.netlinkOverruns = netlinkOverruns
+        self.dataStalls = dataStalls
     }
 }

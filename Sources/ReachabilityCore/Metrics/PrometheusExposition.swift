@@ -73,6 +73,17 @@ public enum PrometheusExposition {
             }
         }
 
+        // The path's links (the primary, a VPN on it) and every uplink checked, measured or stalled.
+        let stallUplinks = status.interfaces.filter { interface in
+            interface.index == status.primary?.index || interface.index == status.vpn?.index
+                || interface.connectivity != nil || interface.linkQuality != nil || interface.stall != nil
+        }.sorted { ($0.index == status.primary?.index ? 0 : 1, $0.name) < ($1.index == status.primary?.index ? 0 : 1, $1.name) }
+        if !stallUplinks.isEmpty {
+            out.family("reachd_interface_stalled", .gauge,
+                       "1 while the apps' traffic over the uplink goes unanswered (a data stall suspected), 0 otherwise.")
+            for interface in stallUplinks { out.sample("reachd_interface_stalled", ["interface": interface.name], interface.stall != nil) }
+        }
+
         // Each uplink whose quality is measured: the primary first, then the standbys.
         let measured = status.interfaces
             .filter { $0.linkQuality != nil }
@@ -132,6 +143,13 @@ public enum PrometheusExposition {
         let reasons = Reason.Code.allCases.filter { sample.events[$0] != nil }
         for reason in reasons {
             out.sample("reachd_events_total", ["reason": reason.rawValue], Double(sample.events[reason] ?? 0))
+        }
+
+        out.family("reachd_data_stalls_total", .counter, "Data stalls suspected since reachd started, by interface.")
+        var stallCounts = sample.dataStalls
+        for interface in stallUplinks where stallCounts[interface.name] == nil { stallCounts[interface.name] = 0 }
+        for name in stallCounts.keys.sorted() {
+            out.sample("reachd_data_stalls_total", ["interface": name], Double(stallCounts[name] ?? 0))
         }
 
         out.family("reachd_last_change_timestamp_seconds", .gauge, "Unix time of the last reachability event (of the start before the first).")
