@@ -9,7 +9,8 @@ extension Status {
     /// `uplink eth0 (ethernet) · primary · internet: full · quality: good (4g, 48 ms)`,
     /// `  rtt 48 ms (min 41 ms) · loss 0.3 % · 1200 kbit/s · 14 samples, passive · 3 s ago`,
     /// `uplink wlan0 (wifi) · standby · internet: portal · stalled 12 s (tcp, 96 % retransmitted)`,
-    /// `  stall: 48 segments sent since one was received · 95.8 % retransmitted · dumps 10 s apart · since …`.
+    /// `  stall: 48 segments sent since one was received · 95.8 % retransmitted · dumps 10 s apart · since …`,
+    /// then the dumps that showed it, oldest first: `    02:30:01 · 10 s · sent 24 · received 0 · retransmitted 23`.
     /// None when not reachable.
     public var uplinkLines: [String] { uplinkLines(now: Date()) }
 
@@ -25,7 +26,10 @@ extension Status {
             if let quality = interface.linkQuality { line += " · quality: \(quality.summary)" }
             lines.append(line)
             if let quality = interface.linkQuality { lines.append("  " + quality.figures(now: now)) }
-            if let stall = interface.stall { lines.append("  stall: " + stall.figures(now: now)) }
+            if let stall = interface.stall {
+                lines.append("  stall: " + stall.figures(now: now))
+                for dump in stall.recent { lines.append("    " + dump.line) }
+            }
         }
         add(current, role: "primary", verdict: connectivity)
         for interface in interfaces where interface.index != primary.index {

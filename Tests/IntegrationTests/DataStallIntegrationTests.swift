@@ -94,6 +94,10 @@ extension DataStallSystemTests {
         let moved = try #require(monitor.events.first { $0.current.connectivity != .full && $0.previous?.connectivity == .full })
         #expect(moved.reason.code == .dataStall && moved.reason.interface == "dl0", "\(moved.reason)")
         #expect(monitor.events.contains { $0.reason.code == .dataStall && $0.current.primary?.stall != nil })
+        #expect(stall.recent.last.map { $0.received == 0 && $0.retransmitted > 0 } == true, "\(stall.recent)")
+        let verbose = try uplink.daemon.reachctl(["status", "--verbose"]).stdout
+        #expect(verbose.contains("uplink dl0 (ethernet) · primary · internet: \(status.connectivity.rawValue) · stalled ")
+                    && verbose.contains("  stall: ") && verbose.contains(" · received 0 · retransmitted "), "\(verbose)")
         let summary = try uplink.daemon.reachctl(["status"]).stdout
         print("data stall: left full \(String(format: "%.1f", left)) s after the loss began; \(summary)")
 

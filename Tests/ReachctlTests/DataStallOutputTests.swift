@@ -39,6 +39,19 @@ import Testing
             .contains("internet: full · stalled 0 s (tcp, 96 % retransmitted)"))
     }
 
+    /// The dumps that showed the stall follow its figures, oldest first.
+    @Test func verboseShowsTheDumpsThatShowedTheStall() {
+        var stall = Self.stall
+        stall.recent = [DataStall.Dump(at: Self.since.addingTimeInterval(-10), periodMs: 10_000, sent: 30, received: 4, retransmitted: 2),
+                        DataStall.Dump(at: Self.since, periodMs: 10_020, sent: 24, received: 0, retransmitted: 23)]
+        let lines = Self.status(primary: stall).uplinkLines(now: Self.since)
+        let figures = lines.firstIndex { $0.hasPrefix("  stall: ") } ?? lines.count
+        #expect(Array(lines.dropFirst(figures + 1).prefix(2)) == [
+            "    07:59:50 · 10 s · sent 30 · received 4 · retransmitted 2",
+            "    08:00:00 · 10 s · sent 24 · received 0 · retransmitted 23",
+        ], "\(lines)")
+    }
+
     @Test func verboseShowsEachStalledUplinkWithTheStallsFigures() {
         let lines = Self.status(primary: Self.stall, standby: Self.stall).uplinkLines(now: Self.since.addingTimeInterval(12))
         #expect(lines == [

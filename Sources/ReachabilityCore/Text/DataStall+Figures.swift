@@ -26,3 +26,13 @@ extension DataStall {
         "\(method.rawValue) \(percentRetransmitted) \(sentSinceReceive)"
     }
 }
+
+extension DataStall.Dump {
+    /// `02:30:01 · 10 s · sent 24 · received 0 · retransmitted 23`: one dump of the evidence
+    /// (the time of day in UTC, as the wire's timestamps).
+    public var line: String {
+        let stamp = Timestamp.string(from: at)
+        let time = stamp.split(separator: "T").last.map { String($0.prefix(8)) } ?? stamp
+        return "\(time) · \(LinkQuality.oneDecimal(Double(periodMs) / 1000)) s · sent \(sent) · received \(received) · retransmitted \(retransmitted)"
+    }
+}
