@@ -310,3 +310,33 @@ private func timerID(_ actions: [ProbeScheduler.Action]) -> Int? {
         #expect(ProbePath(probed) == path)
     }
 }
+
+/// A data stall's `recheck`: a check now whatever the last one said; one under way (begun
+/// before the stall) is followed by another; a `Probe()` right after waits for the new check.
+@Suite struct ProbeSchedulerRecheckTests {
+    @Test func aRecheckChecksNowOrRightAfterTheCheckUnderWay() throws {
+        var s = scheduler()
+        let first = try #require(started(s.start(path: eth, now: now)))
+        let done = s.probeCompleted(id: first, probe: probe(.full), now: now.adding(1))
+        #expect(delays(done) == [300])
+        // Idle, the last check a second old: a recheck starts one at once, cancelling the timer.
+        let again = s.recheck(now: now.adding(2))
+        #expect(again.contains(.cancelTimer))
+        let second = try #require(started(again))
+        // While it runs: no second check at once, but one right after it.
+        #expect(s.recheck(now: now.adding(3)).isEmpty)
+        #expect(started(s.probeCompleted(id: second, probe: probe(.limited), now: now.adding(4))) != nil)
+        // A manual request is not answered from the check before the recheck.
+        var t = scheduler()
+        let id = try #require(started(t.start(path: eth, now: now)))
+        _ = t.probeCompleted(id: id, probe: probe(.full), now: now.adding(1))
+        let checked = try #require(started(t.recheck(now: now.adding(1.5))))
+        #expect(t.probeRequested(7, now: now.adding(1.6)).isEmpty, "waits for the recheck")
+        let answered = t.probeCompleted(id: checked, probe: probe(.limited), now: now.adding(2))
+        #expect(answered.contains(.reply(requests: [7], .probe(probe(.limited)))))
+        // Nothing to check: nothing done.
+        var off = scheduler(enabled: false)
+        _ = off.start(path: eth, now: now)
+        #expect(off.recheck(now: now.adding(1)).isEmpty)
+    }
+}

@@ -115,3 +115,16 @@ private let uplinks = [StandbyUplink(path: wlan, expensive: false), StandbyUplin
         #expect(s.reconfigure(everything, candidates: uplinks) == [.startProbe(id: 3, path: wlan), .startProbe(id: 4, path: wwan)])
     }
 }
+
+/// A data stall on a standby uplink checks it now: its timer cancelled, a check started; none
+/// while one runs, none for an uplink not checked.
+@Suite struct StandbySchedulerRecheckTests {
+    @Test func aRecheckStartsTheUplinksCheckNow() {
+        var s = scheduler()
+        #expect(s.uplinksChanged(uplinks) == [.startProbe(id: 1, path: wlan)])
+        #expect(s.recheck(index: 3) == [], "its check is under way")
+        #expect(s.probeCompleted(id: 1, probe: probe(.full)) == [.publish(index: 3, probe(.full)), .schedule(after: 1500, timer: 2)])
+        #expect(s.recheck(index: 3) == [.cancelTimer(2), .startProbe(id: 3, path: wlan)])
+        #expect(s.recheck(index: 4) == [], "wwan0 is not checked (metered)")
+    }
+}

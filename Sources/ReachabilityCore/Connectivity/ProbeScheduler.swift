@@ -145,19 +145,10 @@ public struct ProbeScheduler: Sendable {
         path = newPath
         guard configuration.enabled else { lastCheck = nil; return [] }
         if announcementsOnly, let newPath {
-            // A check from before says nothing of the new API: `Probe()` waits for a new one.
-            lastCheck = nil
             // The check binds to the interface and its addresses: one under way answers for the
             // new routers (or URI) too, and a flood of them can neither cancel checks nor start
             // more than the floor allows.
-            if inFlight != nil {
-                recheckAfterFlight = true
-                return []
-            }
-            if timer != nil && armedFloorTimer { return [] }
-            var actions: [Action] = []
-            if timer != nil { actions.append(.cancelTimer); timer = nil }
-            return actions + begin(newPath, now: now, apiOnly: true)
+            return checkAgain(newPath, now: now, apiOnly: true)
         }
         lastCheck = nil
         var actions = stopRunning()
@@ -262,6 +253,12 @@ public struct ProbeScheduler: Sendable {
     /// network's floor still holds.
     public mutating func recheck(now: ClockReading) -> [Action] {
         guard started, configuration.enabled, let path else { return [] }
+        return checkAgain(path, now: now, apiOnly: false)
+    }
+
+    /// What was last checked says nothing now (`Probe()` waits for a new check): a check under
+    /// way is followed by another; else one starts, when the network's floor allows.
+    private mutating func checkAgain(_ path: ProbePath, now: ClockReading, apiOnly: Bool) -> [Action] {
         lastCheck = nil
         if inFlight != nil {
             recheckAfterFlight = true
@@ -270,7 +267,7 @@ public struct ProbeScheduler: Sendable {
         if timer != nil && armedFloorTimer { return [] }
         var actions: [Action] = []
         if timer != nil { actions.append(.cancelTimer); timer = nil }
-        return actions + begin(path, now: now, apiOnly: false)
+        return actions + begin(path, now: now, apiOnly: apiOnly)
     }
 
     /// New settings (SIGHUP). Any change of what a check asks or when (enabled, URL, Response,
