@@ -23,6 +23,8 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public var linkQualities: [Int: LinkQuality] = [:]
     /// See `NetworkSnapshot.measuresQuality`.
     public var measuresQuality = false
+    /// The Wi-Fi devices (see `NetworkSnapshot.wifi`).
+    public var wifi: [WiFiDevice] = []
 
     public init() {}
 
@@ -50,6 +52,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         connectivityCheck = snapshot.connectivityCheck
         linkQualities = snapshot.linkQualities
         measuresQuality = snapshot.measuresQuality
+        wifi = snapshot.wifi
     }
 
     /// The same picture as a flat `NetworkSnapshot`.
@@ -68,6 +71,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         snapshot.connectivityCheck = connectivityCheck
         snapshot.linkQualities = linkQualities
         snapshot.measuresQuality = measuresQuality
+        snapshot.wifi = wifi
         return snapshot
     }
 
@@ -115,6 +119,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public static func == (a: IndexedSnapshot, b: IndexedSnapshot) -> Bool {
         a.slices == b.slices && a.modems == b.modems && a.rules == b.rules && a.probe == b.probe && a.probePath == b.probePath
             && a.standbyVerdicts == b.standbyVerdicts && a.connectivityCheck == b.connectivityCheck
-            && a.linkQualities == b.linkQualities && a.measuresQuality == b.measuresQuality
+            && a.linkQualities == b.linkQualities && a.measuresQuality == b.measuresQuality && a.wifi == b.wifi
     }
 }

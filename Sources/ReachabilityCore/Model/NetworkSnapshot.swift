@@ -139,6 +139,9 @@ public struct NetworkSnapshot: Equatable, Sendable {
     public var linkQualities: [Int: LinkQuality] = [:]
     /// False with `[LinkQuality] Enabled=no`: no uplink has a quality, not even a guess.
     public var measuresQuality = false
+    /// The Wi-Fi devices their owners report, by interface name (`Interface.wifi`; a device
+    /// an owner manages is `wifi` whatever sysfs says).
+    public var wifi: [WiFiDevice] = []
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
                 modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = [],

@@ -26,7 +26,14 @@ public struct Reason: Codable, Equatable, Hashable, Sendable {
              qualityChanged,
              /// What the network says of a link's cost changed: its DHCP lease's metered hint
              /// (`ANDROID_METERED`) or NetworkManager's `Metered`; `detail` says which.
-             costChanged
+             costChanged,
+             /// A Wi-Fi device moved to another access point of the same network (same SSID,
+             /// new BSSID): one event, the path's reachability unchanged.
+             roamed,
+             /// A Wi-Fi signal moved to another number of bars, on the same access point.
+             wifiSignalChanged,
+             /// A Wi-Fi device joined, left or switched networks as its owner reports it.
+             wifiChanged
     }
 
     public var code: Code

@@ -35,22 +35,28 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     /// no internet traffic. Its figures (RTT, samples, times) change with every measurement
     /// without making an event: only its `level` and `effectiveType` do.
     public var linkQuality: LinkQuality?
+    /// The Wi-Fi connection as its owner (iwd, NetworkManager, wpa_supplicant) reports it;
+    /// nil for other kinds and while not connected. Only its network, access point and bars
+    /// make an event (`WiFi.differsAsShown`).
+    public var wifi: WiFi?
 
     public init(name: String, index: Int, kind: InterfaceKind, up: Bool, carrier: Bool,
                 operstate: String, addresses: [String], metered: Bool, dns: [String] = [],
                 searchDomains: [String] = [], nat64Prefix: String? = nil, captivePortalApi: String? = nil,
-                connectivity: Connectivity? = nil, linkQuality: LinkQuality? = nil) {
+                connectivity: Connectivity? = nil, linkQuality: LinkQuality? = nil, wifi: WiFi? = nil) {
         self.name = name; self.index = index; self.kind = kind; self.up = up
         self.carrier = carrier; self.operstate = operstate; self.addresses = addresses; self.metered = metered
         self.dns = dns; self.searchDomains = searchDomains; self.nat64Prefix = nat64Prefix
         self.captivePortalApi = captivePortalApi
         self.connectivity = connectivity
         self.linkQuality = linkQuality
+        self.wifi = wifi
     }
 
     enum CodingKeys: String, CodingKey {
         case name, index, kind, up, carrier, operstate, addresses, metered, dns, searchDomains, nat64Prefix, captivePortalApi,
              connectivity, linkQuality
+        case wifi
     }
 
     public init(from decoder: Decoder) throws {
@@ -67,7 +73,9 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
                   // A daemon from before standby checks sends none.
                   connectivity: try c.decodeIfPresent(Connectivity.self, forKey: .connectivity),
                   // Nor one from before link quality was measured.
-                  linkQuality: try c.decodeIfPresent(LinkQuality.self, forKey: .linkQuality))
+                  linkQuality: try c.decodeIfPresent(LinkQuality.self, forKey: .linkQuality),
+                  // Nor one from before Wi-Fi owners were read.
+                  wifi: try c.decodeIfPresent(WiFi.self, forKey: .wifi))
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -79,17 +87,22 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
         try c.encode(dns, forKey: .dns); try c.encode(searchDomains, forKey: .searchDomains)
         try c.encode(nat64Prefix, forKey: .nat64Prefix); try c.encode(captivePortalApi, forKey: .captivePortalApi)
         try c.encode(connectivity, forKey: .connectivity); try c.encode(linkQuality, forKey: .linkQuality)
+        try c.encode(wifi, forKey: .wifi)
     }
 
-    /// True when the two differ in what an event reports: every field, and of `linkQuality`
-    /// only its class or its presence (`LinkQuality.differsAsShown`), so new figures alone make no event; with
-    /// `ignoringQuality`, not even that (a path's quality is `Status.linkQuality`'s to report).
+    /// True when the two differ in what an event reports: every field, of `linkQuality`
+    /// only its class or its presence (`LinkQuality.differsAsShown`), and of `wifi` only its
+    /// presence, network, access point or bars (`WiFi.differsAsShown`), so new figures alone
+    /// make no event; with `ignoringQuality`, not even the quality's class (a path's quality is
+    /// `Status.linkQuality`'s to report).
     public func differs(from other: Interface, ignoringQuality: Bool = false) -> Bool {
         if self == other { return false }
         if !ignoringQuality && LinkQuality.differsAsShown(linkQuality, other.linkQuality) { return true }
-        if linkQuality == other.linkQuality { return true }
+        if WiFi.differsAsShown(wifi, other.wifi) { return true }
+        if linkQuality == other.linkQuality && wifi == other.wifi { return true }
         var same = other
         same.linkQuality = linkQuality
+        same.wifi = wifi
         return self != same
     }
 

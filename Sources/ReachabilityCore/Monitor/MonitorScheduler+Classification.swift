@@ -35,6 +35,7 @@ extension MonitorScheduler.Reported {
         snapshot.connectivityCheck = connectivityCheck
         snapshot.linkQualities = linkQualities
         snapshot.measuresQuality = measuresQuality
+        snapshot.wifi = wifi
         return snapshot
     }
 }
@@ -67,6 +68,7 @@ extension StatusTracker {
                                       previous: previous, constrained: decided.constrained))
         }
         return update(slices: slices, modems: evaluation.modems ? reported.modems : nil,
+                      wifi: evaluation.wifi ? reported.wifi : nil,
                       verdict: evaluation.verdict ? (reported.probe, reported.probePath) : nil,
                       rules: evaluation.rules ? table.rules : nil,
                       standbyVerdicts: evaluation.standby ? reported.standbyVerdicts : nil, reason: evaluation.reason, now: now)

@@ -25,7 +25,7 @@ extension ReachabilityEvent {
             line += (name.map { " \($0)" } ?? "") + ": " + (quality.map(\.summary) ?? "not known")
         case .initial, .costChanged, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
              .addressRemoved, .routeAdded, .routeRemoved, .modemChanged, .resync, .configReloaded, .simulation, .ruleAdded,
-             .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed:
+             .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed, .roamed, .wifiSignalChanged, .wifiChanged:
             line += (reason.interface.map { " \($0)" } ?? "") + ": \(current.status.rawValue)"
             if changes.contains(Status.Field.connectivity.rawValue) { line += ", internet \(current.connectivity.rawValue)" }
         }

@@ -29,7 +29,27 @@ type Interface (
   nat64Prefix: ?string,
   captivePortalApi: ?string,
   connectivity: ?(unknown, none, portal, limited, full),
-  linkQuality: ?LinkQuality
+  linkQuality: ?LinkQuality,
+  # The Wi-Fi connection as its owner (iwd, NetworkManager, wpa_supplicant) reports it; null
+  # for other kinds and while not connected.
+  wifi: ?WiFi
+)
+
+# A Wi-Fi connection. ssid is the name for eyes (control characters and invalid UTF-8
+# escaped); bssid, the access point, is location data: null except for root callers. band is
+# "2.4GHz", "5GHz" or "6GHz"; strengthPercent NetworkManager's scale, bars (0-4) Android's;
+# owner "iwd", "networkManager", "wpaSupplicant" or "nl80211". Only a change of ssid, bssid
+# or bars is an event; the other figures are the newest at every read.
+type WiFi (
+  ssid: ?string,
+  bssid: ?string,
+  frequencyMHz: ?int,
+  band: ?string,
+  signalDbm: ?int,
+  strengthPercent: ?int,
+  bars: ?int,
+  txBitrateKbps: ?int,
+  owner: string
 )
 
 # How good an uplink is, measured from the TCP traffic that crosses it, reachd's own checks
@@ -150,7 +170,7 @@ type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
          resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement,
-         sleeping, resumed, qualityChanged, costChanged),
+         sleeping, resumed, qualityChanged, costChanged, roamed, wifiSignalChanged, wifiChanged),
   interface: ?string,
   detail: ?string
 )
