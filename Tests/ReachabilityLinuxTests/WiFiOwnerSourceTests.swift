@@ -1,0 +1,187 @@
+import Foundation
+import ReachabilityCore
+import ReachabilityLinux
+import TestSupport
+import Testing
+
+/// `WiFiOwnerSource` against the owners played on a private dbus-daemon: our iwd and
+/// wpa_supplicant templates and python-dbusmock's NetworkManager one. Connect, signal, roam,
+/// owner restart, owner absent, two owners claiming one device; then the real monitor over a
+/// veth named like a Wi-Fi device.
+extension SystemTests {
+@Suite(.serialized) struct WiFiOwnerSourceTests {
+    /// What the source reported last, for the test's thread.
+    final class Reported: @unchecked Sendable {
+        private let lock = NSLock()
+        private var devices: [WiFiDevice] = []
+        private(set) var reports = 0
+        var last: [WiFiDevice] { lock.withLock { devices } }
+        func take(_ new: [WiFiDevice]) { lock.withLock { devices = new; reports += 1 } }
+        func station(_ name: String = "wlan0") -> WiFiStation? { last.first { $0.interface == name }?.station }
+        func device(_ name: String = "wlan0") -> WiFiDevice? { last.first { $0.interface == name } }
+    }
+
+    static func source(_ bus: PrivateBus, _ reported: Reported) -> WiFiOwnerSource {
+        WiFiOwnerSource(queue: DispatchQueue(label: "test.wifi"), busAddress: bus.address, pollInterval: 0.2) { reported.take($0) }
+    }
+
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func iwdConnectSignalRoamAndRestart() throws {
+        let bus = try PrivateBus()
+        let iwd = try WiFiOwnerMock(.iwd, bus: bus)
+        try iwd.control("AddStation", "1", "wlan0", "02:00:00:00:00:10")
+        let reported = Reported()
+        let source = Self.source(bus, reported)
+        source.start()
+        defer { source.stop() }
+        #expect(waitUntil(timeout: 10) { reported.device()?.state == .disconnected }, "\(reported.last)")
+        #expect(reported.device()?.owner == .iwd && reported.station() == nil)
+
+        try iwd.control("Connect", "1", "cafe", "02:11:22:33:44:55", "5180", "-61")
+        #expect(waitUntil(timeout: 10) { reported.station()?.signalDbm == -61 }, "\(reported.last)")
+        let station = try #require(reported.station())
+        #expect(station.ssid == WiFiSSID("cafe") && station.bssid == WiFiBSSID("02:11:22:33:44:55"))
+        #expect(station.frequencyMHz == 5180 && station.band == .band5GHz && station.bars == 3 && station.txBitrateKbps == 866_700)
+
+        // iwd publishes the signal through no property: the source reads it while connected.
+        try iwd.control("SetSignal", "1", "-85")
+        #expect(waitUntil(timeout: 10) { reported.station()?.bars == 1 }, "\(reported.last)")
+
+        // A roam: the new access point comes with its own figures, in one report.
+        let before = reported.reports
+        try iwd.control("Roam", "1", "02:11:22:33:44:66", "2437", "-50")
+        #expect(waitUntil(timeout: 10) { reported.station()?.bssid == WiFiBSSID("02:11:22:33:44:66") }, "\(reported.last)")
+        let roamed = try #require(reported.station())
+        #expect(roamed.signalDbm == -50 && roamed.band == .band2_4GHz && roamed.ssid == WiFiSSID("cafe"))
+        #expect(reported.reports == before + 1, "a roam reported in steps: \(reported.reports - before)")
+
+        // iwd crashes: its device goes; it comes back: read afresh.
+        iwd.kill()
+        #expect(waitUntil(timeout: 10) { reported.last.isEmpty }, "\(reported.last)")
+        try iwd.start()
+        try iwd.control("AddStation", "1", "wlan0", "02:00:00:00:00:10")
+        try iwd.control("Connect", "1", "home", "02:11:22:33:44:77", "5955", "-70")
+        #expect(waitUntil(timeout: 10) { reported.station()?.ssid == WiFiSSID("home") && reported.station()?.bars == 2 },
+                "\(reported.last)")
+        #expect(reported.station()?.band == .band6GHz)
+        try iwd.control("Disconnect", "1")
+        #expect(waitUntil(timeout: 10) { reported.device()?.state == .disconnected && reported.station() == nil }, "\(reported.last)")
+    }
+
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func wpaSupplicantAssociateRoamAndHostileName() throws {
+        let bus = try PrivateBus()
+        let wpa = try WiFiOwnerMock(.wpaSupplicant, bus: bus)
+        let reported = Reported()
+        let source = Self.source(bus, reported)
+        source.start()
+        defer { source.stop() }
+        try wpa.control("AddInterface", "0", "wlan0")
+        #expect(waitUntil(timeout: 10) { reported.device()?.state == .disconnected }, "\(reported.last)")
+        // An SSID with ESC, a bidirectional override and a byte that is no UTF-8.
+        try wpa.control("AddBSS", "0", "1", "hex:481b5de280aeff", "02:11:22:33:44:55", "2437", "-70")
+        try wpa.control("AddBSS", "0", "2", "hex:481b5de280aeff", "02:11:22:33:44:66", "5180", "-55")
+        try wpa.control("Associate", "0", "1", "144")
+        #expect(waitUntil(timeout: 10) { reported.station()?.txBitrateKbps == 144_000 }, "\(reported.last)")
+        var station = try #require(reported.station())
+        #expect(station.owner == .wpaSupplicant && station.ssid?.display == #"H\x1b]\u{202e}\xff"#)
+        #expect(station.signalDbm == -70 && station.bars == 2 && station.band == .band2_4GHz)
+        // A fast transition: CurrentBSS moves, the state stays completed.
+        try wpa.control("Roam", "0", "2", "false")
+        #expect(waitUntil(timeout: 10) { reported.station()?.bssid == WiFiBSSID("02:11:22:33:44:66") }, "\(reported.last)")
+        station = try #require(reported.station())
+        #expect(station.signalDbm == -55 && station.bars == 4 && station.band == .band5GHz)
+        try wpa.control("SetSignal", "0", "2", "-88")
+        #expect(waitUntil(timeout: 10) { reported.station()?.bars == 1 }, "\(reported.last)")
+        try wpa.control("Disconnect", "0")
+        #expect(waitUntil(timeout: 10) { reported.device()?.state == .disconnected && reported.station() == nil }, "\(reported.last)")
+        wpa.kill()
+        #expect(waitUntil(timeout: 10) { reported.last.isEmpty }, "\(reported.last)")
+    }
+
+    /// NetworkManager's template: a Wi-Fi device with an access point made active.
+    static func networkManager(on bus: PrivateBus, state: Int) throws -> (Child, (String) throws -> Void) {
+        let child = try bus.startMock(template: "networkmanager", owning: "org.freedesktop.NetworkManager")
+        let busctl = { (arguments: String) throws in
+            let result = try sh("busctl --address='\(bus.address)' call org.freedesktop.NetworkManager \(arguments)", check: false)
+            if result.status != 0 { throw SetupError(description: "busctl \(arguments): \(result.output)") }
+        }
+        let device = "/org/freedesktop/NetworkManager/Devices/wlan0"
+        try busctl("/org/freedesktop/NetworkManager org.freedesktop.DBus.Mock AddWiFiDevice ssi wlan0 wlan0 \(state)")
+        try busctl("/org/freedesktop/NetworkManager org.freedesktop.DBus.Mock AddAccessPoint ssssuuuyu \(device) ap1 cafe "
+                   + "02:11:22:33:44:55 2 5180 540000 82 0")
+        try busctl("\(device) org.freedesktop.DBus.Mock AddProperty ssv org.freedesktop.NetworkManager.Device.Wireless "
+                   + "ActiveAccessPoint o /org/freedesktop/NetworkManager/AccessPoint/ap1")
+        return (child, busctl)
+    }
+
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func networkManagersWiFiDeviceAndTwoOwners() throws {
+        let bus = try PrivateBus()
+        let (networkManager, busctl) = try Self.networkManager(on: bus, state: 100)
+        defer { networkManager.killAndWait() }
+        let reported = Reported()
+        let source = Self.source(bus, reported)
+        source.start()
+        defer { source.stop() }
+        #expect(waitUntil(timeout: 10) { reported.station()?.strengthPercent == 82 }, "\(reported.last)")
+        let station = try #require(reported.station())
+        #expect(station.owner == .networkManager && station.ssid == WiFiSSID("cafe") && station.bssid == WiFiBSSID("02:11:22:33:44:55"))
+        #expect(station.band == .band5GHz && station.txBitrateKbps == 5400 && station.signalDbm == nil && station.bars == nil)
+
+        // iwd runs too (NetworkManager's backend): NetworkManager, which manages the device, speaks.
+        let iwd = try WiFiOwnerMock(.iwd, bus: bus)
+        try iwd.control("AddStation", "1", "wlan0", "02:00:00:00:00:10")
+        try iwd.control("Connect", "1", "cafe", "02:11:22:33:44:55", "5180", "-61")
+        Thread.sleep(forTimeInterval: 1)
+        #expect(reported.device()?.owner == .networkManager)
+        // NetworkManager lets go of the device (unmanaged): iwd speaks, with its dBm and bars.
+        let device = "/org/freedesktop/NetworkManager/Devices/wlan0"
+        try busctl("\(device) org.freedesktop.DBus.Properties Set ssv org.freedesktop.NetworkManager.Device State u 10")
+        #expect(waitUntil(timeout: 10) { reported.device()?.owner == .iwd }, "\(reported.last)")
+        #expect(reported.station()?.bars == 3)
+        // NetworkManager manages it again and says it is connected: it speaks again.
+        try busctl("\(device) org.freedesktop.DBus.Properties Set ssv org.freedesktop.NetworkManager.Device State u 100")
+        #expect(waitUntil(timeout: 10) { reported.device()?.owner == .networkManager }, "\(reported.last)")
+        // NetworkManager leaves the bus: iwd goes on speaking, with its figures.
+        networkManager.killAndWait()
+        #expect(waitUntil(timeout: 10) { reported.device()?.owner == .iwd && reported.station()?.bars == 3 }, "\(reported.last)")
+    }
+
+    /// The monitor over a veth named like a Wi-Fi device: the owner makes it Wi-Fi, a roam is one
+    /// event `roamed` with no reachability flap, a weak signal caps the quality.
+    @Test(.needsRoot(), .requires(.dbusDaemon, .busctl, .dbusMock)) func theMonitorShowsTheOwnersView() throws {
+        let host = try TestNamespace(tag: "wf"), network = try TestNamespace(tag: "wfn")
+        defer { host.destroy(); network.destroy() }
+        let sysfs = try FakeSysfs()
+        _ = try VethUplink(host: host, uplink: network, inner: "wlan0", outer: "up0", subnet: 81)
+        let bus = try PrivateBus()
+        let iwd = try WiFiOwnerMock(.iwd, bus: bus)
+        try iwd.control("AddStation", "1", "wlan0", "02:00:00:00:00:10")
+        try iwd.control("Connect", "1", "cafe", "02:11:22:33:44:55", "5180", "-61")
+
+        let monitor = ReachabilityMonitor(configuration: monitorConfiguration(host, sysfs: sysfs))
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(monitor.status.status == .ethernet)
+        let recorder = EventRecorder(monitor)
+        let source = WiFiOwnerSource(monitor: monitor, busAddress: bus.address, pollInterval: 0.2)
+        source.start()
+        defer { source.stop() }
+        let joined = recorder.first(timeout: 10) { $0.primary?.wifi?.bars == 3 }
+        #expect(joined?.current.status == .wifi && joined?.current.primary?.kind == .wifi)
+        #expect(joined?.current.primary?.wifi?.ssid == "cafe" && joined?.current.primary?.wifi?.owner == .iwd)
+
+        let seen = recorder.events.count
+        try iwd.control("Roam", "1", "02:11:22:33:44:66", "5180", "-62")
+        let roam = recorder.first(after: seen, timeout: 10) { $0.primary?.wifi?.bssid == "02:11:22:33:44:66" }
+        #expect(roam?.reason.code == .roamed && roam?.reason.interface == "wlan0")
+        #expect(roam?.previous?.reachable == true && roam?.current.reachable == true)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(recorder.events.count == seen + 1, "\(recorder.events.dropFirst(seen).map(\.reason))")
+
+        try iwd.control("SetSignal", "1", "-86")
+        #expect(waitUntil(timeout: 10) { monitor.status.linkQuality?.level == .minimal }, "\(monitor.status.linkQuality as Any)")
+        #expect(monitor.status.linkQuality?.source == .radio)
+        #expect(recorder.events.dropFirst(seen).contains { $0.reason.code == .wifiSignalChanged })
+        #expect(recorder.duplicates.isEmpty)
+    }
+}
+}
