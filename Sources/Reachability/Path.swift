@@ -129,6 +129,10 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     public let effectiveType: LinkQuality.EffectiveType?
     /// The measurement behind both (RTT, loss, throughput, the radio's signal); nil until known.
     public let quality: LinkQuality?
+    /// The primary's Wi-Fi connection as its owner (iwd, NetworkManager, wpa_supplicant)
+    /// reports it: the network's name, band, signal in dBm, bars (0–4), rate; nil when the path
+    /// is not Wi-Fi or not connected. `bssid` is nil unless the app runs as root.
+    public let wifi: WiFi?
 
     /// The path of `status`; with `requiredInterfaceType`, only interfaces of that type count.
     public init(_ status: ReachabilityCore.Status, requiredInterfaceType: InterfaceType? = nil) {
@@ -181,6 +185,7 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         quality = pathStatus == .satisfied ? status.linkQuality : nil
         linkQuality = quality?.level ?? .unknown
         effectiveType = quality?.effectiveType
+        wifi = pathStatus == .satisfied ? status.primary?.wifi : nil
     }
 
     /// Nothing known yet (a monitor that has not heard from its source).

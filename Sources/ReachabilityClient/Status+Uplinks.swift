@@ -21,6 +21,7 @@ extension Status {
             if let quality = interface.linkQuality { line += " · quality: \(quality.summary)" }
             lines.append(line)
             if let quality = interface.linkQuality { lines.append("  " + quality.figures(now: now)) }
+            if let wifi = interface.wifi { lines.append("  " + wifi.figures) }
         }
         add(current, role: "primary", verdict: connectivity)
         for interface in interfaces where interface.index != primary.index {
