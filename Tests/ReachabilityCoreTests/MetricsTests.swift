@@ -336,7 +336,7 @@ private func samples(_ text: String) -> [String: String] {
         #expect(values[#"reachd_wifi_station_bars{interface="wlan0"}"#] == "3")
         #expect(values[#"reachd_wifi_station_strength_ratio{interface="wlan0"}"#] == "0.59")
         #expect(values[#"reachd_wifi_station_strength_ratio{interface="wlan1"}"#] == "0.4")
-        #expect(values[#"reachd_wifi_station_transmit_bitrate_bits_per_second{interface="wlan0"}"#] == "866700000")
+        #expect(values[#"reachd_wifi_station_transmit_bitrate_bytes_per_second{interface="wlan0"}"#] == "108337500")
         #expect(values[#"reachd_wifi_interface_frequency_hertz{interface="wlan0"}"#] == "5180000000")
         #expect(!text.contains("cafe") && !text.contains("ca\\\"fe") && !text.contains("02:11:22"))
         #expect(!PrometheusExposition.render(Self.fullSample()).contains("reachd_wifi_"))

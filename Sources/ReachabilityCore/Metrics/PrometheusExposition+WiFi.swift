@@ -1,7 +1,8 @@
 extension PrometheusExposition {
     /// The connected Wi-Fi devices' figures, by interface, in node_exporter's wifi collector's
-    /// names and units (`node_wifi_station_signal_dbm`, `…_transmit_bitrate_bits_per_second`,
-    /// `node_wifi_interface_frequency_hertz`), and the bars and strength people read. No SSID
+    /// names where promtool allows them (`node_wifi_station_signal_dbm`,
+    /// `node_wifi_interface_frequency_hertz`; the rate in bytes a second, promtool's base unit,
+    /// where node_exporter has bits), and the bars and strength people read. No SSID
     /// or BSSID label: the metrics are readable by more than root, and a network's name is
     /// anybody's text.
     static func writeWiFi(_ status: Status, into out: inout Writer) {
@@ -23,8 +24,8 @@ extension PrometheusExposition {
         family("reachd_wifi_station_strength_ratio", "Signal strength of each connected Wi-Fi device on NetworkManager's scale, 0 to 1.") {
             $0.strengthPercent.map { Double($0) / 100 }
         }
-        family("reachd_wifi_station_transmit_bitrate_bits_per_second", "Transmit rate of each connected Wi-Fi device.") {
-            $0.txBitrateKbps.map { Double($0) * 1000 }
+        family("reachd_wifi_station_transmit_bitrate_bytes_per_second", "Transmit rate of each connected Wi-Fi device, bytes a second.") {
+            $0.txBitrateKbps.map { Double($0) * 1000 / 8 }
         }
         family("reachd_wifi_interface_frequency_hertz", "Channel centre frequency of each connected Wi-Fi device.") {
             $0.frequencyMHz.map { Double($0) * 1_000_000 }
