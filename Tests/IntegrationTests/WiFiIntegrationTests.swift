@@ -12,7 +12,9 @@ extension SystemTests {
     func reachctlShowsTheNetworkBandAndBarsAndOneRoam() throws {
         let host = try TestNamespace(tag: "wi"), uplink = try TestNamespace(tag: "wiu")
         defer { host.destroy(); uplink.destroy() }
-        _ = try VethUplink(host: host, uplink: uplink, inner: "wlan0", subnet: 83)
+        let veth = try VethUplink(host: host, uplink: uplink, inner: "wlan0", subnet: 83)
+        // Its IPv6 link-local address settled first: its arrival would be an event of its own.
+        _ = try veth.settledLinkLocal()
         let bus = try PrivateBus()
         defer { bus.stop() }
         let iwd = try WiFiOwnerMock(.iwd, bus: bus)

@@ -67,6 +67,37 @@ extension SystemTests {
         #expect(waitUntil(timeout: 10) { reported.device()?.state == .disconnected && reported.station() == nil }, "\(reported.last)")
     }
 
+    /// One signal-level agent per station, at the bar edges; iwd's `Changed` (the bars moved) is
+    /// what makes the source read the station again: with polling far off, the bars still follow.
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func iwdsSignalLevelAgentDrivesTheBars() throws {
+        let bus = try PrivateBus()
+        let iwd = try WiFiOwnerMock(.iwd, bus: bus)
+        try iwd.control("AddStation", "1", "wlan0", "02:00:00:00:00:10")
+        try iwd.control("Connect", "1", "cafe", "02:11:22:33:44:55", "5180", "-61")
+        let reported = Reported()
+        let source = WiFiOwnerSource(queue: DispatchQueue(label: "test.wifi"), busAddress: bus.address, pollInterval: 3600) {
+            reported.take($0)
+        }
+        source.start()
+        #expect(waitUntil(timeout: 10) { reported.station()?.bars == 3 }, "\(reported.last)")
+        #expect(waitUntil(timeout: 10) { (try? iwd.control("AgentCalls"))?.first == "Register /io/reachd/SignalLevelAgent -55,-66,-77,-88" })
+        for (dbm, bars) in [("-85", 1), ("-50", 4), ("-95", 0)] {
+            try iwd.control("SetSignal", "1", dbm)
+            #expect(waitUntil(timeout: 10) { reported.station()?.bars == bars }, "\(dbm): \(reported.last)")
+        }
+        // A signal that stays within its bars calls no agent, and with polling far off nothing moves.
+        try iwd.control("SetSignal", "1", "-97")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(reported.station()?.signalDbm == -95)
+        let calls = try iwd.control("AgentCalls")
+        #expect(calls.filter { $0.hasPrefix("Register") }.count == 1, "\(calls)")
+        #expect(calls.filter { $0.hasPrefix("Changed /net/connman/iwd/0/1") }.count == 4, "\(calls)")
+        // Stopping takes the agent back.
+        source.stop()
+        #expect(waitUntil(timeout: 10) { (try? iwd.control("AgentCalls"))?.last == "Unregister /io/reachd/SignalLevelAgent" },
+                "\((try? iwd.control("AgentCalls")) ?? [])")
+    }
+
     @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func wpaSupplicantAssociateRoamAndHostileName() throws {
         let bus = try PrivateBus()
         let wpa = try WiFiOwnerMock(.wpaSupplicant, bus: bus)

@@ -14,7 +14,10 @@ import ReachabilityCore
 /// and of their current BSS. iwd publishes no signal as a property, and wpa_supplicant's BSS
 /// signal is a scan's: while a station is connected the source asks iwd's
 /// `StationDiagnostic.GetDiagnostics` and wpa_supplicant's `SignalPoll` at once and then every
-/// `pollInterval` seconds. `onChange` runs on `queue`, only when the list changed.
+/// `pollInterval` seconds. iwd allows one signal-level agent per station: the source registers
+/// one for each station (`agentPath`, with the bar edges `WiFiSignalScale.iwdAgentLevels`), so
+/// that iwd tells it the moment the bars change, and it reads that station's figures then.
+/// `onChange` runs on `queue`, only when the list changed.
 public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     public let queue: DispatchQueue
     private let bus: SystemBus
@@ -34,6 +37,14 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     private var published: [WiFiDevice] = []
     private var timer: DispatchSourceTimer?
     private var reportedGarbage: Set<String> = []
+    /// iwd's stations the agent is registered with (or was offered to), by device path.
+    private var agentStations: Set<String> = []
+    /// Between `start()` and `stop()`: nothing is asked of an owner outside it.
+    private var running = false
+
+    /// The object path of reachd's signal-level agent (net.connman.iwd.SignalLevelAgent).
+    public static let agentPath = "/io/reachd/SignalLevelAgent"
+    static let agentInterface = "net.connman.iwd.SignalLevelAgent"
 
     /// What a call in flight is for.
     enum Call: Hashable {
@@ -41,6 +52,7 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
         case diagnostics(String)
         case getAll(String, String)
         case signalPoll(String)
+        case registerAgent(String)
     }
 
     /// - Parameters:
@@ -85,7 +97,9 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
             "type='signal',sender='\(WPASupplicantModel.service)',\(properties),path_namespace='\(WPASupplicantModel.path)'",
         ], log: log)
         wire(networkManager, reset: { $0.networkManagerModel.mirror.reset() }, read: { $0.readObjectManager($0.networkManager, path: NetworkManagerDBus.objectManagerPath) })
-        wire(iwd, reset: { $0.iwdModel.reset() }, read: { $0.readObjectManager($0.iwd, path: IWDModel.objectManagerPath) })
+        wire(iwd, reset: { $0.iwdModel.reset(); $0.agentStations = [] },
+             read: { $0.readObjectManager($0.iwd, path: IWDModel.objectManagerPath) })
+        iwd.served = (Self.agentPath, { [weak self] message in self?.agentCalled(message) ?? false })
         wire(wpa, reset: { $0.wpaModel.reset() }, read: { $0.readWPASupplicant() })
         networkManager.onSignal = { [weak self] message in
             guard let self, let (member, path, arguments) = Self.decode(message) else { return }
@@ -129,6 +143,7 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     /// Follows the owners from now on (when the bus is up); never fails.
     public func start() {
         onQueue {
+            running = true
             networkManager.start(); iwd.start(); wpa.start()
             if ownsBus { bus.start() }
         }
@@ -137,6 +152,8 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     /// Stops following and reports no Wi-Fi device (when there were some).
     public func stop() {
         onQueue {
+            running = false
+            unregisterAgent()
             networkManager.stop(); iwd.stop(); wpa.stop()
             if ownsBus { bus.stop() }
             networkManagerModel = NetworkManagerWiFiModel()
@@ -221,20 +238,66 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
         }
     }
 
+    // MARK: iwd's signal-level agent
+
+    /// Registers the agent with each iwd station that does not have it yet (once per station
+    /// and iwd: a refusal, such as another agent already there, is not retried).
+    private func registerAgent() {
+        let stations = Set(iwdModel.mirror.objects.compactMap { path, interfaces in
+            interfaces[IWDModel.stationInterface] != nil ? path : nil
+        })
+        agentStations.formIntersection(stations)
+        let levels = DBusValue.array(WiFiSignalScale.iwdAgentLevels.map(DBusValue.int16))
+        for path in stations.sorted() where !agentStations.contains(path) {
+            agentStations.insert(path)
+            do {
+                try iwd.call(.registerAgent(path), path: path, interface: IWDModel.stationInterface, member: "RegisterSignalLevelAgent",
+                             values: [.objectPath(Self.agentPath), levels]) { [weak self] reply, _ in
+                    if let error = reply.error {
+                        self?.log.info("iwd: \(path) refused reachd's signal-level agent (\(error)); its signal is read every few seconds")
+                    }
+                }
+            } catch {
+                log.warning("iwd: cannot register the signal-level agent with \(path): \(error)")
+            }
+        }
+    }
+
+    /// Takes the agent back from every station (stopping; iwd also forgets it when reachd leaves the bus).
+    private func unregisterAgent() {
+        for path in agentStations.sorted() {
+            try? iwd.call(.registerAgent(path), path: path, interface: IWDModel.stationInterface, member: "UnregisterSignalLevelAgent",
+                          values: [.objectPath(Self.agentPath)]) { _, _ in }
+        }
+        agentStations = []
+        // Sent before the follower stops and its calls are let go.
+        iwd.flush()
+    }
+
+    /// A call of iwd's (its current owner's: `BusFollower` checked) to the agent: `Changed(o
+    /// device, y level)` reads that station's figures now; `Release(o device)` forgets it.
+    private func agentCalled(_ message: SDBusMessage) -> Bool {
+        guard message.interface == Self.agentInterface, let member = message.member,
+              let arguments = try? message.readAll(), let device = arguments.first?.objectPath else { return false }
+        switch member {
+        case "Changed":
+            readDiagnostics(device)
+            return true
+        case "Release":
+            agentStations.remove(device)
+            return true
+        default:
+            return false
+        }
+    }
+
     // MARK: Signal readings
 
     /// Asks each connected station's figures, unless a question is already out. `pump`: send
     /// them now (outside sd-bus's callbacks; inside, they go when the callback returns).
     private func poll(pump: Bool) {
         let out = Set(iwd.callsInFlight + wpa.callsInFlight)
-        for path in iwdModel.connectedDevices where !out.contains(.diagnostics(path)) {
-            try? iwd.call(.diagnostics(path), path: path, interface: IWDModel.diagnosticInterface,
-                          member: "GetDiagnostics") { [weak self] reply, _ in
-                guard let self else { return }
-                self.iwdModel.apply(diagnostics: reply.error == nil ? try? reply.readAll() : nil, path: path)
-                self.publish()
-            }
-        }
+        for path in iwdModel.connectedDevices where !out.contains(.diagnostics(path)) { readDiagnostics(path) }
         for path in wpaModel.connectedInterfaces where !out.contains(.signalPoll(path)) {
             try? wpa.call(.signalPoll(path), path: path, interface: WPASupplicantModel.interfaceInterface,
                           member: "SignalPoll") { [weak self] reply, _ in
@@ -246,6 +309,17 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
         if pump {
             iwd.pump()
             wpa.pump()
+        }
+    }
+
+    /// Asks iwd for one station's diagnostics (unless that question is out already).
+    private func readDiagnostics(_ path: String) {
+        guard iwdModel.connectedDevices.contains(path), !iwd.callsInFlight.contains(.diagnostics(path)) else { return }
+        try? iwd.call(.diagnostics(path), path: path, interface: IWDModel.diagnosticInterface,
+                      member: "GetDiagnostics") { [weak self] reply, _ in
+            guard let self else { return }
+            self.iwdModel.apply(diagnostics: reply.error == nil ? try? reply.readAll() : nil, path: path)
+            self.publish()
         }
     }
 
@@ -271,6 +345,12 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     /// moved) is read at once, and the devices are published.
     private func changed() {
         iwdModel.pruneDiagnostics()
+        guard running else {
+            timer?.cancel()
+            timer = nil
+            return publish()
+        }
+        if iwd.owner != nil { registerAgent() }
         if wpa.owner != nil { requestWanted() }
         publish()
         armTimer()
@@ -285,7 +365,7 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     private func publish() {
         let awaiting = (iwd.callsInFlight + wpa.callsInFlight).contains { call in
             switch call {
-            case .managedObjects: false
+            case .managedObjects, .registerAgent: false
             case .getAll, .diagnostics, .signalPoll: true
             }
         }
