@@ -182,7 +182,9 @@ extension SystemTests {
         let host = try TestNamespace(tag: "wf"), network = try TestNamespace(tag: "wfn")
         defer { host.destroy(); network.destroy() }
         let sysfs = try FakeSysfs()
-        _ = try VethUplink(host: host, uplink: network, inner: "wlan0", outer: "up0", subnet: 81)
+        let veth = try VethUplink(host: host, uplink: network, inner: "wlan0", outer: "up0", subnet: 81)
+        // Its IPv6 link-local address settled first: its arrival would be an event of its own.
+        _ = try veth.settledLinkLocal()
         let bus = try PrivateBus()
         let iwd = try WiFiOwnerMock(.iwd, bus: bus)
         try iwd.control("AddStation", "1", "wlan0", "02:00:00:00:00:10")

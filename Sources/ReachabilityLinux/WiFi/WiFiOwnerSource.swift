@@ -103,7 +103,8 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
         wire(wpa, reset: { $0.wpaModel.reset() }, read: { $0.readWPASupplicant() })
         networkManager.onSignal = { [weak self] message in
             guard let self, let (member, path, arguments) = Self.decode(message) else { return }
-            if self.networkManagerModel.mirror.apply(signal: member, path: path, arguments: arguments) { self.changed() }
+            // NetworkManager's figures come with its signals: nothing to read of iwd or wpa_supplicant.
+            if self.networkManagerModel.mirror.apply(signal: member, path: path, arguments: arguments) { self.changed(readFigures: false) }
         }
         iwd.onSignal = { [weak self] message in
             guard let self, let (member, path, arguments) = Self.decode(message) else { return }
@@ -343,7 +344,7 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
 
     /// After a model changed: what is newly wanted is asked, a station that connected (or
     /// moved) is read at once, and the devices are published.
-    private func changed() {
+    private func changed(readFigures: Bool = true) {
         iwdModel.pruneDiagnostics()
         guard running else {
             timer?.cancel()
@@ -352,11 +353,12 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
         }
         if iwd.owner != nil { registerAgent() }
         if wpa.owner != nil { requestWanted() }
+        // A station connected, roamed or its owner said something: its figures now, not at the
+        // next tick (a BSS's new scan signal would otherwise lose to an older poll's). Asked
+        // before publishing, so that a roam waits for the new access point's figures.
+        if readFigures { poll(pump: false) }
         publish()
         armTimer()
-        // A station connected, roamed or its owner said something: its figures now, not at the
-        // next tick (a BSS's new scan signal would otherwise lose to an older poll's).
-        poll(pump: false)
     }
 
     /// Publishes the devices as the owners describe them, once nothing asked of them is
