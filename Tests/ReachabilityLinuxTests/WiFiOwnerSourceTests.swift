@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReachabilityCore
 import ReachabilityLinux
 import TestSupport
@@ -174,6 +175,52 @@ extension SystemTests {
         // NetworkManager leaves the bus: iwd goes on speaking, with its figures.
         networkManager.killAndWait()
         #expect(waitUntil(timeout: 10) { reported.device()?.owner == .iwd && reported.station()?.bars == 3 }, "\(reported.last)")
+    }
+
+    /// The kernel's view (a reader injected in place of nl80211): it completes NetworkManager's
+    /// station with the dBm and bars for the same access point only, and speaks alone for a
+    /// device no daemon manages.
+    @Test(.requires(.dbusDaemon, .busctl, .dbusMock)) func theKernelCompletesNetworkManagerAndSpeaksAlone() throws {
+        let bus = try PrivateBus()
+        let (networkManager, _) = try Self.networkManager(on: bus, state: 100)
+        defer { networkManager.killAndWait() }
+        let kernel = Mutex<[String: WiFiStation]>([:])
+        func station(_ bssid: String, _ dbm: Double, ssid: String = "cafe") -> WiFiStation {
+            WiFiStation(owner: .nl80211, ssid: WiFiSSID(ssid), bssid: WiFiBSSID(bssid), frequencyMHz: 5180, signalDbm: dbm,
+                        txBitrateKbps: 866_700)
+        }
+        kernel.withLock { $0 = ["wlan0": station("02:11:22:33:44:55", -85), "wlan9": station("02:aa:bb:cc:dd:ee", -60, ssid: "lab")] }
+        let reported = Reported()
+        let source = WiFiOwnerSource(queue: DispatchQueue(label: "test.wifi"), busAddress: bus.address, pollInterval: 0.2,
+                                     kernel: { .success(kernel.withLock { $0 }) }) { reported.take($0) }
+        source.start()
+        defer { source.stop() }
+        #expect(waitUntil(timeout: 10) { reported.station()?.bars == 1 }, "\(reported.last)")
+        let completed = try #require(reported.device())
+        // NetworkManager speaks: its own strength and rate stay, the kernel's dBm fills in.
+        #expect(completed.owner == .networkManager && completed.station?.strengthPercent == 82)
+        #expect(completed.station?.signalDbm == -85 && completed.station?.txBitrateKbps == 5400)
+        let alone = try #require(reported.device("wlan9"))
+        #expect(alone.owner == .nl80211 && !alone.isManagedAsWiFi && alone.station?.ssid == WiFiSSID("lab") && alone.station?.bars == 3)
+        // The kernel read another access point (a roam NetworkManager has not told yet): nothing mixed in.
+        kernel.withLock { $0["wlan0"] = station("02:11:22:33:44:66", -50) }
+        #expect(waitUntil(timeout: 10) { reported.station()?.signalDbm == nil }, "\(reported.last)")
+        #expect(reported.station()?.bssid == WiFiBSSID("02:11:22:33:44:55") && reported.station()?.strengthPercent == 82)
+        kernel.withLock { $0 = [:] }
+        #expect(waitUntil(timeout: 10) { reported.device("wlan9") == nil }, "\(reported.last)")
+    }
+
+    /// nl80211 itself, on this kernel: without cfg80211 the reader says so, and nothing more.
+    @Test func theReaderSaysWhenTheKernelHasNoNl80211() throws {
+        let reader = NL80211Reader()
+        let result = reader.stations()
+        if FileManager.default.fileExists(atPath: "/sys/class/ieee80211") {
+            // Wi-Fi hardware (or mac80211_hwsim): whatever it reads is keyed by interfaces that exist.
+            let stations = try result.get()
+            for name in stations.keys { #expect(FileManager.default.fileExists(atPath: "/sys/class/net/\(name)")) }
+        } else {
+            #expect(result == .failure(.absent), "\(result)")
+        }
     }
 
     /// The monitor over a veth named like a Wi-Fi device: the owner makes it Wi-Fi, a roam is one

@@ -17,6 +17,11 @@ import ReachabilityCore
 /// `pollInterval` seconds. iwd allows one signal-level agent per station: the source registers
 /// one for each station (`agentPath`, with the bar edges `WiFiSignalScale.iwdAgentLevels`), so
 /// that iwd tells it the moment the bars change, and it reads that station's figures then.
+/// Given a `kernel` reader (nl80211, `NL80211Reader`), it also reads the kernel's view of each
+/// managed-mode interface, off the queue, with the owners' figures and every tick while the
+/// kernel has nl80211: a device no daemon manages is reported as the kernel sees it (owner
+/// `nl80211`), and a daemon's station lacking figures (NetworkManager publishes no dBm) is
+/// completed from it for the same access point (`WiFiStation.filling(from:)`).
 /// `onChange` runs on `queue`, only when the list changed.
 public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     public let queue: DispatchQueue
@@ -26,6 +31,9 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     private let pollInterval: TimeInterval
     private let onChange: @Sendable ([WiFiDevice]) -> Void
     package let queueConfinement: QueueConfinement
+    /// Reads the kernel's stations (blocking; run off the queue); nil: not read.
+    public typealias KernelReader = @Sendable () -> Result<[String: WiFiStation], NL80211Reader.Failure>
+    private let kernel: KernelReader?
 
     // Confined to `queue`.
     private let networkManager: BusFollower<Call>
@@ -41,6 +49,12 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     private var agentStations: Set<String> = []
     /// Between `start()` and `stop()`: nothing is asked of an owner outside it.
     private var running = false
+    /// The kernel's stations by interface name (nl80211), as last read.
+    private var kernelStations: [String: WiFiStation] = [:]
+    private var kernelReading = false
+    /// The kernel has no nl80211: it is not asked again.
+    private var kernelAbsent = false
+    private var reportedKernelFailure = false
 
     /// The object path of reachd's signal-level agent (net.connman.iwd.SignalLevelAgent).
     public static let agentPath = "/io/reachd/SignalLevelAgent"
@@ -61,20 +75,22 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     ///   - pollInterval: seconds between two readings of a connected station's signal.
     ///   - onChange: every Wi-Fi device an owner reports, after each change.
     public convenience init(queue: DispatchQueue, busAddress: String? = nil, pollInterval: TimeInterval = 10,
-                            log: LogSink = .discarding, onChange: @escaping @Sendable ([WiFiDevice]) -> Void) {
+                            log: LogSink = .discarding, kernel: KernelReader? = nil,
+                            onChange: @escaping @Sendable ([WiFiDevice]) -> Void) {
         self.init(bus: SystemBus(address: busAddress, queue: queue, log: log, label: "Wi-Fi", followed: "the Wi-Fi owners"),
-                  owningIt: true, pollInterval: pollInterval, log: log, onChange: onChange)
+                  owningIt: true, pollInterval: pollInterval, log: log, kernel: kernel, onChange: onChange)
     }
 
     /// A source over `bus`, shared with other followers (reachd's); it runs on the bus's queue,
     /// and `start()` and `stop()` leave the bus to its owner.
     public convenience init(bus: SystemBus, pollInterval: TimeInterval = 10, log: LogSink = .discarding,
-                            onChange: @escaping @Sendable ([WiFiDevice]) -> Void) {
-        self.init(bus: bus, owningIt: false, pollInterval: pollInterval, log: log, onChange: onChange)
+                            kernel: KernelReader? = nil, onChange: @escaping @Sendable ([WiFiDevice]) -> Void) {
+        self.init(bus: bus, owningIt: false, pollInterval: pollInterval, log: log, kernel: kernel, onChange: onChange)
     }
 
-    private init(bus: SystemBus, owningIt: Bool, pollInterval: TimeInterval, log: LogSink,
+    private init(bus: SystemBus, owningIt: Bool, pollInterval: TimeInterval, log: LogSink, kernel: KernelReader?,
                  onChange: @escaping @Sendable ([WiFiDevice]) -> Void) {
+        self.kernel = kernel
         self.queue = bus.queue
         self.bus = bus
         self.ownsBus = owningIt
@@ -147,6 +163,7 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
             running = true
             networkManager.start(); iwd.start(); wpa.start()
             if ownsBus { bus.start() }
+            readKernel()
         }
     }
 
@@ -160,6 +177,7 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
             networkManagerModel = NetworkManagerWiFiModel()
             iwdModel.reset()
             wpaModel.reset()
+            kernelStations = [:]
             changed()
         }
     }
@@ -292,6 +310,39 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
         }
     }
 
+    // MARK: The kernel (nl80211)
+
+    /// Reads the kernel's stations off the queue (unless a read is under way, or the kernel has
+    /// no nl80211); the answer is taken on the queue.
+    private func readKernel() {
+        guard running, let kernel, !kernelAbsent, !kernelReading else { return }
+        kernelReading = true
+        DispatchQueue.global(qos: .utility).async { [weak self] in
+            let result = kernel()
+            self?.queue.async { [weak self] in self?.kernelAnswered(result) }
+        }
+    }
+
+    private func kernelAnswered(_ result: Result<[String: WiFiStation], NL80211Reader.Failure>) {
+        kernelReading = false
+        guard running else { return }
+        switch result {
+        case .success(let stations):
+            kernelStations = stations
+            reportedKernelFailure = false
+        case .failure(.absent):
+            kernelAbsent = true
+            kernelStations = [:]
+            log.debug("Wi-Fi: \(NL80211Reader.Failure.absent); only the Wi-Fi owners on the bus are read")
+        case .failure(let failure):
+            kernelStations = [:]
+            if !reportedKernelFailure { log.warning("Wi-Fi: cannot read nl80211: \(failure)") }
+            reportedKernelFailure = true
+        }
+        publish()
+        armTimer()
+    }
+
     // MARK: Signal readings
 
     /// Asks each connected station's figures, unless a question is already out. `pump`: send
@@ -299,6 +350,7 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
     private func poll(pump: Bool) {
         let out = Set(iwd.callsInFlight + wpa.callsInFlight)
         for path in iwdModel.connectedDevices where !out.contains(.diagnostics(path)) { readDiagnostics(path) }
+        readKernel()
         for path in wpaModel.connectedInterfaces where !out.contains(.signalPoll(path)) {
             try? wpa.call(.signalPoll(path), path: path, interface: WPASupplicantModel.interfaceInterface,
                           member: "SignalPoll") { [weak self] reply, _ in
@@ -326,7 +378,10 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
 
     /// The poll timer runs while a station is connected.
     private func armTimer() {
-        let wanted = !iwdModel.connectedDevices.isEmpty || !wpaModel.connectedInterfaces.isEmpty
+        // The kernel is read every tick while it has nl80211: a connection no daemon reports
+        // shows nowhere else.
+        let wanted = running && (!iwdModel.connectedDevices.isEmpty || !wpaModel.connectedInterfaces.isEmpty
+            || (kernel != nil && !kernelAbsent))
         if !wanted {
             timer?.cancel()
             timer = nil
@@ -356,7 +411,7 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
         // A station connected, roamed or its owner said something: its figures now, not at the
         // next tick (a BSS's new scan signal would otherwise lose to an older poll's). Asked
         // before publishing, so that a roam waits for the new access point's figures.
-        if readFigures { poll(pump: false) }
+        if readFigures { poll(pump: false) } else { readKernel() }
         publish()
         armTimer()
     }
@@ -371,12 +426,21 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
             case .getAll, .diagnostics, .signalPoll: true
             }
         }
-        if awaiting { return }
+        if awaiting || kernelReading { return }
         var claims: [String: [WiFiOwnerClaim]] = [:]
         for (name, claim) in networkManagerModel.claims { claims[name, default: []].append(claim) }
         for (name, claim) in iwdModel.claims { claims[name, default: []].append(claim) }
         for (name, claim) in wpaModel.claims { claims[name, default: []].append(claim) }
-        let devices = WiFiDevice.arbitrate(claims)
+        for (name, station) in kernelStations {
+            claims[name, default: []].append(WiFiOwnerClaim(owner: .nl80211, state: .connected, station: station))
+        }
+        let devices = WiFiDevice.arbitrate(claims).map { device in
+            // A daemon's station completed from the kernel's, for the same access point only.
+            guard device.owner != .nl80211, let station = device.station, let measured = kernelStations[device.interface] else { return device }
+            var completed = device
+            completed.station = station.filling(from: measured)
+            return completed
+        }
         guard devices != published else { return }
         published = devices
         onChange(devices)
@@ -385,18 +449,19 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
 
 extension WiFiOwnerSource {
     /// A source that feeds `monitor` (`setWiFi(_:)`), over `bus` (shared, on the monitor's
-    /// queue), which its owner starts and stops.
+    /// queue), which its owner starts and stops; `kernel` reads nl80211 (reachd: `NL80211Reader`).
     public convenience init(monitor: ReachabilityMonitor, bus: SystemBus, pollInterval: TimeInterval = 10,
-                            log: LogSink = .discarding) {
-        self.init(bus: bus, pollInterval: pollInterval, log: log) { [weak monitor] devices in
+                            log: LogSink = .discarding, kernel: KernelReader? = nil) {
+        self.init(bus: bus, pollInterval: pollInterval, log: log, kernel: kernel) { [weak monitor] devices in
             monitor?.setWiFi(devices)
         }
     }
 
-    /// Like `init(monitor:bus:pollInterval:log:)`, on a bus of its own.
+    /// Like `init(monitor:bus:pollInterval:log:kernel:)`, on a bus of its own.
     public convenience init(monitor: ReachabilityMonitor, busAddress: String? = nil, pollInterval: TimeInterval = 10,
-                            log: LogSink = .discarding) {
-        self.init(queue: monitor.queue, busAddress: busAddress, pollInterval: pollInterval, log: log) { [weak monitor] devices in
+                            log: LogSink = .discarding, kernel: KernelReader? = nil) {
+        self.init(queue: monitor.queue, busAddress: busAddress, pollInterval: pollInterval, log: log,
+                  kernel: kernel) { [weak monitor] devices in
             monitor?.setWiFi(devices)
         }
     }
