@@ -21,6 +21,13 @@ private func online(_ connectivity: Connectivity, ipv4: Connectivity? = nil, ipv
                   ipv4Connectivity: ipv4 ?? connectivity, ipv6Connectivity: ipv6)
 }
 
+/// `online(.full)` with wlan0 (standing by) connected as `wifi` says.
+private func withWiFi(_ wifi: WiFi) -> Status {
+    var status = online(.full)
+    status.interfaces[1].wifi = wifi
+    return status
+}
+
 struct LogLineCase: CustomTestStringConvertible, Sendable {
     let reason: Reason
     let previous: Status
@@ -47,6 +54,13 @@ struct LogLineCase: CustomTestStringConvertible, Sendable {
                     current: { var s = online(.full); s.gateways = ["10.0.2.254"]; return s }(), line: "#7 addressAdded eth0: ethernet"),
         LogLineCase(reason: Reason(code: .simulation), previous: online(.full), current: online(.portal, simulated: true),
                     line: "#7 simulation: ethernet, internet portal (simulated)"),
+        LogLineCase(reason: Reason(code: .roamed, interface: "wlan0"), previous: online(.full),
+                    current: withWiFi(WiFi(ssid: "cafe", bssid: "02:11:22:33:44:66", bars: 3, owner: .iwd)),
+                    line: #"#7 roamed wlan0: "cafe", 3 bars"#),
+        LogLineCase(reason: Reason(code: .wifiSignalChanged, interface: "wlan0"), previous: online(.full),
+                    current: withWiFi(WiFi(ssid: "cafe", bars: 1, owner: .networkManager)), line: #"#7 wifiSignalChanged wlan0: "cafe", 1 bar"#),
+        LogLineCase(reason: Reason(code: .wifiChanged, interface: "wlan0"), previous: withWiFi(WiFi(ssid: "cafe", owner: .iwd)),
+                    current: online(.full), line: "#7 wifiChanged wlan0: no Wi-Fi connection"),
     ]
 
     @Test(arguments: cases)
