@@ -146,6 +146,34 @@ import Testing
         #expect(model.claims.isEmpty && model.polls.isEmpty)
     }
 
+    /// A reassociation (associating … completed, to another BSS) keeps the connection: roaming,
+    /// with the station it had; a first association does not count as connected before it completes.
+    @Test func aWPASupplicantReassociationIsARoamNotALoss() throws {
+        var model = WPASupplicantModel()
+        Self.check(model.apply(getAll: [Self.dict([("Interfaces", .array([.objectPath(Self.wpaInterface)]))])],
+                               path: WPASupplicantModel.path, interface: WPASupplicantModel.mainInterface))
+        Self.check(model.apply(getAll: [Self.dict([("Ifname", .string("wlan0")), ("State", .string("associating")),
+                                                   ("CurrentBSS", .objectPath(Self.wpaBSS))])],
+                               path: Self.wpaInterface, interface: WPASupplicantModel.interfaceInterface))
+        Self.check(model.apply(getAll: [Self.dict([("SSID", Self.bytes(Array("cafe".utf8))), ("BSSID", Self.bytes([2, 0x11, 0x22, 0x33, 0x44, 0x55])),
+                                                   ("Frequency", .uint16(2437)), ("Signal", .int16(-60))])],
+                               path: Self.wpaBSS, interface: WPASupplicantModel.bssInterface))
+        #expect(model.claims["wlan0"] == WiFiOwnerClaim(owner: .wpaSupplicant, state: .connecting))
+        func state(_ name: String) -> [DBusValue] {
+            [.string(WPASupplicantModel.interfaceInterface), Self.dict([("State", .string(name))]), .array([])]
+        }
+        Self.check(model.apply(signal: "PropertiesChanged", path: Self.wpaInterface, arguments: state("completed")))
+        #expect(model.claims["wlan0"]?.state == .connected)
+        for transitional in ["associating", "associated", "4way_handshake"] {
+            Self.check(model.apply(signal: "PropertiesChanged", path: Self.wpaInterface, arguments: state(transitional)))
+            let claim = try #require(model.claims["wlan0"])
+            #expect(claim.state == .roaming && claim.station?.ssid == WiFiSSID("cafe"), "\(transitional)")
+        }
+        Self.check(model.apply(signal: "PropertiesChanged", path: Self.wpaInterface, arguments: state("disconnected")))
+        Self.check(model.apply(signal: "PropertiesChanged", path: Self.wpaInterface, arguments: state("associating")))
+        #expect(model.claims["wlan0"]?.state == .connecting && model.claims["wlan0"]?.station == nil)
+    }
+
     /// Two owners claiming one device: the one that manages it (and is connected) wins.
     @Test func twoOwnersClaimingOneDevice() throws {
         var iwd = Self.iwd()

@@ -15,9 +15,12 @@ extension SystemTests {
     final class Reported: @unchecked Sendable {
         private let lock = NSLock()
         private var devices: [WiFiDevice] = []
+        private var all: [[WiFiDevice]] = []
         private(set) var reports = 0
         var last: [WiFiDevice] { lock.withLock { devices } }
-        func take(_ new: [WiFiDevice]) { lock.withLock { devices = new; reports += 1 } }
+        /// Every report, in order.
+        var history: [[WiFiDevice]] { lock.withLock { all } }
+        func take(_ new: [WiFiDevice]) { lock.withLock { devices = new; all.append(new); reports += 1 } }
         func station(_ name: String = "wlan0") -> WiFiStation? { last.first { $0.interface == name }?.station }
         func device(_ name: String = "wlan0") -> WiFiDevice? { last.first { $0.interface == name } }
     }
@@ -121,6 +124,17 @@ extension SystemTests {
         #expect(waitUntil(timeout: 10) { reported.station()?.bssid == WiFiBSSID("02:11:22:33:44:66") }, "\(reported.last)")
         station = try #require(reported.station())
         #expect(station.signalDbm == -55 && station.bars == 4 && station.band == .band5GHz)
+        // A reassociation (associating, associated, completed): roaming, never without its
+        // connection, then on the first access point again.
+        let before = reported.reports
+        try wpa.control("Roam", "0", "1", "true")
+        #expect(waitUntil(timeout: 10) { reported.station()?.bssid == WiFiBSSID("02:11:22:33:44:55") }, "\(reported.last)")
+        Thread.sleep(forTimeInterval: 0.5)
+        let during = reported.history.dropFirst(before).map { $0.first { $0.interface == "wlan0" } }
+        #expect(!during.isEmpty && during.allSatisfy { $0?.station != nil }, "\(during)")
+        #expect(during.contains { $0?.state == .roaming }, "\(during)")
+        try wpa.control("Roam", "0", "2", "false")
+        #expect(waitUntil(timeout: 10) { reported.station()?.bssid == WiFiBSSID("02:11:22:33:44:66") }, "\(reported.last)")
         try wpa.control("SetSignal", "0", "2", "-88")
         #expect(waitUntil(timeout: 10) { reported.station()?.bars == 1 }, "\(reported.last)")
         try wpa.control("Disconnect", "0")

@@ -20,12 +20,33 @@ public struct WPASupplicantModel: Equatable, Sendable {
 
     /// Interface path → its last `SignalPoll` answer.
     public private(set) var polls: [String: Poll] = [:]
+    /// The interfaces that reached `completed` and have not been disconnected since: a
+    /// reassociation (`associating` … `completed` again, to another BSS) is a roam of a
+    /// connection, not its loss, as iwd's `roaming` is.
+    public private(set) var established: Set<String> = []
 
     public init() {}
 
     public mutating func reset() {
         mirror.reset()
         polls = [:]
+        established = []
+    }
+
+    /// Stores a `Properties.GetAll` answer (`DBusObjectMirror.apply(getAll:path:interface:)`).
+    @discardableResult
+    public mutating func apply(getAll arguments: [DBusValue], path: String, interface: String) -> Bool {
+        defer { settle(path) }
+        return mirror.apply(getAll: arguments, path: path, interface: interface)
+    }
+
+    /// Notes whether the interface at `path` has an established connection after a change.
+    mutating func settle(_ path: String) {
+        switch WiFiLinkState(wpaSupplicantState: mirror[path, Self.interfaceInterface]?["State"]?.string) {
+        case .connected, .roaming: established.insert(path)
+        case .connecting: break
+        case .disconnected, .unmanaged: established.remove(path)
+        }
     }
 
     /// The objects whose properties are not known yet: the main object, the interfaces it lists,
@@ -53,15 +74,18 @@ public struct WPASupplicantModel: Equatable, Sendable {
         case "InterfaceAdded":
             guard arguments.count == 2, let added = arguments[0].objectPath, let properties = arguments[1].dictionary else { return false }
             mirror.set(properties, path: added, interface: Self.interfaceInterface)
+            settle(added)
             return true
         case "InterfaceRemoved":
             guard arguments.count == 1, let removed = arguments[0].objectPath else { return false }
             mirror.remove(path: removed)
             polls[removed] = nil
+            established.remove(removed)
             return true
         case "PropertiesChanged":
             // Only the standard signal: the interfaces' own deprecated one says the same.
             guard arguments.count == 3 else { return false }
+            defer { settle(path) }
             return mirror.apply(signal: member, path: path, arguments: arguments)
         default:
             return false
@@ -92,7 +116,8 @@ public struct WPASupplicantModel: Equatable, Sendable {
         let listed = Set(mirror[Self.path, Self.mainInterface]?["Interfaces"]?.elements?.compactMap(\.objectPath) ?? [])
         for (path, interfaces) in mirror.objects where listed.contains(path) {
             guard let interface = interfaces[Self.interfaceInterface], let name = interface["Ifname"]?.string, !name.isEmpty else { continue }
-            let state = WiFiLinkState(wpaSupplicantState: interface["State"]?.string ?? "unknown")
+            var state = WiFiLinkState(wpaSupplicantState: interface["State"]?.string ?? "unknown")
+            if state == .connecting && established.contains(path) { state = .roaming }
             var station: WiFiStation?
             if state.isConnected, let bssPath = interface["CurrentBSS"]?.objectPath, bssPath != "/",
                let bss = mirror[bssPath, Self.bssInterface] {

@@ -247,7 +247,7 @@ public final class WiFiOwnerSource: @unchecked Sendable, QueueConfined {
                              values: [.string(interface)]) { [weak self] reply, _ in
                     guard let self else { return }
                     if reply.error == nil {
-                        self.wpaModel.mirror.apply(getAll: (try? reply.readAll()) ?? [], path: path, interface: interface)
+                        self.wpaModel.apply(getAll: (try? reply.readAll()) ?? [], path: path, interface: interface)
                     }
                     self.changed()
                 }
