@@ -136,6 +136,10 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
     public let stall: DataStall?
     /// True while `stall` is set: the primary or the VPN carries traffic that nothing answers.
     public var isStalled: Bool { stall != nil }
+    /// The primary's Wi-Fi connection as its owner (iwd, NetworkManager, wpa_supplicant)
+    /// reports it: the network's name, band, signal in dBm, bars (0–4), rate; nil when the path
+    /// is not Wi-Fi or not connected. `bssid` is nil unless the app runs as root.
+    public let wifi: WiFi?
 
     /// The path of `status`; with `requiredInterfaceType`, only interfaces of that type count.
     public init(_ status: ReachabilityCore.Status, requiredInterfaceType: InterfaceType? = nil) {
@@ -189,6 +193,7 @@ public struct Path: Sendable, Equatable, CustomStringConvertible {
         linkQuality = quality?.level ?? .unknown
         effectiveType = quality?.effectiveType
         stall = pathStatus == .satisfied ? status.pathStall : nil
+        wifi = pathStatus == .satisfied ? status.primary?.wifi : nil
     }
 
     /// Nothing known yet (a monitor that has not heard from its source).

@@ -2,7 +2,7 @@ import FoundationEssentials
 import ReachabilityCore
 
 extension Status {
-    /// One human line, as `reachctl status` prints it: `online · wifi (wlan0) · internet: full · IPv4`,
+    /// One human line, as `reachctl status` prints it: `online · wifi (wlan0, "cafe", 5 GHz, 3 bars) · internet: full · IPv4`,
     /// `online · vpn wg0 over ethernet (eth0) · …` under a tunnel, or `offline` (`offline · kill
     /// switch` when a refusing route or rule decides); ` · simulated` at the end while a simulation is on.
     /// Behind a captive portal: `internet: portal · log in at https://… · 12 min left`. The
@@ -25,7 +25,11 @@ extension Status {
         }
         var parts = ["online"]
         var transport = status.rawValue
-        if let primary { transport += " (\(primary.name))" }
+        if let primary {
+            // A Wi-Fi owner's view joins the name: `wifi (wlan0, "cafe", 5 GHz, 3 bars)`.
+            let wifi = primary.wifi.map(\.summary).flatMap { $0.isEmpty ? nil : ", " + $0 } ?? ""
+            transport += " (\(primary.name)\(wifi))"
+        }
         if let vpn { transport = "vpn \(vpn.name) over " + transport }
         parts.append(transport)
         if let cellular, let technology = cellular.accessTechnology { parts.append("cellular: \(technology)\(cellular.roaming == true ? ", roaming" : "")") }

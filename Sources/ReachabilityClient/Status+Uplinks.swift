@@ -30,6 +30,7 @@ extension Status {
                 lines.append("  stall: " + stall.figures(now: now))
                 for dump in stall.recent { lines.append("    " + dump.line) }
             }
+            if let wifi = interface.wifi { lines.append("  " + wifi.figures) }
         }
         add(current, role: "primary", verdict: connectivity)
         for interface in interfaces where interface.index != primary.index {

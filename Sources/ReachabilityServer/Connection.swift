@@ -17,6 +17,10 @@ final class Connection: @unchecked Sendable {
     private let socket: ConnectionSocket
     /// The peer's uid (`SO_PEERCRED`), for the per-user limits.
     let uid: UInt32
+
+    /// Root's connections are sent an access point's address (`WiFi.bssid`); others, and a
+    /// peer whose credentials could not be read, are not: it is location data.
+    var seesLocation: Bool { uid == 0 }
     unowned let server: ReachabilityServer
     /// Confined to the server's `ioQueue`, as is `readStopped`.
     private var framer = VarlinkFramer()

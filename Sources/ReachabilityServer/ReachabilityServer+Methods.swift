@@ -47,7 +47,7 @@ extension ReachabilityServer {
         case "GetStatus":
             if refusesUnknownParameter(call, allowed: [], on: connection) { return }
             guard !call.oneway else { return }
-            connection.send(statusReplyBytes())
+            connection.send(statusReplyBytes(for: connection))
         case "Subscribe":
             subscribe(call, on: connection)
         case "Check":
@@ -129,11 +129,11 @@ extension ReachabilityServer {
             log(.debug, "connection \(connection.id): resumes after \(after), replaying \(replay.count)")
             // Forced past the queue bound (the history bounds it): a subscriber that catches up
             // after a long absence must not be dropped for the size of what it missed.
-            for entry in replay { connection.deliver(entry.event, bytes: entry.bytes, force: true) }
+            for entry in replay { connection.deliver(entry.event, bytes: entry.bytes(for: connection), force: true) }
         } else {
             connection.subscription = SubscriptionFilter(statusOnly: statusOnly, changes: changes)
             let reason: Reason.Code = after == nil ? .initial : .resync
-            let (event, bytes) = initialEventBytes(reason: reason)
+            let (event, bytes) = initialEventBytes(reason: reason, for: connection)
             connection.deliver(event, bytes: bytes, force: false)
         }
     }

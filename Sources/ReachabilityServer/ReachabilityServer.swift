@@ -118,6 +118,9 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     private var boundPath: String?
     private var initialCache: (sequence: Int, reason: Reason.Code, bytes: Data)?
     private var statusCache: (sequence: Int, bytes: Data)?
+    /// The same two for callers who are not root, when the status shows an access point.
+    private var publicInitialCache: (sequence: Int, reason: Reason.Code, bytes: Data)?
+    private var publicStatusCache: (sequence: Int, bytes: Data)?
     /// The status `refresh` gave since the last event, for `GetStatus`.
     private var refreshed: Status?
     /// Replies that never change (`GetInfo`, interface descriptions), encoded once.
@@ -398,10 +401,18 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
 
     // MARK: events
 
-    /// What the history keeps per event: the event and its encoded reply (with NUL), sent as is.
+    /// What the history keeps per event: the event and its encoded reply (with NUL), sent as is;
+    /// `publicBytes` the reply for callers who are not root when it differs (an access point's
+    /// address taken out: `ReachabilityEvent.withoutLocation`).
     struct HistoryEntry: Sendable, Equatable {
         let event: ReachabilityEvent
         let bytes: Data
+        var publicBytes: Data? = nil
+
+        /// The bytes `connection` may be sent.
+        func bytes(for connection: Connection) -> Data {
+            connection.seesLocation ? bytes : publicBytes ?? bytes
+        }
     }
 
     /// Sends `event` to every subscriber whose filter admits it and records it for resumption.
@@ -425,6 +436,7 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
         guard queueConfinement.isCurrent else { return queue.async { self.refresh(status) } }
         refreshed = status
         statusCache = nil
+        publicStatusCache = nil
     }
 
     private func handlePublish(_ event: ReachabilityEvent) {
@@ -439,23 +451,35 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
             history.reset(sequence: event.sequence)
             let resync = ReachabilityEvent(sequence: event.sequence, timestamp: event.timestamp, event: .initial,
                                            reason: Reason(code: .resync), previous: nil, current: event.current)
-            fanOut(resync, bytes: encodeEvent(resync), force: true)
+            fanOutByCaller(resync, bytes: encodeEvent(resync), force: true)
         case .reachabilityChanged:
             current = event.current
             refreshed = nil
             let bytes = encodeEvent(event)
-            history.append(HistoryEntry(event: event, bytes: bytes), sequence: event.sequence)
-            fanOut(event, bytes: bytes, force: false)
+            let publicEvent = event.withoutLocation
+            let publicBytes = publicEvent.map(encodeEvent)
+            history.append(HistoryEntry(event: event, bytes: bytes, publicBytes: publicBytes), sequence: event.sequence)
+            fanOutByCaller(event, bytes: bytes, publicEvent: publicEvent, publicBytes: publicBytes, force: false)
         }
+    }
+
+    /// `fanOut`, with an access point's address only for root's connections: when the event
+    /// shows one, the others get it taken out (`ReachabilityEvent.withoutLocation`).
+    private func fanOutByCaller(_ event: ReachabilityEvent, bytes: Data, publicEvent: ReachabilityEvent? = nil,
+                                publicBytes: Data? = nil, force: Bool) {
+        let stripped = publicEvent ?? event.withoutLocation
+        guard let stripped else { return fanOut(event, bytes: bytes, force: force, to: subscribers) }
+        let all = subscribers
+        fanOut(event, bytes: bytes, force: force, to: all.filter { $0.connection.seesLocation })
+        fanOut(stripped, bytes: publicBytes ?? encodeEvent(stripped), force: force, to: all.filter { !$0.connection.seesLocation })
     }
 
     /// Hands `event`'s one encoding to every subscriber: first the same bytes straight to each
     /// socket that may take them (one walk over the list's descriptors), then, one by one, the
     /// subscribers with a filter or a queue, and those whose socket did not take it all.
-    private func fanOut(_ event: ReachabilityEvent, bytes: Data, force: Bool) {
+    private func fanOut(_ event: ReachabilityEvent, bytes: Data, force: Bool, to recipients: [Subscriber]) {
         // The list as it is now: a delivery that fails closes its connection (or, making room
         // in the queues, another one), which takes it out of `subscribers` while this walks it.
-        let recipients = subscribers
         let direct = force || configuration.queueLimits.admits(messageOf: bytes.count)
         if fanOutResults.count < recipients.count {
             let capacity = max(recipients.count, 2 * fanOutResults.count)
@@ -531,9 +555,17 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
 
     /// The current state as the first reply of a subscription, cached per sequence number so a
     /// thousand subscribers arriving together cost one encoding.
-    func initialEventBytes(reason: Reason.Code) -> (ReachabilityEvent, Data) {
+    func initialEventBytes(reason: Reason.Code, for connection: Connection) -> (ReachabilityEvent, Data) {
         let event = ReachabilityEvent(sequence: history.sequence, timestamp: clock.now().wall, event: .initial,
                                       reason: Reason(code: reason), previous: nil, current: current)
+        if !connection.seesLocation, let stripped = event.withoutLocation {
+            if let cache = publicInitialCache, cache.sequence == history.sequence, cache.reason == reason {
+                return (stripped, cache.bytes)
+            }
+            let bytes = encodeEvent(stripped)
+            publicInitialCache = (history.sequence, reason, bytes)
+            return (stripped, bytes)
+        }
         if let cache = initialCache, cache.sequence == history.sequence, cache.reason == reason {
             return (event, cache.bytes)
         }
@@ -543,7 +575,18 @@ public final class ReachabilityServer: @unchecked Sendable, QueueConfined {
     }
 
     /// `{"parameters":{"status":…}}` for `GetStatus`, cached per sequence number.
-    func statusReplyBytes() -> Data {
+    func statusReplyBytes(for connection: Connection) -> Data {
+        let shown = refreshed ?? current
+        if !connection.seesLocation, let stripped = shown.withoutLocation {
+            if let cache = publicStatusCache, cache.sequence == history.sequence { return cache.bytes }
+            var writer = WireJSONWriter(capacity: 64 + 2048)
+            writer.raw(#"{"parameters":{"status":"#)
+            writer.raw(WireJSONWriter.json(stripped))
+            writer.raw("}}\0")
+            let bytes = writer.data
+            publicStatusCache = (history.sequence, bytes)
+            return bytes
+        }
         if let cache = statusCache, cache.sequence == history.sequence { return cache.bytes }
         var writer = WireJSONWriter(capacity: 64 + 2048)
         writer.raw(#"{"parameters":{"status":"#)

@@ -27,7 +27,8 @@ extension Style {
             }
         case .initial, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
              .addressRemoved, .routeAdded, .routeRemoved, .modemChanged, .probeResult, .resync, .configReloaded, .simulation,
-             .ruleAdded, .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed, .qualityChanged, .costChanged:
+             .ruleAdded, .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed, .qualityChanged, .costChanged,
+             .roamed, .wifiSignalChanged, .wifiChanged:
             break
         }
         return "\(Timestamp.string(from: event.timestamp)) #\(event.sequence) \(event.reason.code.rawValue)\(interface)\(changed): "

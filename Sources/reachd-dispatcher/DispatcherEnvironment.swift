@@ -43,6 +43,12 @@ public enum DispatcherEnvironment {
             ("REACHD_STALL", current.pathStall?.words ?? ""),
             ("REACHD_STATUS", current.status.rawValue),
             ("REACHD_VPN", current.vpn?.name ?? ""),
+            // The primary's Wi-Fi connection as its owner reports it (empty when not Wi-Fi).
+            ("REACHD_WIFI_BAND", current.primary?.wifi?.band?.rawValue ?? ""),
+            ("REACHD_WIFI_BARS", current.primary?.wifi?.bars.map(String.init) ?? ""),
+            ("REACHD_WIFI_BSSID", current.primary?.wifi?.bssid ?? ""),
+            ("REACHD_WIFI_SIGNAL_DBM", current.primary?.wifi?.signalDbm.map(String.init) ?? ""),
+            ("REACHD_WIFI_SSID", current.primary?.wifi?.ssid ?? ""),
         ]
         return values.map { "\($0.0)=\(value($0.1))" }
     }

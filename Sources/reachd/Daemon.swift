@@ -27,6 +27,8 @@ final class Daemon: @unchecked Sendable {
     var modemSource: ModemManagerSource?
     /// NetworkManager's metered guess, unless `[Interfaces] NetworkManager=no`.
     var networkManagerSource: NetworkManagerMeteredSource?
+    /// iwd, NetworkManager's and wpa_supplicant's Wi-Fi devices.
+    var wifiSource: WiFiOwnerSource?
     /// The sock_diag sampler of the apps' TCP sockets (`[LinkQuality]`).
     var qualitySampler: PassiveQualitySampler?
     /// logind's sleep and wake, with a delay inhibitor while awake.
@@ -63,6 +65,7 @@ final class Daemon: @unchecked Sendable {
         systemBus.start()
         startCellular(monitor: monitor)
         startNetworkManager(monitor: monitor)
+        startWiFi(monitor: monitor)
         startLinkQuality(monitor: monitor)
 
         // The server shares the monitor's queue: an event is encoded and sent by the thread that
@@ -154,6 +157,7 @@ final class Daemon: @unchecked Sendable {
         metrics?.stop()
         modemSource?.stop()
         networkManagerSource?.stop()
+        wifiSource?.stop()
         sleepMonitor?.stop()
         systemBus?.stop()
         monitor?.stop()

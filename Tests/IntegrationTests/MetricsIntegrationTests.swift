@@ -65,13 +65,16 @@ func curl(in namespace: TestNamespace, _ url: String) -> String? {
     }
 
     @Test(.requires(.promtool)) func expositionWithEveryMetricIsLintClean() throws {
+        let wlan = Interface(name: "wlan0", index: 5, kind: .wifi, up: true, carrier: true, operstate: "up", addresses: [], metered: false,
+                             wifi: WiFi(ssid: "cafe", bssid: "02:11:22:33:44:55", frequencyMHz: 5180, band: .band5GHz, signalDbm: -61,
+                                        strengthPercent: 59, bars: 3, txBitrateKbps: 866_700, owner: .iwd))
         let interface = Interface(name: "wwan0", index: 3, kind: .wwan, up: true, carrier: true, operstate: "up", addresses: [], metered: false)
         let status = Status(status: .wwan2G, reachable: true, connectivity: .portal, primary: interface,
                             vpn: Interface(name: "tun0", index: 4, kind: .vpn, up: true, carrier: true, operstate: "up", addresses: [], metered: false),
                             cellular: Cellular(generation: "2G", accessTechnology: "edge", modem: "/org/freedesktop/ModemManager1/Modem/0",
                                                interface: "wwan0", signalQuality: 40, roaming: false),
-                            expensive: true, ipv4: true, ipv6: true, gateways: [], flags: [.reachable, .isWWAN], interfaces: [interface],
-                            probe: nil, since: Date())
+                            expensive: true, ipv4: true, ipv6: true, gateways: [], flags: [.reachable, .isWWAN],
+                            interfaces: [interface, wlan], probe: nil, since: Date())
         var recorder = MetricsRecorder(status: status, now: 0, startedAt: Date())
         recorder.recordProbe(Probe(url: "http://x/", result: .portal, httpStatus: 302, rttMs: 40, checkedAt: Date()))
         // A data stall on the primary, for the stall gauge and counter.
@@ -84,6 +87,7 @@ func curl(in namespace: TestNamespace, _ url: String) -> String? {
         #expect(text.contains("reachd_cellular_generation 2"))
         #expect(text.contains(#"reachd_interface_stalled{interface="wwan0"} 1"#))
         #expect(text.contains(#"reachd_data_stalls_total{interface="wwan0"} 1"#))
+        #expect(text.contains(#"reachd_wifi_station_signal_dbm{interface="wlan0"} -61"#))
         let lint = try promtoolCheckMetrics(text)
         #expect(lint.status == 0 && lint.output.isEmpty, "\(lint.output)")
     }

@@ -48,6 +48,14 @@ extension SystemTests {
         var networkManager = try Self.startNetworkManager(on: bus, metered: 4)
         defer { networkManager.killAndWait() }
         var logind = try LogindMock(bus: bus)
+        // wpa_supplicant says eth1 is a Wi-Fi device associated with "lab".
+        let wpa = try WiFiOwnerMock(.wpaSupplicant, bus: bus)
+        func associate() throws {
+            try wpa.control("AddInterface", "0", "eth1")
+            try wpa.control("AddBSS", "0", "1", "lab", "02:11:22:33:44:55", "2437", "-60")
+            try wpa.control("Associate", "0", "1", "144")
+        }
+        try associate()
 
         let metricsDirectory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: metricsDirectory) }
@@ -67,6 +75,8 @@ extension SystemTests {
         let gauge = { (try? String(contentsOfFile: metricsDirectory + "/reachd.prom", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("reachd_system_bus_connected ") }.map(String.init) }
         let eth1Metered = { Self.status(daemon)?.interfaces.first { $0.name == "eth1" }?.metered }
+        let eth1WiFi = { Self.status(daemon)?.interfaces.first { $0.name == "eth1" }?.wifi?.ssid }
+        #expect(waitUntil(timeout: 10) { eth1WiFi() == "lab" }, "\(daemon.child.stderr)")
         #expect(waitUntil(timeout: 10) { Self.status(daemon)?.status == .wwan4G && eth1Metered() == false }, "\(daemon.child.stderr)")
         #expect(waitUntil(timeout: 10) { (try? logind.inhibitors()) == ["sleep reachd delay"] }, "\(daemon.child.stderr)")
         #expect(waitUntil(timeout: 10) { gauge() == "reachd_system_bus_connected 1" }, "\(String(describing: gauge()))")
@@ -77,7 +87,9 @@ extension SystemTests {
         mm.kill()
         networkManager.killAndWait()
         logind.kill()
+        wpa.kill()
         #expect(waitUntil(timeout: 10) { daemon.child.stderr.contains("lost the D-Bus connection") }, "\(daemon.child.stderr)")
+        #expect(waitUntil(timeout: 10) { eth1WiFi() == nil }, "\(daemon.child.stderr)")
         #expect(waitUntil(timeout: 10) { gauge() == "reachd_system_bus_connected 0" }, "\(String(describing: gauge()))")
         #expect(waitUntil(timeout: 10) { Self.status(daemon)?.status == .ethernet }, "\(daemon.child.stderr)")
 
@@ -89,7 +101,10 @@ extension SystemTests {
         try mm.addModem(0, netPort: "mm0", access: ModemAccessTechnology.lte.rawValue)
         networkManager = try Self.startNetworkManager(on: bus, metered: 3)
         logind = try LogindMock(bus: bus)
+        try wpa.start()
+        try associate()
         #expect(waitUntil(timeout: 10) { Self.status(daemon)?.status == .wwan4G }, "\(daemon.child.stderr)")
+        #expect(waitUntil(timeout: 10) { eth1WiFi() == "lab" }, "\(daemon.child.stderr)")
         #expect(waitUntil(timeout: 10) { eth1Metered() == true }, "\(daemon.child.stderr)")
         #expect(waitUntil(timeout: 10) { (try? logind.inhibitors()) == ["sleep reachd delay"] }, "\(daemon.child.stderr)")
 

@@ -38,7 +38,7 @@ import TestSupport
         let indexes = [eth0, eth1, wwan0]
         let index = indexes[Int(random.next() % 3)]
         world.now = world.now.addingTimeInterval(Double(random.next() % 5000) / 1000)
-        let op = Int(random.next() % 12)
+        let op = Int(random.next() % 13)
         world.op = op * 10 + index
         switch op {
         case 0, 1:
@@ -82,6 +82,22 @@ import TestSupport
             world.snapshot.modems = random.next() % 4 == 0 ? [] : [
                 ModemState(path: "/org/freedesktop/ModemManager1/Modem/0", interfaces: ["wwan0"],
                            accessTechnologies: technologies[Int(random.next() % 4)], signalQuality: Int(random.next() % 101))]
+        case 11:
+            // What eth1's Wi-Fi owner reports: another network, access point, signal, or none.
+            let old = world.snapshot.wifi
+            let bssids = [WiFiBSSID("02:00:00:00:00:01"), WiFiBSSID("02:00:00:00:00:02")]
+            let dbms: [Double] = [-50, -52, -70, -71, -90, .nan]
+            let ssid = WiFiSSID(["cafe", "home"][Int(random.next() % 2)])
+            switch random.next() % 4 {
+            case 0: world.snapshot.wifi = []
+            case 1: world.snapshot.wifi = [WiFiDevice(interface: "eth1", owner: .iwd, state: .disconnected)]
+            default:
+                let station = WiFiStation(owner: random.next() % 2 == 0 ? .iwd : .networkManager, ssid: ssid,
+                                          bssid: bssids[Int(random.next() % 2)], frequencyMHz: [2412, 5180][Int(random.next() % 2)],
+                                          signalDbm: dbms[Int(random.next() % 6)])
+                world.snapshot.wifi = [WiFiDevice(interface: "eth1", owner: station.owner, state: .connected, station: station)]
+            }
+            return MonitorScheduler.wifiReason(from: old, to: world.snapshot.wifi)
         case 10:
             // A standby uplink's verdict: the monitor names it.
             let results: [Connectivity] = [.full, .limited]
@@ -208,6 +224,12 @@ import TestSupport
         return [quality["level"] ?? NSNull(), quality["effectiveType"] ?? NSNull()]
     }
 
+    /// A Wi-Fi connection as an event sees it: its network, access point and bars, or null.
+    static func shownWiFi(_ value: Any?) -> Any {
+        guard let wifi = value as? [String: Any] else { return NSNull() }
+        return [wifi["ssid"] ?? NSNull(), wifi["bssid"] ?? NSNull(), wifi["bars"] ?? NSNull()]
+    }
+
     /// The fields whose shown values differ.
     static func oracle(_ previous: Status, _ current: Status) throws -> [String] {
         let old = try json(previous), new = try json(current)
@@ -226,6 +248,7 @@ import TestSupport
             case "primary", "vpn":
                 guard var interface = value as? [String: Any] else { return NSNull() }
                 interface["linkQuality"] = nil
+                interface["wifi"] = shownWiFi(interface["wifi"])
                 return interface
             case "interfaces":
                 let list = value as? [[String: Any]] ?? []
@@ -233,6 +256,7 @@ import TestSupport
                     var shown = interface
                     let index = interface["index"] as? Int ?? -1
                     shown["linkQuality"] = pathIndexes.contains(index) ? NSNull() : shownClass(interface["linkQuality"])
+                    shown["wifi"] = shownWiFi(interface["wifi"])
                     return shown
                 }
             default:

@@ -30,6 +30,13 @@ private func stalled(_ status: Status, on name: String) -> Status {
     return status
 }
 
+/// `online(.full)` with wlan0 (standing by) connected as `wifi` says.
+private func withWiFi(_ wifi: WiFi) -> Status {
+    var status = online(.full)
+    status.interfaces[1].wifi = wifi
+    return status
+}
+
 struct LogLineCase: CustomTestStringConvertible, Sendable {
     let reason: Reason
     let previous: Status
@@ -63,6 +70,13 @@ struct LogLineCase: CustomTestStringConvertible, Sendable {
                     line: "#7 dataStall eth0: stalled (tcp, 96 % retransmitted), internet limited"),
         LogLineCase(reason: Reason(code: .dataStall, interface: "wlan0"), previous: stalled(online(.full, standby: .full), on: "wlan0"),
                     current: online(.full, standby: .full), line: "#7 dataStall wlan0: traffic answered"),
+        LogLineCase(reason: Reason(code: .roamed, interface: "wlan0"), previous: online(.full),
+                    current: withWiFi(WiFi(ssid: "cafe", bssid: "02:11:22:33:44:66", bars: 3, owner: .iwd)),
+                    line: #"#7 roamed wlan0: "cafe", 3 bars"#),
+        LogLineCase(reason: Reason(code: .wifiSignalChanged, interface: "wlan0"), previous: online(.full),
+                    current: withWiFi(WiFi(ssid: "cafe", bars: 1, owner: .networkManager)), line: #"#7 wifiSignalChanged wlan0: "cafe", 1 bar"#),
+        LogLineCase(reason: Reason(code: .wifiChanged, interface: "wlan0"), previous: withWiFi(WiFi(ssid: "cafe", owner: .iwd)),
+                    current: online(.full), line: "#7 wifiChanged wlan0: no Wi-Fi connection"),
     ]
 
     @Test(arguments: cases)

@@ -385,6 +385,31 @@ private func samples(_ text: String) -> [String: String] {
         #expect(samples(text)[#"reachd_status{status="notReachable"}"#] == "1")
     }
 
+    /// A connected Wi-Fi device's figures, per interface, in node_exporter's units; none of its
+    /// text (the network's name, the access point) becomes a label.
+    @Test func wifiFiguresPerConnectedDevice() {
+        var sample = Self.fullSample()
+        var wlan0 = Interface(name: "wlan0", index: 5, kind: .wifi, up: true, carrier: true, operstate: "up", addresses: [],
+                              metered: false)
+        wlan0.wifi = WiFi(ssid: "ca\"fe", bssid: "02:11:22:33:44:55", frequencyMHz: 5180, band: .band5GHz, signalDbm: -61,
+                          strengthPercent: 59, bars: 3, txBitrateKbps: 866_700, owner: .iwd)
+        var wlan1 = wlan0
+        wlan1.name = "wlan1"; wlan1.index = 6
+        wlan1.wifi = WiFi(ssid: "other", strengthPercent: 40, owner: .networkManager)
+        sample.status.interfaces += [wlan0, wlan1]
+        let text = PrometheusExposition.render(sample)
+        let values = samples(text)
+        #expect(values[#"reachd_wifi_station_signal_dbm{interface="wlan0"}"#] == "-61")
+        #expect(values[#"reachd_wifi_station_signal_dbm{interface="wlan1"}"#] == nil)
+        #expect(values[#"reachd_wifi_station_bars{interface="wlan0"}"#] == "3")
+        #expect(values[#"reachd_wifi_station_strength_ratio{interface="wlan0"}"#] == "0.59")
+        #expect(values[#"reachd_wifi_station_strength_ratio{interface="wlan1"}"#] == "0.4")
+        #expect(values[#"reachd_wifi_station_transmit_bitrate_bytes_per_second{interface="wlan0"}"#] == "108337500")
+        #expect(values[#"reachd_wifi_interface_frequency_hertz{interface="wlan0"}"#] == "5180000000")
+        #expect(!text.contains("cafe") && !text.contains("ca\\\"fe") && !text.contains("02:11:22"))
+        #expect(!PrometheusExposition.render(Self.fullSample()).contains("reachd_wifi_"))
+    }
+
     @Test func linkQualityIsOneHotPerMeasuredUplinkAndAbsentUntilMeasured() {
         let lines = PrometheusExposition.render(Self.fullSample()).split(separator: "\n")
         // Two uplinks measured, every level listed for each, one of them set; the primary first.

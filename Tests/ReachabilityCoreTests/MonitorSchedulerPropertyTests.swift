@@ -13,7 +13,7 @@ import TestSupport
 struct MonitorMachine {
     /// The input being fed when an event came out.
     enum Input: Equatable {
-        case kernel, overrun, timer, modems, reload, sleep, wake, quality, cost
+        case kernel, overrun, timer, modems, reload, sleep, wake, quality, cost, wifi
         /// The primary's verdict, from a check that began after the last wake (or before any).
         case verdict(afterWake: Bool)
         case standbyVerdict
@@ -177,6 +177,11 @@ struct MonitorMachine {
     mutating func modems(_ modems: [ModemState]) {
         begin(.modems)
         perform(core.modemsChanged(modems, now: now))
+    }
+
+    mutating func wifi(_ devices: [WiFiDevice]) {
+        begin(.wifi)
+        perform(core.wifiChanged(devices, now: now))
     }
 
     mutating func reload(debounce: TimeInterval) {
@@ -343,6 +348,14 @@ struct MonitorMachine {
                 } else {
                     machine.networkManagerMetered(pick([[], ["eth0"], ["eth1"], ["eth0", "eth1"]]))
                 }
+            case 89..<93:
+                // A Wi-Fi owner on either uplink: another network, access point or signal, none, or idle.
+                let name = pick(["eth0", "eth1"])
+                let station = WiFiStation(owner: pick([.iwd, .networkManager]), ssid: WiFiSSID(pick(["cafe", "home"])),
+                                          bssid: WiFiBSSID(pick(["02:00:00:00:00:01", "02:00:00:00:00:02"])),
+                                          frequencyMHz: 5180, signalDbm: pick([-50, -52, -70, -86, -95]))
+                machine.wifi(pick([[], [WiFiDevice(interface: name, owner: .wpaSupplicant, state: .disconnected)],
+                                   [WiFiDevice(interface: name, owner: station.owner, state: .connected, station: station)]]))
             default:
                 machine.advance(pick([0.05, 0.3, 1, 3]))
             }
@@ -387,7 +400,8 @@ struct MonitorMachine {
             #expect(kept.linkIndexes == whole.linkIndexes && kept.modems == whole.modems && kept.rules == whole.rules
                         && kept.probe == whole.probe && kept.probePath == whole.probePath
                         && kept.standbyVerdicts == whole.standbyVerdicts && kept.linkQualities == whole.linkQualities
-                        && kept.measuresQuality == whole.measuresQuality && kept.dataStalls == whole.dataStalls,
+                        && kept.measuresQuality == whole.measuresQuality && kept.dataStalls == whole.dataStalls
+                        && kept.wifi == whole.wifi,
                     "deltas drifted from the whole picture: \(trace(machine))")
         }
         if machine.asleep, let stalled = machine.status.interfaces.first(where: { $0.stall != nil }) {
@@ -431,6 +445,9 @@ struct MonitorMachine {
             }
         }
 
+        // The Wi-Fi owners' reports are among the inputs that make events (seed 0 has some).
+        if seed == 0 { #expect(recorded.contains { $0.input == .wifi }) }
+
         // A dump or a cost hint is its own event, unless changes held for a timer go with it:
         // a dump only moves the quality shown or an uplink's stall (never connectivity: only a
         // check's verdict does), a hint only the cost.
@@ -444,6 +461,10 @@ struct MonitorMachine {
                 #expect(record.event.previous?.connectivity == record.event.current.connectivity)
             case .cost:
                 #expect(record.event.reason.code == .costChanged, "\(record.event.reason)")
+            case .wifi:
+                // Its own reason, or the quality's when the bars moved a class.
+                #expect([.roamed, .wifiSignalChanged, .wifiChanged, .qualityChanged].contains(record.event.reason.code),
+                        "\(record.event.reason) \(record.event.changes)")
             case .kernel, .overrun, .timer, .modems, .reload, .sleep, .wake, .verdict, .standbyVerdict:
                 break
             }

@@ -190,20 +190,34 @@ import Testing
         #expect(ours.contains { $0.hasPrefix("type Interface (") && $0.contains(", linkQuality: ?LinkQuality") })
         #expect(ours.contains("type LinkQuality (level: (unknown, minimal, moderate, good), effectiveType: ?string, rttMs: ?float, minRttMs: ?float, downlinkKbps: ?float, lossPercent: ?float, samples: int, source: (passive, probe, radio, default), measuredAt: string, stale: bool, signal: ?RadioSignal)"))
         #expect(ours.contains("type RadioSignal (technology: string, rssi: ?float, rsrp: ?float, rsrq: ?float, snr: ?float, level: int)"))
-        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("resumed, qualityChanged, costChanged, dataStall)") })
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("resumed, qualityChanged, costChanged,") })
         // The enums in the description are the Swift ones.
         #expect(LinkQuality.Level.allCases.map(\.rawValue) == ["unknown", "minimal", "moderate", "good"])
         #expect(LinkQuality.Source.allCases.map(\.rawValue) == ["passive", "probe", "radio", "default"])
-        #expect(Reason.Code.allCases.suffix(3) == [.qualityChanged, .costChanged, .dataStall])
+        #expect(Reason.Code.allCases.dropLast(4).suffix(2) == [.qualityChanged, .costChanged])
     }
 
     /// The data stall's addition: optional in Interface, its type, its reason (above).
     @Test func carriesTheDataStall() {
         let ours = Self.declarations(InterfaceDescription.reachability)
-        #expect(ours.contains { $0.hasPrefix("type Interface (") && $0.hasSuffix(", linkQuality: ?LinkQuality, stall: ?DataStall)") })
+        #expect(ours.contains { $0.hasPrefix("type Interface (") && $0.hasSuffix(", linkQuality: ?LinkQuality, stall: ?DataStall, wifi: ?WiFi)") })
         #expect(ours.contains("type DataStall (since: string, method: (tcp), failRate: float, sentSinceReceive: int, periodMs: int, recent: []DataStallDump)"))
         #expect(ours.contains("type DataStallDump (at: string, periodMs: int, sent: int, received: int, retransmitted: int)"))
         #expect(DataStall.Method.allCases.map(\.rawValue) == ["tcp"])
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("costChanged, dataStall, roamed,") })
+        #expect(Reason.Code.allCases.dropLast(3).last == .dataStall)
+    }
+
+    /// The Wi-Fi addition: optional in Interface (an older daemon sends none), its type, and
+    /// its reasons, appended.
+    @Test func carriesTheWiFi() {
+        let ours = Self.declarations(InterfaceDescription.reachability)
+        #expect(ours.contains { $0.hasPrefix("type Interface (") && $0.hasSuffix(", stall: ?DataStall, wifi: ?WiFi)") })
+        #expect(ours.contains("type WiFi (ssid: ?string, bssid: ?string, frequencyMHz: ?int, band: ?string, signalDbm: ?int, strengthPercent: ?int, bars: ?int, txBitrateKbps: ?int, owner: string)"))
+        #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("dataStall, roamed, wifiSignalChanged, wifiChanged)") })
+        #expect(Reason.Code.allCases.suffix(3) == [.roamed, .wifiSignalChanged, .wifiChanged])
+        #expect(WiFiBand.allCases.map(\.rawValue) == ["2.4GHz", "5GHz", "6GHz"])
+        #expect(WiFiOwner.allCases.map(\.rawValue) == ["iwd", "networkManager", "wpaSupplicant", "nl80211"])
     }
 
     /// The limits' addition: the error a caller gets over a limit.

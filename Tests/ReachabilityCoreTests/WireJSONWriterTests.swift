@@ -24,8 +24,20 @@ import Testing
                   stall: abs(index) % 3 == 1 ? DataStall(since: date, method: .tcp, failRate: 0.9375, sentSinceReceive: 16,
                                                          periodMs: 10_000, recent: [
                                                              DataStall.Dump(at: date, periodMs: 9_999, sent: 16, received: 0, retransmitted: 15),
-                                                         ]) : nil)
+                                                         ]) : nil,
+                  wifi: abs(index) % 3 == 0 ? nil : wifis[abs(index) % wifis.count])
     }
+
+    /// Wi-Fi connections with every optional nil and set, every band and owner, awkward names.
+    static let wifis: [WiFi] = [
+        WiFi(ssid: "cafe", bssid: "02:11:22:33:44:55", frequencyMHz: 5180, band: .band5GHz, signalDbm: -61, strengthPercent: 71,
+             bars: 3, txBitrateKbps: 866_700, owner: .iwd),
+        WiFi(owner: .networkManager),
+        WiFi(ssid: WiFiSSID(bytes: [0x48, 0x1b, 0xff, 0x22, 0x5c]).display, frequencyMHz: 2437, band: .band2_4GHz,
+             strengthPercent: 0, bars: 0, owner: .wpaSupplicant),
+        WiFi(ssid: "", bssid: nil, frequencyMHz: 6115, band: .band6GHz, signalDbm: -126, strengthPercent: 30, bars: 0,
+             txBitrateKbps: 1, owner: .nl80211),
+    ]
 
     /// Link qualities with every optional nil and set, every enum value, awkward numbers.
     static let qualities: [LinkQuality] = [
@@ -181,8 +193,11 @@ import Testing
                                        "simulated", "routing", "ipv4Connectivity", "ipv6Connectivity", "connectivityCheck",
                                        "linkQuality", "constrained"]
         let interfaceKeys: Set<String> = ["name", "index", "kind", "up", "carrier", "operstate", "addresses", "metered",
-                                          "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity", "linkQuality", "stall"]
+                                          "dns", "searchDomains", "nat64Prefix", "captivePortalApi", "connectivity", "linkQuality",
+                                          "stall", "wifi"]
         let stallKeys: Set<String> = ["since", "method", "failRate", "sentSinceReceive", "periodMs", "recent"]
+        let wifiKeys: Set<String> = ["ssid", "bssid", "frequencyMHz", "band", "signalDbm", "strengthPercent", "bars",
+                                     "txBitrateKbps", "owner"]
         let qualityKeys: Set<String> = ["level", "effectiveType", "rttMs", "minRttMs", "downlinkKbps", "lossPercent",
                                         "samples", "source", "measuredAt", "stale", "signal"]
         let signalKeys: Set<String> = ["technology", "rssi", "rsrp", "rsrq", "snr", "level"]
@@ -220,6 +235,7 @@ import Testing
                 check(interface, interfaceKeys, nullable: false, "\(what).interfaces[\(i)]")
                 check(interface.objectValue?["stall"], stallKeys, nullable: true, "\(what).interfaces[\(i)].stall")
                 checkQuality(interface.objectValue?["linkQuality"], "\(what).interfaces[\(i)].linkQuality")
+                check(interface.objectValue?["wifi"], wifiKeys, nullable: true, "\(what).interfaces[\(i)].wifi")
             }
         }
         var sawNull = Set<String>(), sawValue = Set<String>()

@@ -42,6 +42,26 @@ import Testing
         #expect(!Self.status(primary: nil).summary(now: Self.measuredAt).contains("quality"))
     }
 
+    /// A Wi-Fi primary: its network, band and bars beside its name; the figures under
+    /// `--verbose`; a hostile name stays escaped.
+    @Test func wifiShowsItsNetworkBandAndBars() {
+        var status = Self.status(primary: nil)
+        status.status = .wifi
+        status.primary?.name = "wlan0"
+        status.primary?.kind = .wifi
+        status.primary?.wifi = WiFi(ssid: "cafe", bssid: "02:11:22:33:44:55", frequencyMHz: 5180, band: .band5GHz, signalDbm: -61,
+                                    strengthPercent: 59, bars: 3, txBitrateKbps: 866_700, owner: .iwd)
+        status.interfaces[0] = status.primary!
+        #expect(Style(enabled: false).summary(status) == #"online · wifi (wlan0, "cafe", 5 GHz, 3 bars) · internet: full · IPv4"#)
+        #expect(status.uplinkLines(now: Self.measuredAt).contains(
+            #"  wifi "cafe" · 02:11:22:33:44:55 · 5180 MHz (5 GHz) · -61 dBm · 59 % · 3 bars · 866.7 Mbit/s · from iwd"#))
+        status.primary?.wifi = WiFi(ssid: WiFiSSID(bytes: [0x1b, 0x5b, 0x32, 0x4a]).display, bars: 1, owner: .networkManager)
+        let line = Style(enabled: false).summary(status)
+        #expect(line.contains(#"wifi (wlan0, "\x1b[2J", 1 bar)"#) && !line.unicodeScalars.contains("\u{1b}"))
+        status.primary?.wifi = WiFi(owner: .nl80211)
+        #expect(Style(enabled: false).summary(status).contains("wifi (wlan0) ·"))
+    }
+
     @Test func verboseListsEachMeasuredUplinkWithItsFigures() {
         let signal = RadioSignal(technology: "lte", rssi: nil, rsrp: -125, rsrq: -14.5, snr: 1, level: 0)
         let status = Self.status(primary: Self.quality(.good, .fourG, rtt: 48),

@@ -268,6 +268,11 @@ extension TargetHoldTests {
             "REACHD_STALL=",
             "REACHD_STATUS=wifi",
             "REACHD_VPN=",
+            "REACHD_WIFI_BAND=",
+            "REACHD_WIFI_BARS=",
+            "REACHD_WIFI_BSSID=",
+            "REACHD_WIFI_SIGNAL_DBM=",
+            "REACHD_WIFI_SSID=",
         ])
         // Nothing a script gets holds a control byte.
         #expect(variables.allSatisfy { !$0.unicodeScalars.contains(where: TerminalText.needsEscape) })
@@ -300,6 +305,19 @@ extension TargetHoldTests {
         current.interfaces += [standby, vpn]
         let variables = DispatcherEnvironment.variables(for: DispatchBatch(event(3, from: status(), to: current)), script: "s")
         #expect(variables.contains("REACHD_STALL=\(expected)"), "\(variables)")
+    }
+
+    /// The primary's Wi-Fi connection, its hostile name escaped once more for the script.
+    @Test func variablesOfAWiFiPrimary() {
+        var current = status(.wifi, interface: "wlan0")
+        current.primary?.wifi = WiFi(ssid: WiFiSSID(bytes: [0x63, 0x1b, 0x0a, 0xff]).display, bssid: "02:11:22:33:44:55",
+                                     frequencyMHz: 5180, band: .band5GHz, signalDbm: -61, bars: 3, owner: .iwd)
+        let variables = DispatcherEnvironment.variables(for: DispatchBatch(event(9, from: nil, to: current)), script: "s")
+        #expect(variables.filter { $0.hasPrefix("REACHD_WIFI_") } == [
+            "REACHD_WIFI_BAND=5GHz", "REACHD_WIFI_BARS=3", "REACHD_WIFI_BSSID=02:11:22:33:44:55", "REACHD_WIFI_SIGNAL_DBM=-61",
+            #"REACHD_WIFI_SSID=c\\x1b\\x0a\\xff"#,
+        ])
+        #expect(variables.allSatisfy { !$0.unicodeScalars.contains(where: TerminalText.needsEscape) })
     }
 
     @Test func variablesOfAnInitialEvent() {

@@ -64,7 +64,8 @@ public enum Classifier {
                 let index = interfaces[i].index
                 let uplink = path.contains(index) || (primaryLink != nil && isStandbyUplink(interfaces[i], slices[index]))
                 interfaces[i].linkQuality = uplink
-                    ? snapshot.linkQualities[index] ?? firstGuess(for: interfaces[i], modem: facts.modem(for: interfaces[i].name), now: now ?? since)
+                    ? snapshot.linkQualities[index] ?? firstGuess(for: interfaces[i], modem: facts.modem(for: interfaces[i].name),
+                                                                  now: now ?? since)
                     : nil
             }
         }
@@ -149,7 +150,8 @@ public enum Classifier {
     static func firstGuess(for interface: Interface, modem: ModemState?, now: Date) -> LinkQuality? {
         let generation = modem.flatMap { ModemAccessTechnology(rawValue: $0.accessTechnologies).newest?.generation }
         let uplink = QualityUplink(index: interface.index, name: interface.name,
-                                   technology: LinkTechnology(kind: interface.kind, generation: generation), signal: modem?.signal)
+                                   technology: LinkTechnology(kind: interface.kind, generation: generation),
+                                   signal: modem?.signal ?? interface.wifi?.radioSignal)
         return UplinkQualityEstimate(uplink, now: ClockReading(wall: now, uptime: 0)).quality(LinkQualityEstimator.Configuration())
     }
 
@@ -236,12 +238,29 @@ public enum Classifier {
 struct Facts {
     let snapshot: IndexedSnapshot
     let modemsByInterface: [String: ModemState]
+    let wifiByInterface: [String: WiFiDevice]
 
     init(_ snapshot: IndexedSnapshot) {
         self.snapshot = snapshot
         var modems: [String: ModemState] = [:]
         for modem in snapshot.modems { for name in modem.interfaces { modems[name] = modem } }
         modemsByInterface = modems
+        var wifi: [String: WiFiDevice] = [:]
+        for device in snapshot.wifi { wifi[device.interface] = device }
+        wifiByInterface = wifi
+    }
+
+    /// The Wi-Fi device of that name an owner reports, if any.
+    func wifi(for name: String) -> WiFiDevice? {
+        wifiByInterface.isEmpty ? nil : wifiByInterface[name]
+    }
+
+    /// The kind a link of `kind` has given what ModemManager and the Wi-Fi owners say: a modem's
+    /// interface is `wwan`, one a Wi-Fi owner manages `wifi`, whatever sysfs says.
+    func kind(_ kind: InterfaceKind, name: String) -> InterfaceKind {
+        if modem(for: name) != nil { return .wwan }
+        if wifi(for: name)?.isManagedAsWiFi == true { return .wifi }
+        return kind
     }
 
     func modem(for name: String) -> ModemState? {
@@ -252,7 +271,7 @@ struct Facts {
     func kind(of index: Int) -> InterfaceKind? {
         guard let link = snapshot.link(index) else { return nil }
         if link.kind == .vpn && isCLAT(index) { return .virtual }
-        return modem(for: link.name) == nil ? link.kind : .wwan
+        return kind(link.kind, name: link.name)
     }
 
     /// A CLAT (464XLAT, as clatd and Android make): a tun holding an IPv4 address in
@@ -278,8 +297,9 @@ struct Facts {
 
     func interface(for slice: LinkSlice) -> Interface? {
         guard var interface = slice.interface else { return nil }
-        if modem(for: interface.name) != nil { interface.kind = .wwan }
+        interface.kind = kind(interface.kind, name: interface.name)
         if interface.kind == .vpn && isCLAT(slice.index) { interface.kind = .virtual }
+        if interface.kind == .wifi, let station = wifi(for: interface.name)?.station { interface.wifi = WiFi(station) }
         return interface
     }
 }

@@ -126,7 +126,7 @@ public enum ReasonDeriver {
         case .addressRemoved: return 8
         case .routeAdded, .ruleAdded: return 9
         case .addressAdded: return 10
-        case .modemChanged: return 11
+        case .modemChanged, .wifiChanged, .roamed, .wifiSignalChanged: return 11
         case .routerAdvertisement: return 12
         case .probeResult, .qualityChanged, .costChanged, .dataStall: return 13
         case .initial, .resync, .configReloaded, .simulation, .sleeping, .resumed: return 14

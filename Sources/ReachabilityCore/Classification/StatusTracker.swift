@@ -68,7 +68,7 @@ public struct StatusTracker: Sendable {
     /// uplinks' verdicts when they did.
     /// Gives what `update(_:)` gives for the whole new snapshot, with work that grows with the
     /// links and what changed rather than with every address and route.
-    public mutating func update(slices: [LinkSlice], modems: [ModemState]? = nil,
+    public mutating func update(slices: [LinkSlice], modems: [ModemState]? = nil, wifi: [WiFiDevice]? = nil,
                                 verdict: (probe: Probe?, path: ProbePath?)? = nil, rules: [RoutingRule]? = nil,
                                 standbyVerdicts: [Int: Probe]? = nil, reason forcedReason: Reason? = nil, now: Date) -> Action {
         var pairs: [(old: LinkSlice, new: LinkSlice)] = []
@@ -76,6 +76,7 @@ public struct StatusTracker: Sendable {
         for slice in slices { pairs.append((indexed.replace(slice), slice)) }
         let oldModems = indexed.modems, oldProbe = indexed.probe, oldPath = indexed.probePath, oldRules = indexed.rules
         if let modems { indexed.modems = modems }
+        if let wifi { indexed.wifi = wifi }
         if let rules { indexed.rules = rules }
         let ruleChange = oldRules == indexed.rules ? nil : (old: oldRules, new: indexed.rules)
         if let verdict { indexed.probe = verdict.probe; indexed.probePath = verdict.path }

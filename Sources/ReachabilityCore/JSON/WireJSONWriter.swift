@@ -108,7 +108,7 @@ public struct WireJSONWriter: ~Copyable {
     }
 
     /// Writes `{"addresses":…,"captivePortalApi":…,"carrier":…,"connectivity":…,"dns":…,"index":…,"kind":…,"linkQuality":…,"metered":…,
-    /// "name":…,"nat64Prefix":…,"operstate":…,"searchDomains":…,"stall":…,"up":…}`.
+    /// "name":…,"nat64Prefix":…,"operstate":…,"searchDomains":…,"stall":…,"up":…,"wifi":…}`.
     public mutating func write(_ interface: Interface) {
         raw(#"{"addresses":"#); strings(interface.addresses)
         raw(#","captivePortalApi":"#); optional(interface.captivePortalApi) { $0.string($1) }
@@ -125,6 +125,22 @@ public struct WireJSONWriter: ~Copyable {
         raw(#","searchDomains":"#); strings(interface.searchDomains)
         raw(#","stall":"#); optional(interface.stall) { $0.write($1) }
         raw(#","up":"#); bool(interface.up)
+        raw(#","wifi":"#); optional(interface.wifi) { $0.write($1) }
+        byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes `{"band":…,"bars":…,"bssid":…,"frequencyMHz":…,"owner":…,"signalDbm":…,"ssid":…,
+    /// "strengthPercent":…,"txBitrateKbps":…}`.
+    public mutating func write(_ wifi: WiFi) {
+        raw(#"{"band":"#); optional(wifi.band) { $0.string($1.rawValue) }
+        raw(#","bars":"#); optional(wifi.bars) { $0.int($1) }
+        raw(#","bssid":"#); optional(wifi.bssid) { $0.string($1) }
+        raw(#","frequencyMHz":"#); optional(wifi.frequencyMHz) { $0.int($1) }
+        raw(#","owner":"#); string(wifi.owner.rawValue)
+        raw(#","signalDbm":"#); optional(wifi.signalDbm) { $0.int($1) }
+        raw(#","ssid":"#); optional(wifi.ssid) { $0.string($1) }
+        raw(#","strengthPercent":"#); optional(wifi.strengthPercent) { $0.int($1) }
+        raw(#","txBitrateKbps":"#); optional(wifi.txBitrateKbps) { $0.int($1) }
         byte(UInt8(ascii: "}"))
     }
 

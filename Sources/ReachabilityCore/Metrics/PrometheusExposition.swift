@@ -130,6 +130,8 @@ public enum PrometheusExposition {
             }
         }
 
+        writeWiFi(status, into: &out)
+
         out.family("reachd_status_seconds_total", .counter, "Seconds spent in each status since reachd started.")
         for value in NetworkStatus.allCases {
             out.sample("reachd_status_seconds_total", ["status": value.rawValue], sample.statusSeconds[value] ?? 0)

@@ -25,6 +25,8 @@ public struct IndexedSnapshot: Equatable, Sendable {
     public var measuresQuality = false
     /// See `NetworkSnapshot.dataStalls`.
     public var dataStalls: [Int: DataStall] = [:]
+    /// The Wi-Fi devices (see `NetworkSnapshot.wifi`).
+    public var wifi: [WiFiDevice] = []
 
     public init() {}
 
@@ -53,6 +55,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         linkQualities = snapshot.linkQualities
         measuresQuality = snapshot.measuresQuality
         dataStalls = snapshot.dataStalls
+        wifi = snapshot.wifi
     }
 
     /// The same picture as a flat `NetworkSnapshot`.
@@ -72,6 +75,7 @@ public struct IndexedSnapshot: Equatable, Sendable {
         snapshot.linkQualities = linkQualities
         snapshot.measuresQuality = measuresQuality
         snapshot.dataStalls = dataStalls
+        snapshot.wifi = wifi
         return snapshot
     }
 
@@ -120,5 +124,6 @@ public struct IndexedSnapshot: Equatable, Sendable {
         a.slices == b.slices && a.modems == b.modems && a.rules == b.rules && a.probe == b.probe && a.probePath == b.probePath
             && a.standbyVerdicts == b.standbyVerdicts && a.connectivityCheck == b.connectivityCheck
             && a.linkQualities == b.linkQualities && a.measuresQuality == b.measuresQuality && a.dataStalls == b.dataStalls
+            && a.wifi == b.wifi
     }
 }

@@ -141,6 +141,9 @@ public struct NetworkSnapshot: Equatable, Sendable {
     public var measuresQuality = false
     /// The data stalls suspected, by uplink index (`Interface.stall`).
     public var dataStalls: [Int: DataStall] = [:]
+    /// The Wi-Fi devices their owners report, by interface name (`Interface.wifi`; a device
+    /// an owner manages is `wifi` whatever sysfs says).
+    public var wifi: [WiFiDevice] = []
 
     public init(links: [Int: LinkState] = [:], addresses: Set<AddressState> = [], routes: Set<RouteState> = [],
                 modems: [ModemState] = [], probe: Probe? = nil, probePath: ProbePath? = nil, rules: [RoutingRule] = [],

@@ -29,7 +29,14 @@ public struct Reason: Codable, Equatable, Hashable, Sendable {
              costChanged,
              /// The apps' traffic over an uplink went unanswered (a data stall), or is answered
              /// again, or the check made because of it answered; `interface` names the uplink.
-             dataStall
+             dataStall,
+             /// A Wi-Fi device moved to another access point of the same network (same SSID,
+             /// new BSSID): one event, the path's reachability unchanged.
+             roamed,
+             /// A Wi-Fi signal moved to another number of bars, on the same access point.
+             wifiSignalChanged,
+             /// A Wi-Fi device joined, left or switched networks as its owner reports it.
+             wifiChanged
     }
 
     public var code: Code

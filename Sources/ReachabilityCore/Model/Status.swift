@@ -38,11 +38,16 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     /// The apps' traffic over this uplink goes unanswered: the evidence, from when it was first
     /// suspected until a segment comes back or the check finds the uplink working; nil otherwise.
     public var stall: DataStall?
+    /// The Wi-Fi connection as its owner (iwd, NetworkManager, wpa_supplicant) reports it;
+    /// nil for other kinds and while not connected. Only its network, access point and bars
+    /// make an event (`WiFi.differsAsShown`).
+    public var wifi: WiFi?
 
     public init(name: String, index: Int, kind: InterfaceKind, up: Bool, carrier: Bool,
                 operstate: String, addresses: [String], metered: Bool, dns: [String] = [],
                 searchDomains: [String] = [], nat64Prefix: String? = nil, captivePortalApi: String? = nil,
-                connectivity: Connectivity? = nil, linkQuality: LinkQuality? = nil, stall: DataStall? = nil) {
+                connectivity: Connectivity? = nil, linkQuality: LinkQuality? = nil, stall: DataStall? = nil,
+                wifi: WiFi? = nil) {
         self.name = name; self.index = index; self.kind = kind; self.up = up
         self.carrier = carrier; self.operstate = operstate; self.addresses = addresses; self.metered = metered
         self.dns = dns; self.searchDomains = searchDomains; self.nat64Prefix = nat64Prefix
@@ -50,11 +55,13 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
         self.connectivity = connectivity
         self.linkQuality = linkQuality
         self.stall = stall
+        self.wifi = wifi
     }
 
     enum CodingKeys: String, CodingKey {
         case name, index, kind, up, carrier, operstate, addresses, metered, dns, searchDomains, nat64Prefix, captivePortalApi,
              connectivity, linkQuality, stall
+        case wifi
     }
 
     public init(from decoder: Decoder) throws {
@@ -73,7 +80,9 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
                   // Nor one from before link quality was measured.
                   linkQuality: try c.decodeIfPresent(LinkQuality.self, forKey: .linkQuality),
                   // Nor one from before data stalls were watched.
-                  stall: try c.decodeIfPresent(DataStall.self, forKey: .stall))
+                  stall: try c.decodeIfPresent(DataStall.self, forKey: .stall),
+                  // Nor one from before Wi-Fi owners were read.
+                  wifi: try c.decodeIfPresent(WiFi.self, forKey: .wifi))
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -86,17 +95,22 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
         try c.encode(nat64Prefix, forKey: .nat64Prefix); try c.encode(captivePortalApi, forKey: .captivePortalApi)
         try c.encode(connectivity, forKey: .connectivity); try c.encode(linkQuality, forKey: .linkQuality)
         try c.encode(stall, forKey: .stall)
+        try c.encode(wifi, forKey: .wifi)
     }
 
-    /// True when the two differ in what an event reports: every field, and of `linkQuality`
-    /// only its class or its presence (`LinkQuality.differsAsShown`), so new figures alone make no event; with
-    /// `ignoringQuality`, not even that (a path's quality is `Status.linkQuality`'s to report).
+    /// True when the two differ in what an event reports: every field, of `linkQuality`
+    /// only its class or its presence (`LinkQuality.differsAsShown`), and of `wifi` only its
+    /// presence, network, access point or bars (`WiFi.differsAsShown`), so new figures alone
+    /// make no event; with `ignoringQuality`, not even the quality's class (a path's quality is
+    /// `Status.linkQuality`'s to report).
     public func differs(from other: Interface, ignoringQuality: Bool = false) -> Bool {
         if self == other { return false }
         if !ignoringQuality && LinkQuality.differsAsShown(linkQuality, other.linkQuality) { return true }
-        if linkQuality == other.linkQuality { return true }
+        if WiFi.differsAsShown(wifi, other.wifi) { return true }
+        if linkQuality == other.linkQuality && wifi == other.wifi { return true }
         var same = other
         same.linkQuality = linkQuality
+        same.wifi = wifi
         return self != same
     }
 

@@ -36,12 +36,14 @@ extension MonitorCore {
         run(scheduler.qualityUplinks(uplinks, now: now), now: now, into: &actions)
     }
 
-    /// The interface as the estimator knows an uplink: its kind, and its modem's generation and radio.
+    /// The interface as the estimator knows an uplink: its kind, and its modem's generation and
+    /// radio, or its Wi-Fi signal's bars.
     private func qualityUplink(_ interface: Interface) -> QualityUplink {
         let modem = scheduler.modems.first { $0.interfaces.contains(interface.name) }
         let generation = modem.flatMap { ModemAccessTechnology(rawValue: $0.accessTechnologies).newest?.generation }
         return QualityUplink(index: interface.index, name: interface.name,
-                             technology: LinkTechnology(kind: interface.kind, generation: generation), signal: modem?.signal)
+                             technology: LinkTechnology(kind: interface.kind, generation: generation),
+                             signal: modem?.signal ?? interface.wifi?.radioSignal)
     }
 }
 

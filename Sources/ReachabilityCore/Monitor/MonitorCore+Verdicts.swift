@@ -38,6 +38,14 @@ extension MonitorCore {
         return actions
     }
 
+    /// The Wi-Fi devices their owners report (reasons `roamed`, `wifiSignalChanged`,
+    /// `wifiChanged`; figures alone are a quiet status).
+    public mutating func wifiChanged(_ devices: [WiFiDevice], now: ClockReading) -> [Action] {
+        var actions: [Action] = []
+        run(scheduler.wifiChanged(devices, now: now), now: now, into: &actions)
+        return actions
+    }
+
     // MARK: Link verdicts
 
     /// Decides the verdicts of the links at `indexes` that have none for their current name.

@@ -124,6 +124,7 @@ public struct MonitorCore: Sendable {
     /// Between `sleep` and `wake`.
     public var asleep: Bool { scheduler.asleep }
     public var modems: [ModemState] { scheduler.modems }
+    public var wifi: [WiFiDevice] { scheduler.wifi }
     public var standbyVerdicts: [Int: Probe] { scheduler.standbyVerdicts }
     /// The timers armed, with their deadlines (uptime).
     public var armed: [Timer: TimeInterval] { scheduler.armed }
@@ -230,7 +231,7 @@ public struct MonitorCore: Sendable {
     /// Classifies as `evaluation` says; the event, if any, goes out after the status is published.
     private mutating func classify(_ evaluation: MonitorScheduler.Evaluation, now: ClockReading, into actions: inout [Action]) {
         if evaluation.whole { decideVerdicts(for: table.links.keys) } else { decideVerdicts(for: evaluation.touched) }
-        let figures = evaluation.quality || evaluation.verdict || evaluation.standby
+        let figures = evaluation.quality || evaluation.verdict || evaluation.standby || evaluation.wifi
         let before = figures ? tracker.status : nil
         let outcome = tracker.update(evaluation, table: table, reported: scheduler.reported,
                                      connectivityCheck: configuration.connectivityCheck, verdict: verdictLookup(), now: now.wall)
@@ -243,20 +244,22 @@ public struct MonitorCore: Sendable {
             scheduler.evaluated(emitted: true)
             actions.append(.emit(event, readStarted: evaluation.readStarted))
             // The uplinks follow from the path, the interfaces and the modems: unchanged, no step.
-            if evaluation.modems || evaluation.whole || event.changes.contains(where: Self.uplinkFields.contains) {
+            if evaluation.modems || evaluation.wifi || evaluation.whole || event.changes.contains(where: Self.uplinkFields.contains) {
                 takeQualityUplinks(now: now, into: &actions)
             }
             return
         }
-        if evaluation.modems || evaluation.whole { takeQualityUplinks(now: now, into: &actions) }
+        if evaluation.modems || evaluation.wifi || evaluation.whole { takeQualityUplinks(now: now, into: &actions) }
     }
 
     /// The fields of an event whose change may change the uplinks the estimator follows.
     private static let uplinkFields: Set<String> = ["reachable", "primary", "vpn", "interfaces", "status"]
 
-    /// The measured link quality's figures moved (a new RTT, the same class).
+    /// The measured link quality's figures moved (a new RTT, the same class), or a Wi-Fi
+    /// device's (signal, rate, channel: the same network, access point and bars).
     private static func figuresMoved(from before: Status, to after: Status) -> Bool {
         guard !after.isCopy(of: before) else { return false }
         return after.linkQuality != before.linkQuality || after.interfaces.map(\.linkQuality) != before.interfaces.map(\.linkQuality)
+            || after.interfaces.map(\.wifi) != before.interfaces.map(\.wifi)
     }
 }

@@ -36,6 +36,7 @@ extension MonitorScheduler.Reported {
         snapshot.linkQualities = linkQualities
         snapshot.measuresQuality = measuresQuality
         snapshot.dataStalls = dataStalls
+        snapshot.wifi = wifi
         return snapshot
     }
 }
@@ -69,6 +70,7 @@ extension StatusTracker {
                                       previous: previous, constrained: decided.constrained))
         }
         return update(slices: slices, modems: evaluation.modems ? reported.modems : nil,
+                      wifi: evaluation.wifi ? reported.wifi : nil,
                       verdict: evaluation.verdict ? (reported.probe, reported.probePath) : nil,
                       rules: evaluation.rules ? table.rules : nil,
                       standbyVerdicts: evaluation.standby ? reported.standbyVerdicts : nil, reason: evaluation.reason, now: now)

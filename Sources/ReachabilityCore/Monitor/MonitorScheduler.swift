@@ -96,6 +96,8 @@ public struct MonitorScheduler: Sendable {
         public var standby = false
         /// The uplinks' measured qualities changed (a delta: the slices stay).
         public var quality = false
+        /// The Wi-Fi devices their owners report changed.
+        public var wifi = false
         /// When the netlink read began that asked for it (uptime); nil when none did.
         public var readStarted: TimeInterval?
 
@@ -105,6 +107,13 @@ public struct MonitorScheduler: Sendable {
             self.reason = reason; self.whole = whole; self.touched = touched; self.contents = contents
             self.modems = modems; self.rules = rules; self.verdict = verdict; self.standby = standby
             self.quality = quality; self.readStarted = readStarted
+        }
+
+        /// This evaluation, with the Wi-Fi devices changed.
+        func with(wifi: Bool) -> Evaluation {
+            var copy = self
+            copy.wifi = wifi
+            return copy
         }
     }
 
@@ -138,7 +147,7 @@ public struct MonitorScheduler: Sendable {
 
     /// An explicit reason, by strength: a classification takes the strongest one pending.
     private enum Cause: Int, Comparable {
-        case quality, cost, standby, stall, resync, configReloaded, resumed, sleeping
+        case quality, wifi, cost, standby, stall, resync, configReloaded, resumed, sleeping
         static func < (a: Cause, b: Cause) -> Bool { a.rawValue < b.rawValue }
     }
 
@@ -152,6 +161,7 @@ public struct MonitorScheduler: Sendable {
         var verdict = false
         var standby = false
         var quality = false
+        var wifi = false
         /// Netlink changes wait for a classification (a timer, or the next input).
         var dirty = false
         /// The interfaces whose announcements alone changed (for the merge).
@@ -160,7 +170,8 @@ public struct MonitorScheduler: Sendable {
         var reason: (cause: Cause, reason: Reason)?
 
         var isEmpty: Bool {
-            !whole && touched.isEmpty && !modems && !rules && !verdict && !standby && !quality && !dirty && announced.isEmpty && reason == nil
+            !whole && touched.isEmpty && !modems && !rules && !verdict && !standby && !quality && !wifi && !dirty && announced.isEmpty
+                && reason == nil
         }
 
         mutating func ask(_ cause: Cause, _ reason: Reason) {
@@ -207,6 +218,8 @@ public struct MonitorScheduler: Sendable {
         public var measuresQuality = true
         /// The data stalls suspected, by uplink index.
         public var dataStalls: [Int: DataStall] = [:]
+        /// The Wi-Fi devices their owners report.
+        public var wifi: [WiFiDevice] = []
 
         public init() {}
     }
@@ -219,6 +232,7 @@ public struct MonitorScheduler: Sendable {
 
     public private(set) var reported = Reported()
     public var modems: [ModemState] { reported.modems }
+    public var wifi: [WiFiDevice] { reported.wifi }
     public var probe: Probe? { reported.probe }
     public var probePath: ProbePath? { reported.probePath }
     public var standbyVerdicts: [Int: Probe] { reported.standbyVerdicts }
@@ -414,6 +428,47 @@ public struct MonitorScheduler: Sendable {
         reported.modems = modems
         pending.modems = true
         return evaluate(now: now)
+    }
+
+    /// The Wi-Fi devices their owners report, arbitrated. A new access point of the same
+    /// network is reason `roamed`, other bars on the same one `wifiSignalChanged`, another
+    /// network (or none) `wifiChanged`; figures alone (signal, rate, channel) classify quietly:
+    /// the status takes them, no event is made for them.
+    public mutating func wifiChanged(_ devices: [WiFiDevice], now: ClockReading) -> [Action] {
+        let old = reported.wifi
+        guard devices != old else { return [] }
+        reported.wifi = devices
+        pending.wifi = true
+        if let reason = Self.wifiReason(from: old, to: devices) { pending.ask(.wifi, reason) }
+        return evaluate(now: now)
+    }
+
+    /// The reason of the most telling Wi-Fi change between two reports: a network joined, left
+    /// or switched before a roam, a roam before new bars; nil when only figures moved.
+    static func wifiReason(from old: [WiFiDevice], to new: [WiFiDevice]) -> Reason? {
+        var best: (rank: Int, reason: Reason)?
+        let names = Set(old.map(\.interface)).union(new.map(\.interface)).sorted()
+        for name in names {
+            let oldDevice = old.first { $0.interface == name }, newDevice = new.first { $0.interface == name }
+            let before = oldDevice?.station, after = newDevice?.station
+            let candidate: (Int, Reason)
+            switch WiFiChange.between(before, after) {
+            case .none, .figures:
+                // An owner that takes or lets go of the device changes its kind.
+                guard (oldDevice?.isManagedAsWiFi ?? false) != (newDevice?.isManagedAsWiFi ?? false) else { continue }
+                candidate = (0, Reason(code: .wifiChanged, interface: name,
+                                       detail: newDevice.map { "managed by \($0.owner.rawValue)" } ?? "no Wi-Fi owner"))
+            case .joined, .left, .switched:
+                candidate = (0, Reason(code: .wifiChanged, interface: name, detail: after?.ssid.map { "network \($0.display)" }))
+            case .roamed:
+                candidate = (1, Reason(code: .roamed, interface: name, detail: after?.ssid.map { "network \($0.display)" }))
+            case let .bars(from, to):
+                candidate = (2, Reason(code: .wifiSignalChanged, interface: name,
+                                       detail: "\(from.map(String.init) ?? "no") to \(to.map(String.init) ?? "no") bars"))
+            }
+            if best.map({ candidate.0 < $0.rank }) ?? true { best = candidate }
+        }
+        return best?.reason
     }
 
     /// What the network says about the cost of link `index` changed (its DHCP lease,
@@ -637,7 +692,7 @@ public struct MonitorScheduler: Sendable {
         let evaluation = Evaluation(reason: pending.reason?.reason, whole: pending.whole, touched: pending.touched,
                                     contents: pending.contents, modems: pending.modems, rules: pending.rules,
                                     verdict: pending.verdict, standby: pending.standby, quality: pending.quality,
-                                    readStarted: pending.readStarted)
+                                    readStarted: pending.readStarted).with(wifi: pending.wifi)
         pending = Pending()
         actions.append(.evaluate(evaluation))
     }

@@ -4,8 +4,9 @@ extension ReachabilityEvent {
     /// uplink it is about — `#42 probeResult: portal on eth0`, `#43 probeResult: limited on wlan0
     /// (standby)`, `#44 probeResult: full on eth0 (IPv6: limited)` — any other reason the
     /// status, and the internet's verdict when the event changed it — `#45 carrierLost eth0:
-    /// wifi, internet full`. ` (simulated)` at the end while a simulation is on. The log sink
-    /// escapes what came from outside (interface names).
+    /// wifi, internet full`; a Wi-Fi change the device's network and bars — `#46 roamed wlan0:
+    /// "cafe", 3 bars`. ` (simulated)` at the end while a simulation is on. The log sink
+    /// escapes what came from outside (interface names; an SSID is escaped already).
     public var logLine: String {
         var line = "#\(sequence) \(reason.code.rawValue)"
         switch reason.code {
@@ -29,6 +30,17 @@ extension ReachabilityEvent {
             let stall = name.flatMap { name in current.interfaces.first { $0.name == name }?.stall }
             line += (name.map { " \($0)" } ?? "") + ": " + (stall.map(\.summary) ?? "traffic answered")
             if changes.contains(Status.Field.connectivity.rawValue) { line += ", internet \(current.connectivity.rawValue)" }
+        case .roamed, .wifiSignalChanged, .wifiChanged:
+            // `#46 roamed wlan0: "cafe", 3 bars`: the device's network now, or that it has none.
+            let name = reason.interface ?? current.primary?.name
+            let wifi = name.flatMap { name in current.interfaces.first { $0.name == name }?.wifi }
+            line += (name.map { " \($0)" } ?? "") + ": "
+            guard let wifi else {
+                line += "no Wi-Fi connection"
+                break
+            }
+            line += [wifi.ssid.map { "\"\($0)\"" } ?? "no network name", wifi.bars.map { $0 == 1 ? "1 bar" : "\($0) bars" }]
+                .compactMap { $0 }.joined(separator: ", ")
         case .initial, .costChanged, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
              .addressRemoved, .routeAdded, .routeRemoved, .modemChanged, .resync, .configReloaded, .simulation, .ruleAdded,
              .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed:

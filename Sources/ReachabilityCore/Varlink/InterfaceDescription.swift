@@ -31,7 +31,10 @@ type Interface (
   captivePortalApi: ?string,
   connectivity: ?(unknown, none, portal, limited, full),
   linkQuality: ?LinkQuality,
-  stall: ?DataStall
+  stall: ?DataStall,
+  # The Wi-Fi connection as its owner (iwd, NetworkManager, wpa_supplicant) reports it; null
+  # for other kinds and while not connected.
+  wifi: ?WiFi
 )
 
 # The evidence of a data stall, from when it was first suspected: of the segments the apps
@@ -55,6 +58,23 @@ type DataStallDump (
   sent: int,
   received: int,
   retransmitted: int
+)
+
+# A Wi-Fi connection. ssid is the name for eyes (control characters and invalid UTF-8
+# escaped); bssid, the access point, is location data: null except for root callers. band is
+# "2.4GHz", "5GHz" or "6GHz"; strengthPercent NetworkManager's scale, bars (0-4) Android's;
+# owner "iwd", "networkManager", "wpaSupplicant" or "nl80211". Only a change of ssid, bssid
+# or bars is an event; the other figures are the newest at every read.
+type WiFi (
+  ssid: ?string,
+  bssid: ?string,
+  frequencyMHz: ?int,
+  band: ?string,
+  signalDbm: ?int,
+  strengthPercent: ?int,
+  bars: ?int,
+  txBitrateKbps: ?int,
+  owner: string
 )
 
 # How good an uplink is, measured from the TCP traffic that crosses it, reachd's own checks
@@ -175,7 +195,8 @@ type Reason (
   code: (initial, linkAdded, linkRemoved, linkUp, linkDown, carrierGained, carrierLost,
          addressAdded, addressRemoved, routeAdded, routeRemoved, modemChanged, probeResult,
          resync, configReloaded, simulation, ruleAdded, ruleRemoved, killSwitch, routerAdvertisement,
-         sleeping, resumed, qualityChanged, costChanged, dataStall),
+         sleeping, resumed, qualityChanged, costChanged, dataStall, roamed, wifiSignalChanged,
+         wifiChanged),
   interface: ?string,
   detail: ?string
 )

@@ -31,11 +31,16 @@ final class BusFollower<CallPurpose>: SystemBusFollower {
     var onIgnored: (SDBusMessage) -> Void = { _ in }
     /// The bus is gone (or the follower stopped): what the service said is void.
     var onLost: () -> Void = {}
+    /// An object of reachd's own the service calls (an agent), served on every connection, and
+    /// what handles its method calls (true: handled). Only the service's current owner is
+    /// believed: a call from anyone else is refused unhandled.
+    var served: (path: String, onCall: (SDBusMessage) -> Bool)?
 
     /// The service's unique name, once an answer or the bus said it; signals count only from it.
     var owner: String?
     private var connection: SDBusConnection?
     private var matches: SDBusSignalMatches?
+    private var servedObject: SDBusServedObject?
     private var calls = SDBusCalls<CallPurpose>()
     private var reportedForged = false
     private var attached = false
@@ -84,6 +89,16 @@ final class BusFollower<CallPurpose>: SystemBusFollower {
             log.warning("\(label): cannot install match rules: \(error)")
             return
         }
+        if let served {
+            do {
+                servedObject = try connection.serve(served.path) { [weak self] message in
+                    guard let self, let owner = self.owner, message.sender == owner else { return false }
+                    return served.onCall(message)
+                }
+            } catch {
+                log.warning("\(label): cannot serve \(served.path): \(error)")
+            }
+        }
         self.connection = connection
         onConnected()
     }
@@ -96,6 +111,7 @@ final class BusFollower<CallPurpose>: SystemBusFollower {
     private func drop() {
         calls.cancelAll()
         matches = nil
+        servedObject = nil
         connection = nil
         owner = nil
     }
@@ -140,6 +156,9 @@ final class BusFollower<CallPurpose>: SystemBusFollower {
 
     /// Lets sd-bus send what was queued outside its callbacks.
     func pump() { connection?.pump() }
+
+    /// Writes out what was queued, waiting for the socket: the last calls before `stop()`.
+    func flush() { connection?.flush() }
 
     // MARK: - Signals
 

@@ -133,6 +133,22 @@ final class SDBus {
         guard result >= 0, let slot else { throw SDBusError(function: "sd_bus_add_match_async(\(rule))", errno: -result) }
         return SDBusSlot(adopting: slot)
     }
+
+    /// Writes out what is queued, waiting for the socket (`sd_bus_flush`): before letting a
+    /// connection go with calls that must still reach their service.
+    func flush() {
+        _ = sd_bus_flush(pointer)
+    }
+
+    /// Serves the object at `path`: every method call to it goes to `callback`, which returns
+    /// a positive number when it handled the call (`sd_bus_add_object`). Removed when the slot
+    /// is released.
+    func addObject(_ path: String, callback: SDBusHandler, userdata: UnsafeMutableRawPointer?) throws(SDBusError) -> SDBusSlot {
+        var slot: OpaquePointer?
+        let result = sd_bus_add_object(pointer, &slot, path, callback, userdata)
+        guard result >= 0, let slot else { throw SDBusError(function: "sd_bus_add_object(\(path))", errno: -result) }
+        return SDBusSlot(adopting: slot)
+    }
 }
 
 /// A slot (`sd_bus_slot *`): a pending call or an installed match, cancelled by `sd_bus_slot_unref`

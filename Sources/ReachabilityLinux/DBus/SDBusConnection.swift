@@ -39,6 +39,14 @@ final class SDBusConnection {
         try SDBusSignalMatches(bus: bus, rules: rules, onSignal: onSignal, onRefused: onRefused)
     }
 
+    /// Serves the object at `path` (`SDBusServedObject`) as long as the returned object lives.
+    func serve(_ path: String, onCall: @escaping (SDBusMessage) -> Bool) throws(SDBusError) -> SDBusServedObject {
+        try SDBusServedObject(bus: bus, path: path, onCall: onCall)
+    }
+
+    /// Writes out the calls queued (`SDBus.flush`).
+    func flush() { bus.flush() }
+
     /// Stops driving the bus: nothing more is read or called back.
     func cancel() { driver.cancel() }
 
