@@ -201,7 +201,7 @@ import Testing
     @Test func carriesTheDataStall() {
         let ours = Self.declarations(InterfaceDescription.reachability)
         #expect(ours.contains { $0.hasPrefix("type Interface (") && $0.hasSuffix(", linkQuality: ?LinkQuality, stall: ?DataStall, wifi: ?WiFi)") })
-        #expect(ours.contains("type DataStall (since: string, method: (tcp), failRate: float, sentSinceReceive: int, periodMs: int, recent: []DataStallDump)"))
+        #expect(ours.contains("type DataStall (since: string, method: string, failRate: float, sentSinceReceive: int, periodMs: int, recent: []DataStallDump)"))
         #expect(ours.contains("type DataStallDump (at: string, periodMs: int, sent: int, received: int, retransmitted: int)"))
         #expect(DataStall.Method.allCases.map(\.rawValue) == ["tcp"])
         #expect(ours.contains { $0.hasPrefix("type Reason (code: (") && $0.contains("costChanged, dataStall, roamed,") })

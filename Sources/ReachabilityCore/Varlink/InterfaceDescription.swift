@@ -40,10 +40,11 @@ type Interface (
 # The evidence of a data stall, from when it was first suspected: of the segments the apps
 # sent over the uplink since it last received one (sentSinceReceive), the share that were
 # retransmissions (failRate, 0 to 1), over the dumps periodMs apart that showed it; recent
-# is the uplink's last few dumps up to the suspicion, oldest first.
+# is the uplink's last few dumps up to the suspicion, oldest first. method is how it was
+# seen: "tcp" (the apps' TCP sockets).
 type DataStall (
   since: string,
-  method: (tcp),
+  method: string,
   failRate: float,
   sentSinceReceive: int,
   periodMs: int,
