@@ -263,7 +263,9 @@ public struct Status: Codable, Equatable, Sendable {
     /// Never written while another `Status` shares it (see `fieldsForWriting`), which is what
     /// makes handing it across threads safe.
     private final class Box: @unchecked Sendable {
-        var fields: Fields
+        // Written only through `fieldsForWriting`, while no other value holds the box: no two
+        // accesses can overlap, so the runtime's check of each (a call per field read) is off.
+        @exclusivity(unchecked) var fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }
 
