@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A/B of two reachd binaries, alternated (A B B A …), on figures a loaded machine does not move:
 instructions per event (valgrind's callgrind: counters zeroed after start-up, dumped after the
-changes) and memory (/proc/PID/smaps_rollup: RSS and private dirty, idle and with subscribers).
-Each change is a carrier change of the benchmark's veth; the harness waits for its event (a
-subscriber's sequence number), never for a time.
+changes), memory (/proc/PID/smaps_rollup: RSS and private dirty, idle and with subscribers) and,
+with `--only cpu`, CPU per change (the run time of all of reachd's threads, schedstat, over
+`--cpu-changes` carrier and admin changes). Each change is a carrier change of the benchmark's
+veth (admin: of reachd's end); the harness waits for its event (a subscriber's sequence number),
+never for a time. Static release builds (`make release`): valgrind dies on the dynamic ones.
 
-    bench/ab.py A_REACHD B_REACHD [--rounds 2] [--changes 40] [--subscribers 1000]
+    bench/ab.py A_REACHD B_REACHD [--rounds 2] [--changes 40] [--subscribers 1000] [--only cpu]
 
 Root (network namespaces, like `make bench`). Prints one line per run and the medians.
 """
@@ -20,7 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nl  # noqa: E402
 import vl  # noqa: E402
-from reachbench import OUT, PEER, Topology  # noqa: E402
+from reachbench import GW, LINK, OUT, PEER, Topology  # noqa: E402
 
 
 def started(cmd, ns, label, conf):
@@ -43,26 +45,53 @@ def stop(proc):
         proc.wait()
 
 
-def changes(topo, sub, count, last_sequence):
-    """`count` carrier changes of rb0, each waited for as the subscriber's next sequence number."""
-    toggler = nl.LinkToggler(topo.b, PEER)
+def next_event(sub, last_sequence):
+    """The sequence number of the subscriber's next event after `last_sequence`."""
+    deadline = time.monotonic() + 30
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no event after sequence {last_sequence}")
+        event = sub.read_one()["parameters"]["event"]
+        if event["sequence"] > last_sequence:
+            return event["sequence"]
+
+
+def changes(topo, sub, count, last_sequence, admin=False):
+    """`count` carrier changes of rb0 (admin: of rb0 itself, down and up, the default route put
+    back after each up, its event waited for too), each waited for as the next sequence number."""
+    toggler = nl.LinkToggler(topo.a, LINK) if admin else nl.LinkToggler(topo.b, PEER)
     try:
         for i in range(count):
             toggler.set_up(i % 2 == 1)
-            deadline = time.monotonic() + 30
-            while True:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"no event after sequence {last_sequence}")
-                event = sub.read_one()["parameters"]["event"]
-                if event["sequence"] > last_sequence:
-                    last_sequence = event["sequence"]
-                    break
+            last_sequence = next_event(sub, last_sequence)
+            if admin and i % 2 == 1:
+                nl.sh(f"ip -n {topo.a} route replace default via {GW} dev {LINK}")
+                last_sequence = next_event(sub, last_sequence)
         toggler.check_errors()
     finally:
         toggler.close()
     if count % 2 == 1:
         topo.restore()
     return last_sequence
+
+
+def cpu(binary, topo, label, conf, count):
+    """µs of reachd's CPU (all threads, schedstat) per carrier change and per admin change (the
+    route put back after an up counts with it), each waited for; after 4 changes of each."""
+    proc, sock = started([binary], topo.a, label, conf)
+    try:
+        sub, initial = vl.subscribe(sock)
+        sequence = initial["sequence"]
+        row = {}
+        for mode in ("carrier", "admin"):
+            sequence = changes(topo, sub, 4, sequence, admin=mode == "admin")
+            sampler = nl.ThreadSampler(proc.pid)
+            sequence = changes(topo, sub, count, sequence, admin=mode == "admin")
+            row[f"cpu_us_per_{mode}_change"] = sampler.stop()["cpu_s_schedstat"] / count * 1e6
+        sub.close()
+    finally:
+        stop(proc)
+    return row
 
 
 def instructions(binary, topo, label, conf, count, subscribers):
@@ -136,7 +165,8 @@ def main():
                     help="subscribers besides the one read while instructions are counted")
     ap.add_argument("--extra-links", type=int, default=0,
                     help="veth pairs added (up, with an address) beside the uplink: more interfaces per status")
-    ap.add_argument("--only", default="instructions,memory")
+    ap.add_argument("--cpu-changes", type=int, default=1000, help="changes of each kind for `cpu`")
+    ap.add_argument("--only", default="instructions,memory", help="instructions, memory, cpu")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("ab: needs root (network namespaces)")
@@ -168,6 +198,8 @@ def main():
             if "instructions" in only:
                 row["instructions_per_event"] = instructions(binary, topo, f"{os.getpid()}{side}", conf, args.changes,
                                                              args.instruction_subscribers)
+            if "cpu" in only:
+                row.update(cpu(binary, topo, f"{os.getpid()}{side}", conf, args.cpu_changes))
             if "memory" in only:
                 row.update(memory(binary, topo, f"{os.getpid()}{side}", conf, args.changes, args.subscribers))
             results[side].append(row)

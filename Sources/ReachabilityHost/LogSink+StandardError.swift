@@ -14,7 +14,9 @@ extension LogSink {
                                      environment: [String: String] = ProcessInfo.processInfo.environment) -> LogSink {
         let journal = !(environment["JOURNAL_STREAM"] ?? "").isEmpty
         return LogSink(threshold: threshold) { level, message in
-            standardErrorWriter.write(standardErrorLine(level, message, journal: journal, program: program) + "\n")
+            var line = standardErrorLine(level, message, journal: journal, program: program)
+            line += "\n"
+            standardErrorWriter.write(line)
         }
     }
 
@@ -23,8 +25,23 @@ extension LogSink {
     /// written as escapes (`TerminalText`): one message stays one line, and nothing in it
     /// reaches a terminal or the journal's reader raw.
     public static func standardErrorLine(_ level: LogLevel, _ message: String, journal: Bool, program: String = "reachd") -> String {
-        let message = TerminalText.escaped(message)
-        return journal ? "<\(level.priority)>\(message)" : "\(program): \(level >= .warning ? "\(level.rawValue): " : "")\(message)"
+        // One string, with room for the newline the sink adds: no part made on its own.
+        var line = ""
+        line.reserveCapacity(message.utf8.count + program.utf8.count + 16)
+        if journal {
+            line += "<"
+            line += String(level.priority)
+            line += ">"
+        } else {
+            line += program
+            line += ": "
+            if level >= .warning {
+                line += level.rawValue
+                line += ": "
+            }
+        }
+        line += TerminalText.escaped(message)
+        return line
     }
 }
 

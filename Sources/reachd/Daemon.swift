@@ -94,10 +94,11 @@ final class Daemon: @unchecked Sendable {
                 server.publish(event)
                 metrics?.record(event)
                 self?.notifyStatus(event.current)
-                let line = event.logLine
                 // What the network's routers announce comes at their rate (anyone on the link can
-                // send advertisements): at debug, so that it cannot fill the journal.
-                if event.reason.code == .routerAdvertisement { log.debug(line) } else { log.info(line) }
+                // send advertisements): at debug, so that it cannot fill the journal. The line is
+                // made only when it is written.
+                let level: LogLevel = event.reason.code == .routerAdvertisement ? .debug : .info
+                if log.threshold <= level { log.log(level, event.logLine) }
             }
             // An event between initialEvent() and setting `publish` was not published: re-read
             // the state (the server ignores it unless the sequence number moved on).

@@ -96,15 +96,16 @@ public enum Classifier {
         }
 
         // The routers the transport's traffic goes through: the physical paths' and the tunnel's underlay.
-        var routers = Set<Router>()
+        var routers: [Router] = []
         if let primaryLink {
             var routes = paths.flatMap { $0.decision.routes }
             if let underlayRoute { routes.append(underlayRoute) }
             for route in routes where route.oif == primaryLink.index {
-                if let gateway = route.gateway { routers.insert(Router(family: route.family, address: gateway)) }
+                if let gateway = route.gateway { routers.append(Router(family: route.family, address: gateway)) }
             }
         }
-        let (gateways, gatewaysOmitted) = Router.bounded(routers)
+        // Usually one router: no set to hash it into. Several are made distinct first.
+        let (gateways, gatewaysOmitted) = Router.bounded(routers.count <= 1 ? routers : Array(Set(routers)))
 
         var flags: [ReachabilityFlag] = []
         if reachable { flags.append(.reachable) }
@@ -236,12 +237,16 @@ public enum Classifier {
 
 /// Look-ups over one snapshot, built once per classification.
 struct Facts {
-    let snapshot: IndexedSnapshot
+    /// The snapshot's slices and their order: what the facts are read from (not a copy of the
+    /// whole snapshot, every collection of which a copy would retain).
+    let slices: [Int: LinkSlice]
+    let linkIndexes: [Int]
     let modemsByInterface: [String: ModemState]
     let wifiByInterface: [String: WiFiDevice]
 
     init(_ snapshot: IndexedSnapshot) {
-        self.snapshot = snapshot
+        slices = snapshot.slices
+        linkIndexes = snapshot.linkIndexes
         var modems: [String: ModemState] = [:]
         for modem in snapshot.modems { for name in modem.interfaces { modems[name] = modem } }
         modemsByInterface = modems
@@ -269,16 +274,18 @@ struct Facts {
 
     /// An interface that a modem owns is `wwan` whatever sysfs says; a CLAT is `virtual`.
     func kind(of index: Int) -> InterfaceKind? {
-        guard let link = snapshot.link(index) else { return nil }
-        if link.kind == .vpn && isCLAT(index) { return .virtual }
-        return kind(link.kind, name: link.name)
+        // The link's fields read in place: a copy of it would retain its every string.
+        guard let slice = slices[index], let kind = slice.link?.kind else { return nil }
+        if kind == .vpn && isCLAT(index) { return .virtual }
+        guard !modemsByInterface.isEmpty || !wifiByInterface.isEmpty, let name = slice.link?.name else { return kind }
+        return self.kind(kind, name: name)
     }
 
     /// A CLAT (464XLAT, as clatd and Android make): a tun holding an IPv4 address in
     /// 192.0.0.0/29, the block set aside for it. It carries the IPv4 path over the IPv6 uplink
     /// beneath: part of the transport, never a VPN.
     func isCLAT(_ index: Int) -> Bool {
-        guard let slice = snapshot.slices[index], slice.link?.kind == .vpn else { return false }
+        guard let slice = slices[index], slice.link?.kind == .vpn else { return false }
         return slice.addresses.contains { address in
             guard address.family == .ipv4, let bits = AddressBits(address.address, family: .ipv4) else { return false }
             return bits.hasPrefix(Self.clatBlock, length: 29)
@@ -289,8 +296,8 @@ struct Facts {
 
     /// A non-loopback link that is up with carrier but has no usable address or default route yet.
     var hasLinkAwaitingConfiguration: Bool {
-        snapshot.linkIndexes.contains { index in
-            guard let link = snapshot.link(index) else { return false }
+        linkIndexes.contains { index in
+            guard let link = slices[index]?.link else { return false }
             return link.kind != .loopback && link.up && link.carrier
         }
     }

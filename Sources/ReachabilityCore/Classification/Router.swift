@@ -3,11 +3,11 @@ struct Router: Hashable, Sendable {
     var family: AddressFamily
     var address: String
 
-    /// `Status.gateways` and `Status.gatewaysOmitted` for `routers`: IPv4 before IPv6, each
+    /// `Status.gateways` and `Status.gatewaysOmitted` for distinct `routers`: IPv4 before IPv6, each
     /// family in address order (the order of the kernel's routes moves with every router that
     /// comes and goes), the first `Status.maximumGateways` listed and the rest counted. A link
     /// where a host announces a new router every few milliseconds then costs a bounded status.
-    static func bounded(_ routers: Set<Router>) -> (listed: [String], omitted: Int) {
+    static func bounded(_ routers: [Router]) -> (listed: [String], omitted: Int) {
         // One router (the usual case) needs no order: no address is parsed.
         if routers.count <= 1 { return (routers.map(\.address), 0) }
         let ordered = routers.map { ($0, AddressBits($0.address, family: $0.family)) }.sorted { a, b in

@@ -74,7 +74,9 @@ public struct StatusTracker: Sendable {
         var pairs: [(old: LinkSlice, new: LinkSlice)] = []
         pairs.reserveCapacity(slices.count)
         for slice in slices { pairs.append((indexed.replace(slice), slice)) }
-        let oldModems = indexed.modems, oldProbe = indexed.probe, oldPath = indexed.probePath, oldRules = indexed.rules
+        // The path is compared only when a verdict came: not copied otherwise.
+        let oldModems = indexed.modems, oldProbe = indexed.probe, oldRules = indexed.rules
+        let oldPath = verdict == nil ? nil : indexed.probePath
         if let modems { indexed.modems = modems }
         if let wifi { indexed.wifi = wifi }
         if let rules { indexed.rules = rules }

@@ -31,15 +31,18 @@ public enum ConnectivityRule {
     ///   - previous: the status before this evaluation; nil at start.
     ///   - verdict: the checker's latest publication; nil when it published nothing yet.
     ///   - now: the time a not-reachable probe made here is stamped with.
-    public static func apply(to status: Status, previous: Status?, verdict: Verdict?, now: Date) -> Status {
+    public static func apply(to status: consuming Status, previous: Status?, verdict: Verdict?, now: Date) -> Status {
+        // Taken, not copied: the classifier's fresh status is written in place, its fields
+        // not copied into a box of their own. Only the verdict's fields are written here.
         var result = status
-        let (connectivity, probe) = decide(path: ProbePath(status), previous: previous, verdict: verdict, now: now)
+        let (connectivity, probe) = decide(path: ProbePath(result), previous: previous, verdict: verdict, now: now)
+        let reachable = result.reachable, ipv4 = result.ipv4, ipv6 = result.ipv6
         result.connectivity = connectivity
         result.probe = probe
         (result.ipv4Connectivity, result.ipv6Connectivity) = families(
-            connectivity, ipv4: family(hasPath: status.reachable && status.ipv4, checked: probe?.ipv4Result),
-            ipv6: family(hasPath: status.reachable && status.ipv6, checked: probe?.ipv6Result))
-        if status.reachable, status.ipv6, !status.ipv4, probe?.nat64 == true, !result.flags.contains(.nat64) {
+            connectivity, ipv4: family(hasPath: reachable && ipv4, checked: probe?.ipv4Result),
+            ipv6: family(hasPath: reachable && ipv6, checked: probe?.ipv6Result))
+        if reachable, ipv6, !ipv4, probe?.nat64 == true, !result.flags.contains(.nat64) {
             // IPv6 alone, and the check reached the IPv4 internet through DNS64 and NAT64.
             var flags = Set(result.flags)
             flags.insert(.nat64)

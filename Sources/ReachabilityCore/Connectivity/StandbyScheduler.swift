@@ -61,6 +61,12 @@ public struct StandbyScheduler: Sendable {
         return uplink.verdict
     }
 
+    /// Whether `uplinksChanged` looks at its candidates at all: not with the check off or
+    /// `CheckStandby=no` (an empty list does the same then, and costs nothing to make).
+    public var wantsCandidates: Bool {
+        configuration.enabled && configuration.connectivity.checkStandby != .no
+    }
+
     /// The monitor's standby uplinks now (`StandbyUplink.all`).
     public mutating func uplinksChanged(_ candidates: [StandbyUplink]) -> [Action] {
         var wanted: [Int: ProbePath] = [:]

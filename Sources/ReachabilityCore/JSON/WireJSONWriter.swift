@@ -351,11 +351,31 @@ public struct WireJSONWriter: ~Copyable {
         }
     }
 
-    /// `utf8` as a JSON string: the runs between characters that need escaping appended whole
-    /// (a name or an address is one run).
+    /// `utf8` as a JSON string. Room for the quotes and every byte as it is is made first, and a
+    /// string with nothing to escape (a name, an address: nearly every one) is copied in the
+    /// same pass that looks at its bytes; from the first byte to escape on, `escaped(_:from:)`.
     private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
-        byte(UInt8(ascii: "\""))
-        var start = 0
+        reserve(utf8.count + 2)
+        var out = base + count
+        out.initialize(to: UInt8(ascii: "\""))
+        out += 1
+        for position in utf8.indices {
+            let c = utf8[position]
+            if c < 0x20 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") {
+                count = out - base
+                return escaped(utf8, from: position)
+            }
+            out.initialize(to: c)
+            out += 1
+        }
+        out.initialize(to: UInt8(ascii: "\""))
+        count = out + 1 - base
+    }
+
+    /// The rest of `utf8` from `start` (the opening quote written), then the closing quote: the
+    /// runs between characters that need escaping appended whole.
+    private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>, from start: Int) {
+        var start = start
         while start < utf8.count {
             let next = Self.firstToEscape(in: utf8, from: start)
             if start < next { append(UnsafeBufferPointer(rebasing: utf8[start..<next])) }

@@ -104,22 +104,22 @@ public struct Interface: Codable, Equatable, Hashable, Sendable {
     /// make no event; with `ignoringQuality`, not even the quality's class (a path's quality is
     /// `Status.linkQuality`'s to report).
     public func differs(from other: Interface, ignoringQuality: Bool = false) -> Bool {
-        if self == other { return false }
         if !ignoringQuality && LinkQuality.differsAsShown(linkQuality, other.linkQuality) { return true }
         if WiFi.differsAsShown(wifi, other.wifi) { return true }
-        if linkQuality == other.linkQuality && wifi == other.wifi { return true }
-        var same = other
-        same.linkQuality = linkQuality
-        same.wifi = wifi
-        return self != same
+        // Every field but `linkQuality` and `wifi` (their shown parts are above), compared in
+        // place: no copy of either interface.
+        return name != other.name || index != other.index || kind != other.kind || up != other.up
+            || carrier != other.carrier || operstate != other.operstate || metered != other.metered
+            || connectivity != other.connectivity || addresses != other.addresses || dns != other.dns
+            || searchDomains != other.searchDomains || nat64Prefix != other.nat64Prefix
+            || captivePortalApi != other.captivePortalApi || stall != other.stall
     }
 
-    /// `differs(from:)` over two lists, element by element; the quality of the interfaces in
-    /// `path` (indexes) not counted.
-    static func differ(_ a: [Interface], _ b: [Interface], path: [Int]) -> Bool {
-        if a == b { return false }
+    /// `differs(from:)` over two lists, element by element; the quality of the interfaces
+    /// `onPath` (by index) not counted.
+    static func differ(_ a: [Interface], _ b: [Interface], onPath: (Int) -> Bool) -> Bool {
         guard a.count == b.count else { return true }
-        for i in a.indices where a[i].differs(from: b[i], ignoringQuality: path.contains(a[i].index)) { return true }
+        for i in a.indices where a[i].differs(from: b[i], ignoringQuality: onPath(a[i].index)) { return true }
         return false
     }
 }
@@ -284,7 +284,9 @@ public struct Status: Codable, Equatable, Sendable {
     /// Never written while another `Status` shares it (see `fieldsForWriting`), which is what
     /// makes handing it across threads safe.
     private final class Box: @unchecked Sendable {
-        var fields: Fields
+        // Written only through `fieldsForWriting`, while no other value holds the box: no two
+        // accesses can overlap, so the runtime's check of each (a call per field read) is off.
+        @exclusivity(unchecked) var fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }
 
@@ -451,43 +453,50 @@ public struct Status: Codable, Equatable, Sendable {
     /// interfaces' only in `linkQuality`.
     public func changes(from previous: Status) -> [Field] {
         if isCopy(of: previous) { return [] }
-        return Field.byName.filter { differs(in: $0, from: previous) }
+        var changes: [Field] = []
+        changes.reserveCapacity(Field.byName.count)
+        for field in Field.byName where differs(in: field, from: previous) { changes.append(field) }
+        return changes
     }
 
     /// True when `field` differs from `other` by the rules of `changes(from:)`.
     public func differs(in field: Field, from other: Status) -> Bool {
+        // Read from the boxes in place (a load each), not through the accessors' coroutines.
+        let a = box, b = other.box
         switch field {
-        case .status: return status != other.status
-        case .reachable: return reachable != other.reachable
-        case .connectivity: return connectivity != other.connectivity
-        case .ipv4Connectivity: return ipv4Connectivity != other.ipv4Connectivity
-        case .ipv6Connectivity: return ipv6Connectivity != other.ipv6Connectivity
+        case .status: return a.fields.status != b.fields.status
+        case .reachable: return a.fields.reachable != b.fields.reachable
+        case .connectivity: return a.fields.connectivity != b.fields.connectivity
+        case .ipv4Connectivity: return a.fields.ipv4Connectivity != b.fields.ipv4Connectivity
+        case .ipv6Connectivity: return a.fields.ipv6Connectivity != b.fields.ipv6Connectivity
         // The path's quality is `linkQuality`: a subscriber to `primary` hears of a new primary,
         // not of its link getting slower.
-        case .primary: return Self.differInterface(primary, other.primary)
-        case .vpn: return Self.differInterface(vpn, other.vpn)
-        case .cellular: return Self.differ(cellular, other.cellular)
-        case .expensive: return expensive != other.expensive
-        case .constrained: return constrained != other.constrained
-        case .ipv4: return ipv4 != other.ipv4
-        case .ipv6: return ipv6 != other.ipv6
-        case .gateways: return gateways != other.gateways
-        case .gatewaysOmitted: return gatewaysOmitted != other.gatewaysOmitted
-        case .flags: return flags != other.flags
+        case .primary: return Self.differInterface(a.fields.primary, b.fields.primary)
+        case .vpn: return Self.differInterface(a.fields.vpn, b.fields.vpn)
+        case .cellular: return Self.differ(a.fields.cellular, b.fields.cellular)
+        case .expensive: return a.fields.expensive != b.fields.expensive
+        case .constrained: return a.fields.constrained != b.fields.constrained
+        case .ipv4: return a.fields.ipv4 != b.fields.ipv4
+        case .ipv6: return a.fields.ipv6 != b.fields.ipv6
+        case .gateways: return a.fields.gateways != b.fields.gateways
+        case .gatewaysOmitted: return a.fields.gatewaysOmitted != b.fields.gatewaysOmitted
+        case .flags: return a.fields.flags != b.fields.flags
         case .interfaces:
             // A standby's quality is reported here; the path's (of either status) in `linkQuality`.
-            let path = [primary?.index, vpn?.index, other.primary?.index, other.vpn?.index].compactMap { $0 }
-            return Interface.differ(interfaces, other.interfaces, path: path)
-        case .simulated: return simulated != other.simulated
-        case .routing: return routing != other.routing
-        case .connectivityCheck: return connectivityCheck != other.connectivityCheck
-        case .linkQuality: return LinkQuality.differsAsShown(linkQuality, other.linkQuality)
+            let path = (a.fields.primary?.index, a.fields.vpn?.index, b.fields.primary?.index, b.fields.vpn?.index)
+            return Interface.differ(a.fields.interfaces, b.fields.interfaces) {
+                $0 == path.0 || $0 == path.1 || $0 == path.2 || $0 == path.3
+            }
+        case .simulated: return a.fields.simulated != b.fields.simulated
+        case .routing: return a.fields.routing != b.fields.routing
+        case .connectivityCheck: return a.fields.connectivityCheck != b.fields.connectivityCheck
+        case .linkQuality: return LinkQuality.differsAsShown(a.fields.linkQuality, b.fields.linkQuality)
         case .probe:
             // Only the verdicts are taken out (enums, no copies), the portal URLs only when those agree.
-            let verdict = probe?.result, otherVerdict = other.probe?.result
+            let verdict = a.fields.probe?.result, otherVerdict = b.fields.probe?.result
             if verdict == nil && otherVerdict == nil { return false }
-            if verdict ?? connectivity != otherVerdict ?? other.connectivity { return true }
-            return probe?.portalUrl != other.probe?.portalUrl
+            if verdict ?? a.fields.connectivity != otherVerdict ?? b.fields.connectivity { return true }
+            return a.fields.probe?.portalUrl != b.fields.probe?.portalUrl
         }
     }
 

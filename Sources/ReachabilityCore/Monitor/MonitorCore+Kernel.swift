@@ -51,6 +51,15 @@ extension MonitorCore {
         read.changes.apply(change, to: &table, receivedAt: read.now.uptime)
     }
 
+    /// `received(_:kindFacts:into:)`, with `readKindFacts` asked for what sysfs says only when
+    /// `needsKindFacts` holds. The shell's drain: asking the core in place, it never copies it.
+    public mutating func received(_ change: KernelChange, into read: inout Read,
+                                  readingKindFacts readKindFacts: (LinkFacts) -> InterfaceKindFacts) {
+        var facts: InterfaceKindFacts?
+        if case .link(let link) = change, needsKindFacts(for: link) { facts = readKindFacts(link) }
+        received(change, kindFacts: facts, into: &read)
+    }
+
     /// A datagram that another process sent, not the kernel (dropped; logged a few times a minute).
     public mutating func foreignDatagram(port: UInt32, into read: inout Read) {
         let (allowed, suppressed) = logLimits.foreign.admit(now: read.now.uptime)

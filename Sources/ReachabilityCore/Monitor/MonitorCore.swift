@@ -244,7 +244,7 @@ public struct MonitorCore: Sendable {
             scheduler.evaluated(emitted: true)
             actions.append(.emit(event, readStarted: evaluation.readStarted))
             // The uplinks follow from the path, the interfaces and the modems: unchanged, no step.
-            if evaluation.modems || evaluation.wifi || evaluation.whole || event.changes.contains(where: Self.uplinkFields.contains) {
+            if evaluation.modems || evaluation.wifi || evaluation.whole || event.changes.contains(where: Self.isUplinkField) {
                 takeQualityUplinks(now: now, into: &actions)
             }
             return
@@ -252,8 +252,12 @@ public struct MonitorCore: Sendable {
         if evaluation.modems || evaluation.wifi || evaluation.whole { takeQualityUplinks(now: now, into: &actions) }
     }
 
-    /// The fields of an event whose change may change the uplinks the estimator follows.
-    private static let uplinkFields: Set<String> = ["reachable", "primary", "vpn", "interfaces", "status"]
+    /// A field of an event whose change may change the uplinks the estimator follows. Compared,
+    /// not hashed: five short names, against the two or three an event changes.
+    private static func isUplinkField(_ name: String) -> Bool {
+        name == Status.Field.reachable.rawValue || name == Status.Field.primary.rawValue || name == Status.Field.vpn.rawValue
+            || name == Status.Field.interfaces.rawValue || name == Status.Field.status.rawValue
+    }
 
     /// The measured link quality's figures moved (a new RTT, the same class), or a Wi-Fi
     /// device's (signal, rate, channel: the same network, access point and bars).

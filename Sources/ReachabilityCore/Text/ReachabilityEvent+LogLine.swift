@@ -8,7 +8,12 @@ extension ReachabilityEvent {
     /// "cafe", 3 bars`. ` (simulated)` at the end while a simulation is on. The log sink
     /// escapes what came from outside (interface names; an SSID is escaped already).
     public var logLine: String {
-        var line = "#\(sequence) \(reason.code.rawValue)"
+        // Appended into room made once (one allocation; an interpolation makes one per part).
+        var line = "#"
+        line.reserveCapacity(96)
+        line += String(sequence)
+        line += " "
+        line += reason.code.rawValue
         switch reason.code {
         case .probeResult:
             if let name = reason.interface, name != current.primary?.name,
@@ -44,10 +49,19 @@ extension ReachabilityEvent {
         case .initial, .costChanged, .linkAdded, .linkRemoved, .linkUp, .linkDown, .carrierGained, .carrierLost, .addressAdded,
              .addressRemoved, .routeAdded, .routeRemoved, .modemChanged, .resync, .configReloaded, .simulation, .ruleAdded,
              .ruleRemoved, .killSwitch, .routerAdvertisement, .sleeping, .resumed:
-            line += (reason.interface.map { " \($0)" } ?? "") + ": \(current.status.rawValue)"
-            if changes.contains(Status.Field.connectivity.rawValue) { line += ", internet \(current.connectivity.rawValue)" }
+            if let interface = reason.interface {
+                line += " "
+                line += interface
+            }
+            line += ": "
+            line += current.status.rawValue
+            if changes.contains(Status.Field.connectivity.rawValue) {
+                line += ", internet "
+                line += current.connectivity.rawValue
+            }
         }
-        return current.simulated ? line + " (simulated)" : line
+        if current.simulated { line += " (simulated)" }
+        return line
     }
 
     /// ` (IPv6: limited)`: the families whose own check said something else than the verdict.

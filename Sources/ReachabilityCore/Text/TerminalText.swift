@@ -7,6 +7,10 @@ public enum TerminalText {
     /// override written as a visible escape: `\x1b`, `\x7f`, `\u{9b}`, `\u{202e}`; a backslash
     /// before such an escape stays as it is (the result is for eyes, not for parsing back).
     public static func escaped(_ text: String) -> String {
+        // Printable ASCII (every log line reachd writes itself) needs nothing: told from the
+        // bytes, without decoding a scalar.
+        let printable = text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }
+        if printable == true { return text }
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var result = ""
         result.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 8)

@@ -48,7 +48,8 @@ extension ConnectivityChecker {
             target.setProbe(known, path: path, began: standby.verdictBegan[path.index])
         }
         standby.lastPath = path
-        performStandby(standby.scheduler.uplinksChanged(standbyCandidates()))
+        // With nothing to check on standby the candidates are not worked out at every event.
+        performStandby(standby.scheduler.uplinksChanged(standby.scheduler.wantsCandidates ? standbyCandidates() : []))
     }
 
     /// Performs the standby scheduler's actions (on `queue`); `began`: when the check whose

@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import ReachabilityCore
 import ReachabilityHost
+import Synchronization
 
 /// Where the connectivity checker gets the status from and hands its verdicts to: the
 /// `ReachabilityMonitor` in reachd (a protocol, so tests can stand in for it).
@@ -41,6 +42,9 @@ public final class ConnectivityChecker: @unchecked Sendable {
     public let queue: DispatchQueue
     let target: any ProbeTarget
     var configuration: Configuration
+    /// `configuration.enabled`, readable from the monitor's queue: with the check off, an
+    /// event's status is not even handed over (`reconfigure` reads the path when it turns on).
+    private let enabled: Atomic<Bool>
     var scheduler: ProbeScheduler
     /// Shared by all checks: bounds the threads that hanging look-ups can hold.
     private var resolver: HostResolver
@@ -95,6 +99,7 @@ public final class ConnectivityChecker: @unchecked Sendable {
         self.clock = clock
         self.standby = StandbyChecks(configuration: configuration, networkNamespace: networkNamespace)
         self.configuration = configuration
+        self.enabled = Atomic(configuration.enabled)
         self.target = target
         self.queue = queue
         self.networkNamespace = networkNamespace
@@ -121,9 +126,12 @@ public final class ConnectivityChecker: @unchecked Sendable {
         }
     }
 
-    /// Feeds a new status (from a monitor observer; any thread). Only a change of the primary
-    /// path (interface, addresses, gateways) or of reachability triggers a check.
+    /// Feeds a new status (from a monitor observer; any thread): the target's. Only a change of
+    /// the primary path (interface, addresses, gateways) or of reachability triggers a check.
+    /// With the check off it is dropped at once: nothing looks at the path until a reload
+    /// turns the check on, which reads the target's path then.
     public func statusChanged(_ status: Status) {
+        guard enabled.load(ordering: .sequentiallyConsistent) else { return }
         let path = ProbePath(status)
         queue.async { [self] in
             perform(scheduler.pathChanged(path, now: clock.now()))
@@ -162,7 +170,16 @@ public final class ConnectivityChecker: @unchecked Sendable {
         queue.async { [self] in
             // A reload reads the CA store and `CAFile=` again (either may have changed).
             tls = nil
+            let turnedOn = configuration.enabled && !self.configuration.enabled
             self.configuration = configuration
+            // Set before the path is read: a status published after that read is handed over.
+            enabled.store(configuration.enabled, ordering: .sequentiallyConsistent)
+            if turnedOn && !suspended {
+                // The statuses of the events while it was off were dropped (`statusChanged`).
+                let path = ProbePath(target.status)
+                perform(scheduler.pathChanged(path, now: clock.now()))
+                standby.lastPath = path
+            }
             resolver = Self.resolver(timeout: configuration.timeoutSeconds, networkNamespace: networkNamespace, pool: resolverPool)
             warnAboutURL()
             perform(scheduler.reconfigure(configuration, now: clock.now()))

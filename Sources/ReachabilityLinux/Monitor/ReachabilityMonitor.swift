@@ -306,9 +306,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         reading: while true {
             let result = socket.receive { message in
                 for change in NetlinkMessageDecoder.changes(in: message) {
-                    var facts: InterfaceKindFacts?
-                    if case .link(let link) = change, core.needsKindFacts(for: link) { facts = sysfs.kindFacts(for: link) }
-                    core.received(change, kindFacts: facts, into: &read)
+                    core.received(change, into: &read) { sysfs.kindFacts(for: $0) }
                 }
             }
             switch result {
