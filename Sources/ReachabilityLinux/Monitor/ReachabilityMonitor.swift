@@ -17,33 +17,6 @@ import Synchronization
 /// `status`, `overrunCount` and `configuration` are readable from any thread; the verdicts
 /// (`setProbe`, `setStandbyProbe`) and the modems are taken without waiting for the queue.
 public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
-    /// What the monitor watches and how it names things.
-    public struct Configuration: Sendable {
-        /// Where sysfs is mounted; tests point it at a fake tree.
-        public var sysfsRoot: String = "/sys"
-        /// `[Monitor]`: ignored interfaces and the hold-down before a change is evaluated.
-        public var monitor = ReachdConfiguration.MonitorSection()
-        /// `[Interfaces]`: forced kinds and metered interfaces.
-        public var interfaces = ReachdConfiguration.InterfacesSection()
-        /// The sequence number of the initial state (see `StatusTracker`).
-        public var firstSequence: Int = 0
-        /// The network namespace (a name under /run/netns or an absolute path) whose sockets the
-        /// monitor opens; nil for the caller's own. Tests run the monitor against their namespaces.
-        public var networkNamespace: String? = nil
-        /// The netlink socket's receive buffer in bytes. Big, so that bursts do not overrun it;
-        /// tests make it small to provoke overruns.
-        public var receiveBufferSize: Int = 8 << 20
-        /// `[Connectivity] Enabled=`: whether statuses say the internet is checked
-        /// (`Status.connectivityCheck`); the checker itself is reachd's.
-        public var connectivityCheck = true
-        /// `[LinkQuality]`: whether uplinks' quality is measured, and its idle times.
-        public var linkQuality = ReachdConfiguration.LinkQualitySection()
-        /// `[DataStall]`: whether the apps' traffic is watched for data stalls.
-        public var dataStall = ReachdConfiguration.DataStallSection()
-
-        public init() {}
-    }
-
     /// Identifies an observer for `removeObserver`.
     public struct ObserverToken: Hashable, Sendable { let id: Int }
 
@@ -96,7 +69,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
         self.log = log
         self.clock = clock
         self.config = configuration
-        let core = MonitorCore(configuration: Self.coreConfiguration(configuration), now: clock.now())
+        let core = MonitorCore(configuration: configuration.core, now: clock.now())
         self.core = core
         self.published = Mutex(Published(status: core.status, slices: core.tracker.indexed.slices, configuration: configuration))
         self.queueConfinement = QueueConfinement(queue)
@@ -223,7 +196,7 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
             config = next
             published.withLock { $0.configuration = next }
             if listening != nil, leases?.directory != next.interfaces.leaseDirectory { startLeaseWatcher() }
-            perform(core.reconfigured(Self.coreConfiguration(next), kindFacts: kindFacts(of: core.table), now: clock.now()))
+            perform(core.reconfigured(next.core, kindFacts: kindFacts(of: core.table), now: clock.now()))
         }
     }
 
@@ -329,14 +302,6 @@ public final class ReachabilityMonitor: @unchecked Sendable, QueueConfined {
     private func kindFacts(of table: KernelStateTable) -> [Int: InterfaceKindFacts] {
         let sysfs = SysfsInterfaceFacts(root: config.sysfsRoot)
         return table.links.mapValues { sysfs.kindFacts(for: $0) }
-    }
-
-    /// What the core decides with, of `configuration`.
-    private static func coreConfiguration(_ configuration: Configuration) -> MonitorCore.Configuration {
-        MonitorCore.Configuration(monitor: configuration.monitor, interfaces: configuration.interfaces,
-                                  connectivityCheck: configuration.connectivityCheck,
-                                  linkQuality: configuration.linkQuality, dataStall: .init(configuration.dataStall),
-                                  firstSequence: configuration.firstSequence)
     }
 
     /// The monitor's own picture of the kernel (for tests that compare it with a fresh dump).
