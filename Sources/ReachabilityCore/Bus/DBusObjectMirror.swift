@@ -66,7 +66,8 @@ public struct DBusObjectMirror: Equatable, Sendable {
             return true
         case "InterfacesRemoved":
             guard arguments.count == 2, let objectPath = arguments[0].objectPath,
-                  let names = arguments[1].elements?.compactMap(\.string) else { return false }
+                  let names = arguments[1].elements?.compactMap(\.string),
+                  names.count == arguments[1].elements?.count else { return false }
             for name in names { objects[objectPath]?[name] = nil }
             if objects[objectPath]?.isEmpty == true { objects[objectPath] = nil }
             return true

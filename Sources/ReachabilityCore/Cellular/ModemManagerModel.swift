@@ -29,16 +29,19 @@ public enum ModemManagerDBus {
 public struct ModemManagerModel: Equatable, Sendable {
     public typealias Properties = [String: DBusValue]
 
-    /// Managed objects: path → interface → property → value.
-    public private(set) var objects: [String: [String: Properties]] = [:]
+    /// Managed objects, mirrored from the ObjectManager and its signals.
+    public private(set) var mirror = DBusObjectMirror()
     /// Bearer properties by bearer path, for the bearers that modems list.
     public private(set) var bearers: [String: Properties] = [:]
 
     public init() {}
 
+    /// Managed objects: path → interface → property → value.
+    public var objects: [String: [String: Properties]] { mirror.objects }
+
     /// Forgets everything (ModemManager went away).
     public mutating func reset() {
-        objects = [:]
+        mirror.reset()
         bearers = [:]
     }
 
@@ -46,15 +49,8 @@ public struct ModemManagerModel: Equatable, Sendable {
     /// (`a{oa{sa{sv}}}`). A reply of the wrong shape empties the model and returns false.
     @discardableResult
     public mutating func apply(managedObjects arguments: [DBusValue]) -> Bool {
-        reset()
-        guard arguments.count == 1, let tree = arguments[0].dictionary else { return false }
-        var parsed: [String: [String: Properties]] = [:]
-        for (path, interfacesValue) in tree {
-            guard let interfaces = Self.interfaces(interfacesValue) else { return false }
-            parsed[path] = interfaces
-        }
-        objects = parsed
-        return true
+        bearers = [:]
+        return mirror.apply(managedObjects: arguments)
     }
 
     /// Applies a signal from ModemManager: ObjectManager `InterfacesAdded` (`oa{sa{sv}}`),
@@ -62,42 +58,17 @@ public struct ModemManagerModel: Equatable, Sendable {
     /// bearer. Returns false for a signal it does not know or of the wrong shape.
     @discardableResult
     public mutating func apply(signal member: String, path: String, arguments: [DBusValue]) -> Bool {
-        switch member {
-        case "InterfacesAdded":
-            guard arguments.count == 2, let objectPath = arguments[0].objectPath,
-                  let added = Self.interfaces(arguments[1]) else { return false }
-            objects[objectPath, default: [:]].merge(added) { _, new in new }
-            pruneBearers()
+        if member == "PropertiesChanged", arguments.count == 3, arguments[0].string == ModemManagerDBus.bearerInterface {
+            // Bearers are no ObjectManager objects: kept apart, for the bearers modems list.
+            guard let changed = arguments[1].dictionary, let invalidated = arguments[2].elements else { return false }
+            guard bearers[path] != nil else { return true }   // not one of ours (yet)
+            bearers[path]?.merge(changed) { _, new in new }
+            for name in invalidated.compactMap(\.string) { bearers[path]?[name] = nil }
             return true
-        case "InterfacesRemoved":
-            guard arguments.count == 2, let objectPath = arguments[0].objectPath,
-                  let names = arguments[1].elements?.compactMap(\.string),
-                  names.count == arguments[1].elements?.count else { return false }
-            for name in names { objects[objectPath]?[name] = nil }
-            if objects[objectPath]?.isEmpty == true { objects[objectPath] = nil }
-            pruneBearers()
-            return true
-        case "PropertiesChanged":
-            guard arguments.count == 3, let interface = arguments[0].string,
-                  let changed = arguments[1].dictionary,
-                  let invalidatedValues = arguments[2].elements else { return false }
-            let invalidated = invalidatedValues.compactMap(\.string)
-            if interface == ModemManagerDBus.bearerInterface {
-                guard bearers[path] != nil else { return true }   // not one of ours (yet)
-                bearers[path]?.merge(changed) { _, new in new }
-                for name in invalidated { bearers[path]?[name] = nil }
-                return true
-            }
-            // Properties of an interface the object does not (yet) have are kept nowhere:
-            // InterfacesAdded brings them all.
-            guard objects[path]?[interface] != nil else { return true }
-            objects[path]?[interface]?.merge(changed) { _, new in new }
-            for name in invalidated { objects[path]?[interface]?[name] = nil }
-            if interface == ModemManagerDBus.modemInterface { pruneBearers() }
-            return true
-        default:
-            return false
         }
+        guard mirror.apply(signal: member, path: path, arguments: arguments) else { return false }
+        if member != "PropertiesChanged" || arguments[0].string == ModemManagerDBus.modemInterface { pruneBearers() }
+        return true
     }
 
     /// Stores a bearer's properties from a `Properties.GetAll` reply (`a{sv}`). A failed or
@@ -168,17 +139,6 @@ public struct ModemManagerModel: Equatable, Sendable {
             }
         }
         return states.isEmpty ? nil : states.contains(true)
-    }
-
-    /// `a{sa{sv}}` → interface → properties; nil when the shape is wrong.
-    static func interfaces(_ value: DBusValue) -> [String: Properties]? {
-        guard let byInterface = value.dictionary else { return nil }
-        var result: [String: Properties] = [:]
-        for (name, propertiesValue) in byInterface {
-            guard let properties = propertiesValue.dictionary else { return nil }
-            result[name] = properties
-        }
-        return result
     }
 
     /// Drops bearers that no modem lists any more.
