@@ -4,7 +4,7 @@ import ReachabilityCore
 import ReachabilityLinux
 
 extension Daemon {
-    /// The passive link-quality measurement (`[LinkQuality]`): a sock_diag dump of the apps'
+    /// The passive measurement (`[LinkQuality]`, `[DataStall]`): a sock_diag dump of the apps'
     /// TCP sockets every `Interval=` while the machine has a path and is awake, handed to the
     /// monitor. Changes of routes, rules or addresses (not events) empty the sampler's route cache.
     func startLinkQuality(monitor: ReachabilityMonitor) {
@@ -44,7 +44,7 @@ private final class QualitySamplerFollower: @unchecked Sendable {
         let wanted = monitor.wantsQualitySamples ? self.interval : nil
         if wanted != nil { pendingStop += 1 }
         guard wanted != running else { return }
-        if wanted == nil, running != nil, !monitor.status.reachable, monitor.configuration.linkQuality.enabled {
+        if wanted == nil, running != nil, !monitor.status.reachable, (monitor.configuration.linkQuality.enabled || monitor.configuration.dataStall.enabled) {
             // Unreachable while awake: stop only if it lasts (the monitor's queue runs this).
             pendingStop += 1
             let ticket = pendingStop
