@@ -30,8 +30,11 @@ def started(cmd, ns, label, conf):
     if os.path.exists(sock):
         os.unlink(sock)
     log = open(os.path.join(OUT, f"ab-{label}.log"), "w")
+    # STATE_DIRECTORY: reachd's event numbers under bench/out, not in /var/lib/reachd.
+    state = os.path.join(OUT, "state")
+    os.makedirs(state, exist_ok=True)
     proc = subprocess.Popen(["ip", "netns", "exec", ns] + cmd + ["--socket", sock, "--config", conf],
-                            stdout=log, stderr=subprocess.STDOUT)
+                            stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, STATE_DIRECTORY=state))
     vl.wait_for_socket(sock, 120.0, proc)
     return proc, sock
 

@@ -85,7 +85,8 @@ def main():
         sock_path = f"{work}/reachd.sock"
         reachd_log = open(f"{work}/reachd.log", "w")
         procs.append(subprocess.Popen(["ip", "netns", "exec", netns, reachd, "--socket", sock_path,
-                                       "--config", f"{work}/reachd.conf"], stderr=reachd_log))
+                                       "--config", f"{work}/reachd.conf"], stderr=reachd_log,
+                                      env=dict(os.environ, STATE_DIRECTORY=work)))   # not /var/lib/reachd
         if not wait_for(lambda: os.path.exists(sock_path), 10):
             sys.exit("reachd did not come up")
         dispatcher_log = open(f"{work}/dispatcher.log", "w")

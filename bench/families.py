@@ -63,8 +63,9 @@ def run(args, dual):
         open("/etc/netns/%s/resolv.conf" % host, "w").write("nameserver 10.77.0.1\noptions timeout:1 attempts:1\n")
         open(work + "/reachd.conf", "w").write("[Connectivity]\nURL=http://check.test:8080/generate_204\nInterval=3600\nTimeout=3\n"
                                                 "[Cellular]\nModemManager=no\n[Limits]\nProbeMinInterval=100ms\n")
+        # STATE_DIRECTORY: its event numbers in the work directory, not /var/lib/reachd.
         daemon = subprocess.Popen(["ip", "netns", "exec", host, args.reachd, "--socket", work + "/s", "--config", work + "/reachd.conf"],
-                                  stderr=subprocess.DEVNULL)
+                                  stderr=subprocess.DEVNULL, env=dict(os.environ, STATE_DIRECTORY=work))
         processes.append(daemon)
         for _ in range(100):
             if os.path.exists(work + "/s") and os.path.exists(work + "/http-ready") and os.path.exists(work + "/dns-ready"):

@@ -164,7 +164,8 @@ def main():
                         f"[Cellular]\nModemManager=no\n[Limits]\nProbeMinInterval=100ms\n")
             log = open(f"{work}/{label}.log", "w")
             p = subprocess.Popen(["ip", "netns", "exec", HOST, args.reachd, "--config", config, "--socket", f"{work}/{label}.sock",
-                                  "--log-level", "info"], stdout=log, stderr=subprocess.STDOUT)
+                                  "--log-level", "info"], stdout=log, stderr=subprocess.STDOUT,
+                                 env=dict(os.environ, STATE_DIRECTORY=work))   # not /var/lib/reachd
             processes.append(p)
             for _ in range(300):
                 if os.path.exists(f"{work}/{label}.sock"):

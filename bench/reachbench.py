@@ -151,6 +151,10 @@ class Daemon:
         self.logf = open(self.log_path, "w")
         e = dict(os.environ)
         e.pop("NOTIFY_SOCKET", None)
+        # reachd keeps its event numbers in $STATE_DIRECTORY, else (as root) /var/lib/reachd:
+        # the benchmark's own, under bench/out, so that nothing is left on the machine.
+        e.setdefault("STATE_DIRECTORY", os.path.join(OUT, "state"))
+        os.makedirs(e["STATE_DIRECTORY"], exist_ok=True)
         e.update(env or {})
         self.t_spawn = now()
         self.proc = spawn(cmd, stdout=self.logf, stderr=subprocess.STDOUT, env=e)

@@ -25,7 +25,8 @@ ip -n $net addr add 10.98.0.1/24 dev up0; ip -n $net link set up0 up
 ip -n $net addr add 198.51.100.1/32 dev lo
 ip -n $host route add default via 10.98.0.1
 printf '[Connectivity]\nEnabled=no\n[Cellular]\nModemManager=no\n[Interfaces]\nNetworkManager=no\n' > "$dir/reachd.conf"
-ip netns exec $host "$bin/reachd" --config "$dir/reachd.conf" --socket "$dir/sock" 2> "$dir/reachd.log" &
+# STATE_DIRECTORY: its event numbers in $dir, not /var/lib/reachd.
+STATE_DIRECTORY="$dir" ip netns exec $host "$bin/reachd" --config "$dir/reachd.conf" --socket "$dir/sock" 2> "$dir/reachd.log" &
 reachd=$!
 ip netns exec $net python3 -c '
 import socket, threading
