@@ -8,17 +8,9 @@ import Testing
     private static let t0 = ClockReading(wall: Date(timeIntervalSince1970: 1_800_000_000), uptime: 500)
     private static let eth0 = MonitorMachine.eth0, eth1 = MonitorMachine.eth1
 
-    private static func events(_ actions: [MonitorCore.Action]) -> [ReachabilityEvent] {
-        actions.compactMap { if case .emit(let event, _) = $0 { event } else { nil } }
-    }
+    private static func events(_ actions: [MonitorCore.Action]) -> [ReachabilityEvent] { MonitorMachine.events(actions) }
 
-    private static func started() -> MonitorCore {
-        var core = MonitorCore(now: t0)
-        var table = KernelStateTable()
-        for change in MonitorMachine.uplinks { table.apply(change) }
-        _ = core.start(table: table, kindFacts: [:], observed: false, now: t0)
-        return core
-    }
+    private static func started() -> MonitorCore { MonitorMachine.startedCore(now: t0) }
 
     /// sysfs is read for a link the core does not know by that index and name (new or renamed),
     /// and what it says decides the kind; a link that comes again keeps its facts.

@@ -90,6 +90,20 @@ struct MonitorMachine {
         .routeAdded(RouteState(family: .ipv4, gateway: "10.1.0.1", oif: eth1, metric: 200), replace: false),
     ]
 
+    /// A core started on `uplinks` at `now` (eth0 primary, eth1 up; sysfs says nothing: ethernet).
+    static func startedCore(now: ClockReading) -> MonitorCore {
+        var core = MonitorCore(now: now)
+        var table = KernelStateTable()
+        for change in uplinks { table.apply(change) }
+        _ = core.start(table: table, kindFacts: [:], observed: false, now: now)
+        return core
+    }
+
+    /// The events among a core's actions.
+    static func events(_ actions: [MonitorCore.Action]) -> [ReachabilityEvent] {
+        actions.compactMap { if case .emit(let event, _) = $0 { event } else { nil } }
+    }
+
     static func link(_ index: Int, carrier: Bool) -> LinkFacts {
         LinkFacts(index: index, name: index == eth0 ? "eth0" : "eth1", up: true, carrier: carrier,
                   operstate: carrier ? "up" : "lowerlayerdown")

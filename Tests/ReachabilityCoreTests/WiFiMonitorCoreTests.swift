@@ -9,22 +9,13 @@ import Testing
     private static let t0 = ClockReading(wall: Date(timeIntervalSince1970: 1_800_000_000), uptime: 500)
     static let first = WiFiBSSID("02:11:22:33:44:55")!, second = WiFiBSSID("02:11:22:33:44:66")!
 
-    private static func events(_ actions: [MonitorCore.Action]) -> [ReachabilityEvent] {
-        actions.compactMap { if case .emit(let event, _) = $0 { event } else { nil } }
-    }
+    private static func events(_ actions: [MonitorCore.Action]) -> [ReachabilityEvent] { MonitorMachine.events(actions) }
 
     private static func quiet(_ actions: [MonitorCore.Action]) -> [Status] {
         actions.compactMap { if case .quiet(let status) = $0 { status } else { nil } }
     }
 
-    /// The core with eth0 (primary) and eth1 up; sysfs says nothing of them (ethernet).
-    private static func started() -> MonitorCore {
-        var core = MonitorCore(now: t0)
-        var table = KernelStateTable()
-        for change in MonitorMachine.uplinks { table.apply(change) }
-        _ = core.start(table: table, kindFacts: [:], observed: false, now: t0)
-        return core
-    }
+    private static func started() -> MonitorCore { MonitorMachine.startedCore(now: t0) }
 
     static func device(_ bssid: WiFiBSSID? = first, ssid: [UInt8] = Array("cafe".utf8), dbm: Double? = -61,
                        owner: WiFiOwner = .iwd, interface: String = "eth0") -> WiFiDevice {

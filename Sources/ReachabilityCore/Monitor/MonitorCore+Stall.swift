@@ -68,8 +68,9 @@ extension MonitorCore {
             case .recheck(let index):
                 let status = tracker.status
                 let onPath = status.primary?.index == index || status.vpn?.index == index
-                // A verdict names the path by its tunnel when there is one (`ProbePath`).
-                stallRechecks.insert(onPath ? (ProbePath(status)?.index ?? index) : index)
+                // A verdict names the path by its tunnel when there is one (`ProbePath`). With
+                // the check off none comes: nothing waits for one to carry the reason.
+                if configuration.connectivityCheck { stallRechecks.insert(onPath ? (ProbePath(status)?.index ?? index) : index) }
                 actions.append(.recheck(index: index, path: onPath))
             }
         }

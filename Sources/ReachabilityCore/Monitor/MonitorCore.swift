@@ -163,6 +163,8 @@ public struct MonitorCore: Sendable {
         self.configuration = next
         self.kindFacts = kindFacts
         linkVerdicts = [:]
+        // The check turned off cancels what it ran: no verdict will answer a stall's request.
+        if !next.connectivityCheck { stallRechecks = [] }
         if next.dataStall != stallDetector.configuration {
             stallDetector.configuration = next.dataStall
             if !next.dataStall.enabled {
